@@ -1,0 +1,81 @@
+import { mkdirSync } from 'node:fs';
+import { PGlite } from '@electric-sql/pglite';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import postgres from 'postgres';
+
+export type Sql = postgres.Sql;
+
+export interface Database {
+  /** A postgres.js client: the only SQL code path, whichever engine is behind it. */
+  readonly sql: Sql;
+  /** `pglite` when the embedded engine serves, `postgres` for a real server. */
+  readonly kind: 'pglite' | 'postgres';
+  /** Where the client connects (no credentials): for start-up messages. */
+  readonly description: string;
+  close(): Promise<void>;
+}
+
+export interface ConnectOptions {
+  /** A PostgreSQL URL. Absent: embedded PGlite. */
+  databaseUrl?: string | undefined;
+  /** PGlite's directory; `memory://` (the default) keeps nothing. */
+  dataDir?: string | undefined;
+  /** Pool size for a real server (PGlite always gets one connection). */
+  max?: number;
+  /** Sent as the connection's `search_path`, to isolate tests in their own schema. */
+  searchPath?: string;
+}
+
+const quiet = { onnotice: () => {} };
+
+/**
+ * Opens the database the same way everywhere: postgres.js against `databaseUrl`, or against an
+ * embedded PGlite reached through pglite-socket on an ephemeral loopback port (so several
+ * instances with different data directories never collide) with a one-connection pool.
+ */
+export async function connect(options: ConnectOptions = {}): Promise<Database> {
+  const connection = options.searchPath ? { search_path: options.searchPath } : undefined;
+  if (options.databaseUrl) {
+    const sql = postgres(options.databaseUrl, {
+      max: options.max ?? 10,
+      ...quiet,
+      ...(connection ? { connection } : {}),
+    });
+    const url = new URL(options.databaseUrl);
+    return {
+      sql,
+      kind: 'postgres',
+      description: `PostgreSQL at ${url.hostname}:${url.port || 5432}${url.pathname}`,
+      close: () => sql.end({ timeout: 5 }),
+    };
+  }
+  const dataDir = options.dataDir ?? 'memory://';
+  if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true });
+  const db = await PGlite.create(dataDir);
+  const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0 });
+  await server.start();
+  const [host, port] = server.getServerConn().split(':');
+  const sql = postgres({
+    host: host ?? '127.0.0.1',
+    port: Number(port),
+    database: 'postgres',
+    username: 'postgres',
+    max: 1,
+    // PGlite speaks the protocol but has no TLS and answers one connection at a time.
+    ssl: false,
+    ...quiet,
+    ...(connection ? { connection } : {}),
+  });
+  return {
+    sql,
+    kind: 'pglite',
+    description: dataDir.startsWith('memory://')
+      ? 'embedded PGlite (in memory)'
+      : `embedded PGlite in ${dataDir}`,
+    async close() {
+      await sql.end({ timeout: 5 });
+      await server.stop();
+      await db.close();
+    },
+  };
+}

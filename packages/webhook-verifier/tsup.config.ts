@@ -1,0 +1,10 @@
+import { defineConfig, holdfastBuild } from '../../tsup.config.base';
+
+export default defineConfig(
+  holdfastBuild({
+    index: 'src/index.ts',
+    receiver: 'src/receiver.ts',
+    postgres: 'src/postgres.ts',
+    hono: 'src/hono.ts',
+  }),
+);

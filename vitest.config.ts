@@ -1,0 +1,17 @@
+import { defineConfig } from 'vitest/config';
+
+// Tests run against live sources through the "@holdfast/source" export condition, so no
+// package needs building before its dependents are tested (the zod monorepo does the same).
+const conditions = ['@holdfast/source', 'node', 'import', 'module', 'default'];
+
+export default defineConfig({
+  resolve: { conditions },
+  ssr: { resolve: { conditions, externalConditions: ['@holdfast/source'] } },
+  test: {
+    include: ['packages/*/test/**/*.test.ts', 'internal/*/test/**/*.test.ts', 'examples/*/test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+    reporters: ['default'],
+  },
+});
