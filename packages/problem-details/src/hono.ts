@@ -1,1 +1,277 @@
-export {};
+import type { Context, ErrorHandler, MiddlewareHandler, NotFoundHandler } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+import type { Router } from 'hono/router';
+import type { RouterRoute } from 'hono/types';
+import { type HoldfastProblemCode, problem } from './catalogue';
+import { fromUnknown } from './from-unknown';
+import type { ProblemContext, ProblemError } from './problem-error';
+import { newRequestId } from './request-id';
+
+declare module 'hono' {
+  interface ContextVariableMap {
+    /** Set by `requestId()`: the id sent as `Request-Id` and rendered in problem bodies. */
+    requestId: string;
+    /** Set by `jsonBody()`: the parsed request body, or `undefined` when there was none. */
+    jsonBody: unknown;
+  }
+}
+
+export { newRequestId };
+
+/**
+ * `instance` and `requestId` for a problem raised while handling `c`.
+ *
+ * @example
+ * ```ts
+ * return problem('not_found').toResponse(problemContext(c));
+ * ```
+ */
+export function problemContext(c: Context): ProblemContext {
+  const requestId: string | undefined = c.get('requestId');
+  return { instance: c.req.path, ...(requestId === undefined ? {} : { requestId }) };
+}
+
+/**
+ * Renders `problem` as the response to `c`.
+ *
+ * @example
+ * ```ts
+ * app.get('/teapot', (c) => problemResponse(c, problem('unprocessable', { detail: 'No tea.' })));
+ * ```
+ */
+export function problemResponse(c: Context, error: ProblemError): Response {
+  return error.toResponse(problemContext(c));
+}
+
+export interface RequestIdOptions {
+  /** Header that carries the id. @defaultValue `'Request-Id'` */
+  header?: string;
+  /** Id generator. @defaultValue {@link newRequestId} */
+  generate?: () => string;
+}
+
+/**
+ * Gives every request an id, available as `c.get('requestId')`, and sets the `Request-Id`
+ * header on every response, success or failure (CONTRACT section 1). Incoming ids are not
+ * trusted: a client could otherwise forge entries in the server's logs. Register it first.
+ *
+ * @example
+ * ```ts
+ * const app = new Hono();
+ * app.use(requestId());
+ * app.onError(onProblem());
+ * app.notFound(notFoundProblem(app));
+ * ```
+ */
+export function requestId(options: RequestIdOptions = {}): MiddlewareHandler {
+  const header = options.header ?? 'Request-Id';
+  const generate = options.generate ?? newRequestId;
+  return async (c, next) => {
+    const id = generate();
+    c.set('requestId', id);
+    await next();
+    c.res.headers.set(header, id);
+  };
+}
+
+const HTTP_EXCEPTION_CODES: Readonly<Record<number, HoldfastProblemCode>> = {
+  400: 'validation_failed',
+  401: 'unauthenticated',
+  403: 'forbidden',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  409: 'invalid_state_transition',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  422: 'unprocessable',
+};
+
+/**
+ * Maps a thrown value to a problem: `ProblemError` as is, Hono's `HTTPException` by status
+ * (its message is not trusted to be safe, so the catalogue's wording is used), anything else
+ * as 500 `internal_error` that reveals nothing.
+ *
+ * @example
+ * ```ts
+ * const p = toProblem(new HTTPException(413)); // payload_too_large
+ * ```
+ */
+export function toProblem(error: unknown): ProblemError {
+  if (error instanceof HTTPException) {
+    if (error.status === 429) return problem('rate_limited', { retryAfter: 1, cause: error });
+    if (error.status === 503) return problem('service_unavailable', { retryAfter: 1, cause: error });
+    const code = HTTP_EXCEPTION_CODES[error.status];
+    if (code) return problem(code, { cause: error });
+  }
+  return fromUnknown(error);
+}
+
+export interface OnProblemOptions {
+  /**
+   * Called with the original error of every 5xx, for the server's own logs (never the
+   * response). @defaultValue logs to `console.error` with the request id
+   */
+  log?: (error: unknown, c: Context) => void;
+}
+
+/**
+ * The error handler: every error leaves as `application/problem+json` with `Request-Id`,
+ * and a 500 carries no message, stack, SQL, host name or version (SPEC section 7 rule 2).
+ *
+ * @example
+ * ```ts
+ * app.onError(onProblem({ log: (error, c) => logger.error({ err: error, requestId: c.get('requestId') }) }));
+ * ```
+ */
+export function onProblem(options: OnProblemOptions = {}): ErrorHandler {
+  const log =
+    options.log ??
+    ((error: unknown, c: Context) => {
+      console.error(`[${c.get('requestId') ?? '-'}] ${c.req.method} ${c.req.path} failed:`, error);
+    });
+  return (error, c) => {
+    const converted = toProblem(error);
+    if (converted.status >= 500) log(error, c);
+    return problemResponse(c, converted);
+  };
+}
+
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+
+/** The part of a Hono app `notFoundProblem` reads: its router. */
+export interface RoutedApp {
+  readonly router: Router<[unknown, RouterRoute]>;
+}
+
+/**
+ * The methods with a route (not only middleware) at `path`, `HEAD` included where `GET` is.
+ *
+ * @example
+ * ```ts
+ * allowedMethods(app, '/v1/orders'); // ['GET', 'HEAD', 'POST']
+ * ```
+ */
+export function allowedMethods(app: RoutedApp, path: string): string[] {
+  const allowed: string[] = [];
+  for (const method of METHODS) {
+    const [matches] = app.router.match(method, path);
+    if (matches.some(([[, route]]: [[unknown, RouterRoute], unknown]) => route.method === method))
+      allowed.push(method);
+  }
+  if (allowed.includes('GET')) allowed.splice(allowed.indexOf('GET') + 1, 0, 'HEAD');
+  return allowed;
+}
+
+/**
+ * The not-found handler: 405 `method_not_allowed` with `Allow` when the path exists under
+ * other methods (RFC 9110 section 15.5.6), else 404 `not_found`; both as problem+json.
+ *
+ * @example
+ * ```ts
+ * app.notFound(notFoundProblem(app));
+ * ```
+ */
+export function notFoundProblem(app?: RoutedApp): NotFoundHandler {
+  return (c) => {
+    const allowed = app ? allowedMethods(app, c.req.path) : [];
+    if (allowed.length > 0) {
+      return problemResponse(
+        c,
+        problem('method_not_allowed', {
+          detail: `${c.req.method} is not allowed on ${c.req.path}; allowed: ${allowed.join(', ')}.`,
+          headers: { Allow: allowed.join(', ') },
+        }),
+      );
+    }
+    return problemResponse(c, problem('not_found', { detail: `Nothing is found at ${c.req.path}.` }));
+  };
+}
+
+export interface JsonBodyOptions {
+  /** Largest accepted body in bytes; larger ones get 413. @defaultValue 1 MiB (CONTRACT section 1) */
+  maxBytes?: number;
+}
+
+const BODYLESS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS']);
+
+/** `application/json` or any `+json` type, with no charset or UTF-8 (RFC 8259 section 8.1). */
+function isJsonMediaType(value: string | undefined): boolean {
+  if (!value) return false;
+  const [essence = '', ...params] = value.split(';').map((part) => part.trim().toLowerCase());
+  if (essence !== 'application/json' && !/^application\/[a-z0-9.!#$&^_-]+\+json$/.test(essence)) return false;
+  return params.every((param) => !param.startsWith('charset=') || /^charset="?utf-8"?$/.test(param));
+}
+
+async function readLimited(body: ReadableStream<Uint8Array>, maxBytes: number): Promise<Uint8Array | null> {
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel();
+      return null;
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
+}
+
+/**
+ * Reads and parses a JSON request body once, before any handler: 413 `payload_too_large` over
+ * `maxBytes` (without buffering more than that), 415 `unsupported_media_type` for a body that
+ * is not `application/json`, 400 `invalid_json` for bytes that are not UTF-8 JSON. The value is
+ * at `c.get('jsonBody')` (`undefined` for an empty body) and `c.req.json()` still works, so
+ * validators downstream read the same value.
+ *
+ * @example
+ * ```ts
+ * app.use('/v1/*', jsonBody({ maxBytes: 1024 * 1024 }));
+ * app.post('/v1/orders', (c) => c.json(c.get('jsonBody')));
+ * ```
+ */
+export function jsonBody(options: JsonBodyOptions = {}): MiddlewareHandler {
+  const maxBytes = options.maxBytes ?? 1024 * 1024;
+  if (!Number.isInteger(maxBytes) || maxBytes < 1)
+    throw new RangeError('maxBytes must be a positive integer');
+  const tooLarge = () =>
+    problem('payload_too_large', { detail: `The request body is larger than ${maxBytes} bytes.` });
+  return async (c, next) => {
+    c.set('jsonBody', undefined);
+    const raw = c.req.raw;
+    if (BODYLESS.has(c.req.method) || raw.body === null) return next();
+    const declared = raw.headers.get('content-length');
+    if (declared !== null && Number(declared) > maxBytes) throw tooLarge();
+    const bytes = await readLimited(raw.body, maxBytes);
+    if (bytes === null) throw tooLarge();
+    if (bytes.byteLength === 0) return next();
+    const contentType = raw.headers.get('content-type') ?? undefined;
+    if (!isJsonMediaType(contentType)) {
+      throw problem('unsupported_media_type', {
+        detail: 'Request bodies must be sent as application/json.',
+        headers: { 'Accept-Post': 'application/json', 'Accept-Patch': 'application/json' },
+      });
+    }
+    let value: unknown;
+    try {
+      value = JSON.parse(new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes));
+    } catch {
+      throw problem('invalid_json', { detail: 'The request body is not valid UTF-8 JSON.' });
+    }
+    const buffer = new ArrayBuffer(bytes.byteLength);
+    new Uint8Array(buffer).set(bytes);
+    // Hono caches body promises (its BodyCache type names the resolved values) and derives
+    // text()/json() from the first cached entry, so the exact bytes go first.
+    Object.assign(c.req.bodyCache, { arrayBuffer: Promise.resolve(buffer), json: Promise.resolve(value) });
+    c.set('jsonBody', value);
+    return next();
+  };
+}

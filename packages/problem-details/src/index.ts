@@ -1,1 +1,28 @@
-export {};
+export {
+  type CatalogueOptions,
+  type CreateArgs,
+  DEFAULT_TYPE_BASE,
+  defineProblems,
+  type HoldfastProblemCode,
+  holdfastDefinitions,
+  holdfastProblems,
+  type ProblemCatalogue,
+  type ProblemDefinition,
+  type ProblemDefinitions,
+  problem,
+  type RetryStatus,
+} from './catalogue';
+export { fromUnknown } from './from-unknown';
+export {
+  type FieldError,
+  formatRetryAfter,
+  isProblemError,
+  PROBLEM_MEDIA_TYPE,
+  type ProblemContext,
+  type ProblemDocument,
+  ProblemError,
+  type ProblemInit,
+  type RetryAfter,
+} from './problem-error';
+export { newRequestId } from './request-id';
+export { type FromZodOptions, fromZodError, type ZodLikeError, type ZodLikeIssue } from './zod';

@@ -1,0 +1,178 @@
+/** A per-field entry of `errors[]` (CONTRACT section 2). */
+export interface FieldError {
+  /** Dotted path of the field at fault (`card.expMonth`, `sort`, `limit`). */
+  readonly field: string;
+  /** Stable machine-readable code of this entry. */
+  readonly code: string;
+  /** RFC 6901 JSON Pointer into the request body, in URI-fragment form as RFC 9457's example writes it (`#/card/expMonth`). */
+  readonly pointer?: string;
+  /** Human-readable explanation; never branch on it. */
+  readonly detail?: string;
+}
+
+/** Seconds (a non-negative integer) or a date, rendered as the `Retry-After` header. */
+export type RetryAfter = number | Date;
+
+/** What a caller may add when building a problem. */
+export interface ProblemInit {
+  /** Explanation of this occurrence. Defaults to the title. */
+  detail?: string;
+  /** Field-level entries. */
+  errors?: readonly FieldError[];
+  /** Required for 429 and 503; rendered as `Retry-After`. */
+  retryAfter?: RetryAfter;
+  /** Extra response headers (`Allow`, `WWW-Authenticate`, `RateLimit`). */
+  headers?: Readonly<Record<string, string>>;
+  /** Extension members of the body; they never override the standard members. */
+  extensions?: Readonly<Record<string, unknown>>;
+  /** The underlying error, kept for logs and never rendered. */
+  cause?: unknown;
+}
+
+/** Where a problem occurred: rendered as `instance` and `requestId`. */
+export interface ProblemContext {
+  /** The request path (`instance`). */
+  instance?: string;
+  /** The request id, also sent as the `Request-Id` header. */
+  requestId?: string;
+}
+
+/** The RFC 9457 document Holdfast renders. */
+export interface ProblemDocument {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  instance?: string;
+  requestId?: string;
+  code: string;
+  errors?: FieldError[];
+  [extension: string]: unknown;
+}
+
+/** The media type of every error body (RFC 9457 section 3). */
+export const PROBLEM_MEDIA_TYPE = 'application/problem+json';
+
+const STANDARD_MEMBERS = new Set([
+  'type',
+  'title',
+  'status',
+  'detail',
+  'instance',
+  'requestId',
+  'code',
+  'errors',
+]);
+
+interface ProblemErrorInit extends ProblemInit {
+  code: string;
+  status: number;
+  title: string;
+  type: string;
+}
+
+/**
+ * An error that knows its stable `code`, HTTP `status` and how to render itself as
+ * `application/problem+json`. Build one with `problem()` or a catalogue's `create()`.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   throw problem('not_found', { detail: 'No order ord_123.' });
+ * } catch (error) {
+ *   if (isProblemError(error)) return error.toResponse({ instance: '/v1/orders/ord_123', requestId });
+ * }
+ * ```
+ */
+export class ProblemError<C extends string = string> extends Error {
+  override readonly name: string = 'ProblemError';
+  readonly code: C;
+  readonly status: number;
+  readonly title: string;
+  readonly type: string;
+  readonly detail: string;
+  readonly errors: readonly FieldError[];
+  readonly retryAfter: RetryAfter | undefined;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly extensions: Readonly<Record<string, unknown>>;
+
+  constructor(init: ProblemErrorInit & { code: C }) {
+    super(init.detail ?? init.title, init.cause === undefined ? undefined : { cause: init.cause });
+    this.code = init.code;
+    this.status = init.status;
+    this.title = init.title;
+    this.type = init.type;
+    this.detail = init.detail ?? `${init.title}.`;
+    this.errors = init.errors ?? [];
+    this.retryAfter = init.retryAfter;
+    this.headers = init.headers ?? {};
+    this.extensions = init.extensions ?? {};
+    if (typeof this.retryAfter === 'number' && (!Number.isFinite(this.retryAfter) || this.retryAfter < 0)) {
+      throw new RangeError('retryAfter must be a non-negative number of seconds');
+    }
+  }
+
+  /** The RFC 9457 document, with `instance` and `requestId` from the context. */
+  toJSON(context: ProblemContext = {}): ProblemDocument {
+    const extensions: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(this.extensions)) {
+      if (!STANDARD_MEMBERS.has(key)) extensions[key] = value;
+    }
+    return {
+      ...extensions,
+      type: this.type,
+      title: this.title,
+      status: this.status,
+      detail: this.detail,
+      ...(context.instance === undefined ? {} : { instance: context.instance }),
+      ...(context.requestId === undefined ? {} : { requestId: context.requestId }),
+      code: this.code,
+      ...(this.errors.length > 0 ? { errors: this.errors.map((entry) => ({ ...entry })) } : {}),
+    };
+  }
+
+  /** The response headers: content type, `Retry-After`, `Request-Id` and the problem's own. */
+  responseHeaders(context: ProblemContext = {}): Headers {
+    const headers = new Headers(this.headers);
+    headers.set('Content-Type', PROBLEM_MEDIA_TYPE);
+    if (this.retryAfter !== undefined) headers.set('Retry-After', formatRetryAfter(this.retryAfter));
+    if (context.requestId !== undefined) headers.set('Request-Id', context.requestId);
+    return headers;
+  }
+
+  /** A standard `Response` carrying the problem as `application/problem+json`. */
+  toResponse(context: ProblemContext = {}): Response {
+    return new Response(JSON.stringify(this.toJSON(context)), {
+      status: this.status,
+      headers: this.responseHeaders(context),
+    });
+  }
+}
+
+/** Renders `Retry-After` as delay-seconds or an HTTP-date (RFC 9110 section 10.2.3). */
+export function formatRetryAfter(value: RetryAfter): string {
+  if (value instanceof Date) return value.toUTCString();
+  return String(Math.ceil(value));
+}
+
+/**
+ * Whether `value` is a `ProblemError` (also across duplicated copies of this package).
+ *
+ * @example
+ * ```ts
+ * if (isProblemError(error) && error.code === 'invalid_cursor') restartFromFirstPage();
+ * ```
+ */
+export function isProblemError(value: unknown): value is ProblemError {
+  if (value instanceof ProblemError) return true;
+  return (
+    value instanceof Error &&
+    value.name === 'ProblemError' &&
+    'code' in value &&
+    typeof value.code === 'string' &&
+    'status' in value &&
+    typeof value.status === 'number' &&
+    'toResponse' in value &&
+    typeof value.toResponse === 'function'
+  );
+}
