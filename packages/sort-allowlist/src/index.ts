@@ -1,1 +1,24 @@
-export {};
+export {
+  defineSortAllowlist,
+  type EnumSortField,
+  MAX_SORT_KEYS,
+  type NullPlacement,
+  type NumberSortField,
+  type ResolvedSortField,
+  type Sort,
+  type SortAllowlist,
+  type SortAllowlistInit,
+  type SortDirection,
+  type SortField,
+  type SortKey,
+  type TextSortField,
+  type TimestampSortField,
+} from './allowlist';
+export {
+  type SortParameterObject,
+  type SortParameterSchema,
+  sortDescription,
+  sortParameter,
+  sortSchema,
+} from './openapi';
+export { parseSort, type SortProblem, type SortResult } from './parse-sort';

@@ -1,0 +1,182 @@
+import { parseSortKeys } from './parse-sort';
+
+/** Where NULL sorts, whatever the direction (SPEC section 4, sorting rule 7). */
+export type NullPlacement = 'first' | 'last';
+
+/** The direction a sort key resolves to: never client text (sorting rule 3). */
+export type SortDirection = 'asc' | 'desc';
+
+interface SortFieldCommon {
+  /** The internal column (optionally qualified, `o.created_at`); quoted as an identifier, never spliced as text. */
+  readonly column: string;
+  /**
+   * Whether the column may hold NULL. Keyset predicates only add NULL branches for nullable
+   * fields, so a column declared non-nullable must be `not null` in the table.
+   * @defaultValue `false` (`true` for enums: a value outside `rank` sorts like NULL)
+   */
+  readonly nullable?: boolean;
+  /**
+   * Where NULL sorts, in both directions (sorting rule 7).
+   * @defaultValue `'last'` (the reference ordering: NULLS LAST)
+   */
+  readonly nulls?: NullPlacement;
+  /** Shown in the OpenAPI description of the `sort` parameter. */
+  readonly description?: string;
+}
+
+/** Integers, bigints and numerics: stored and sorted as numbers, never as text (sorting rule 9). */
+export interface NumberSortField extends SortFieldCommon {
+  readonly type: 'number';
+}
+
+/** A `timestamptz` column; declare it `timestamptz(3)` so stored values carry exactly milliseconds. */
+export interface TimestampSortField extends SortFieldCommon {
+  readonly type: 'timestamp';
+}
+
+/** Text with a declared collation; `caseInsensitive` sorts by `lower(column)` (sorting rule 10). */
+export interface TextSortField extends SortFieldCommon {
+  readonly type: 'text';
+  /** @defaultValue `'C'` (byte order: the same on every engine) */
+  readonly collation?: string;
+  /** Sort by `lower(column)`; index `lower(column) collate "<collation>"` to match. */
+  readonly caseInsensitive?: boolean;
+}
+
+/** An enumeration sorted by an explicit business rank, not alphabetically (sorting rule 8). */
+export interface EnumSortField extends SortFieldCommon {
+  readonly type: 'enum';
+  /** The values in ascending business order (`['pending', 'shipped', 'cancelled']`). */
+  readonly rank: readonly string[];
+}
+
+/** One allowlisted sort field. */
+export type SortField = NumberSortField | TimestampSortField | TextSortField | EnumSortField;
+
+/** The declaration of a resource's sortable fields (sorting rule 2). */
+export interface SortAllowlistInit<K extends string> {
+  /** Alias (what clients send) to field; aliases are letters, digits and `_`, starting with a letter. */
+  readonly fields: { readonly [A in K]: SortField };
+  /** The unique id column: always the final tiebreaker, descending (pagination rule 4, sorting rule 6). */
+  readonly id: { readonly column: string };
+  /** The documented default sort of the endpoint, in the `sort` syntax (`'-createdAt'`). */
+  readonly default: string;
+  /**
+   * At most this many keys per request (sorting rule 4).
+   * @defaultValue `3`
+   */
+  readonly maxKeys?: number;
+}
+
+/** A field with every default resolved. */
+export type ResolvedSortField = SortField & { readonly nullable: boolean; readonly nulls: NullPlacement };
+
+/** One resolved key of a sort. */
+export interface SortKey<K extends string = string> {
+  readonly alias: K;
+  readonly direction: SortDirection;
+  readonly field: ResolvedSortField;
+}
+
+/** A validated sort: the requested keys, then the id tiebreaker (applied when SQL is built). */
+export interface Sort<K extends string = string> {
+  readonly keys: readonly SortKey<K>[];
+  /** The id column appended as final tiebreaker, descending. */
+  readonly tiebreaker: { readonly column: string };
+  /** The canonical text of the sort (`-createdAt,total`): what a cursor is bound to. */
+  readonly canonical: string;
+}
+
+/** A resource's sort allowlist, built once by `defineSortAllowlist`. */
+export interface SortAllowlist<K extends string = string> {
+  readonly fields: { readonly [A in K]: ResolvedSortField };
+  /** The aliases, in declaration order. */
+  readonly aliases: readonly K[];
+  readonly id: { readonly column: string };
+  readonly default: Sort<K>;
+  readonly maxKeys: number;
+}
+
+/** The most sort keys the spec lets a request carry (SPEC section 8). */
+export const MAX_SORT_KEYS = 3;
+
+const ALIAS = /^[A-Za-z][A-Za-z0-9_]*$/;
+
+function checkColumn(column: unknown, where: string): void {
+  if (typeof column !== 'string' || column.length === 0) {
+    throw new TypeError(`${where}: column must be a non-empty string`);
+  }
+}
+
+function resolveField(alias: string, field: SortField): ResolvedSortField {
+  checkColumn(field.column, `sort field "${alias}"`);
+  const nulls = field.nulls ?? 'last';
+  if (nulls !== 'first' && nulls !== 'last') {
+    throw new TypeError(`sort field "${alias}": nulls must be "first" or "last"`);
+  }
+  switch (field.type) {
+    case 'number':
+    case 'timestamp':
+      return { ...field, nullable: field.nullable ?? false, nulls };
+    case 'text': {
+      const collation = field.collation ?? 'C';
+      if (typeof collation !== 'string' || collation.length === 0) {
+        throw new TypeError(`sort field "${alias}": collation must be a non-empty string`);
+      }
+      return { ...field, collation, nullable: field.nullable ?? false, nulls };
+    }
+    case 'enum': {
+      const rank = field.rank;
+      if (!Array.isArray(rank) || rank.length === 0 || rank.some((value) => typeof value !== 'string')) {
+        throw new TypeError(`sort field "${alias}": rank must be a non-empty array of strings`);
+      }
+      if (new Set(rank).size !== rank.length) {
+        throw new TypeError(`sort field "${alias}": rank has repeated values`);
+      }
+      // array_position() yields NULL for a value missing from the rank, so the key is always
+      // treated as nullable: keyset predicates then never lose such rows.
+      return { ...field, rank: [...rank], nullable: true, nulls };
+    }
+    default:
+      throw new TypeError(`sort field "${alias}": unknown type`);
+  }
+}
+
+/**
+ * Declares a resource's sortable fields once: aliases to columns with their types, null
+ * placement, collations and enum ranks, the id tiebreaker and the endpoint's default sort.
+ * Throws `TypeError` for a malformed declaration (a programming error, found at start-up).
+ *
+ * @example
+ * ```ts
+ * const orderSort = defineSortAllowlist({
+ *   fields: {
+ *     createdAt: { column: 'created_at', type: 'timestamp' },
+ *     total: { column: 'total', type: 'number' },
+ *     status: { column: 'status', type: 'enum', rank: ['pending', 'shipped', 'cancelled'] },
+ *   },
+ *   id: { column: 'id' },
+ *   default: '-createdAt',
+ * });
+ * ```
+ */
+export function defineSortAllowlist<const K extends string>(init: SortAllowlistInit<K>): SortAllowlist<K> {
+  const maxKeys = init.maxKeys ?? MAX_SORT_KEYS;
+  if (!Number.isInteger(maxKeys) || maxKeys < 1 || maxKeys > MAX_SORT_KEYS) {
+    throw new RangeError(`maxKeys must be an integer from 1 to ${MAX_SORT_KEYS}`);
+  }
+  checkColumn(init.id?.column, 'id');
+  const aliases = Object.keys(init.fields) as K[];
+  if (aliases.length === 0) throw new TypeError('a sort allowlist needs at least one field');
+  const fields = {} as { [A in K]: ResolvedSortField };
+  for (const alias of aliases) {
+    if (!ALIAS.test(alias)) {
+      throw new TypeError(`sort alias "${alias}" must be letters, digits and "_", starting with a letter`);
+    }
+    fields[alias] = resolveField(alias, init.fields[alias]);
+  }
+  const partial = { fields, aliases, id: { column: init.id.column }, maxKeys };
+  const parsed = parseSortKeys(partial, init.default);
+  if (!parsed.ok) throw new TypeError(`default sort "${init.default}" is invalid: ${parsed.error.detail}`);
+  return { ...partial, default: parsed.value };
+}
