@@ -1,0 +1,122 @@
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { Hono } from 'hono';
+
+/**
+ * The page is three static files next to this module. It talks to the public `/v1` API only,
+ * with the key the user types, so the server gives it nothing the API does not give any client.
+ */
+const ASSETS = {
+  'index.html': 'text/html; charset=utf-8',
+  'app.js': 'text/javascript; charset=utf-8',
+  'app.css': 'text/css; charset=utf-8',
+} as const;
+
+type AssetName = keyof typeof ASSETS;
+
+interface Asset {
+  body: string;
+  etag: string;
+}
+
+/**
+ * No inline script or style anywhere, so the policy needs no nonce or hash. Trusted Types make
+ * any accidental `innerHTML` with a string throw instead of becoming an injection point.
+ */
+export const DASHBOARD_CSP: string = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+  "require-trusted-types-for 'script'",
+  "trusted-types 'none'",
+].join('; ');
+
+const SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  'Content-Security-Policy': DASHBOARD_CSP,
+  'Referrer-Policy': 'no-referrer',
+  'X-Content-Type-Options': 'nosniff',
+  'X-Frame-Options': 'DENY',
+  'Cross-Origin-Opener-Policy': 'same-origin',
+  'Cross-Origin-Resource-Policy': 'same-origin',
+  'Permissions-Policy': 'camera=(), microphone=(), geolocation=(), payment=(), usb=()',
+};
+
+const ATTRIBUTE_ESCAPES: Readonly<Record<string, string>> = {
+  '&': '&amp;',
+  '"': '&quot;',
+  '<': '&lt;',
+  '>': '&gt;',
+  "'": '&#39;',
+};
+
+function escapeAttribute(value: string): string {
+  return value.replace(/[&"<>']/g, (ch) => ATTRIBUTE_ESCAPES[ch] ?? ch);
+}
+
+function load(name: AssetName): Promise<Asset> {
+  return readFile(new URL(`./${name}`, import.meta.url), 'utf8').then((body) => ({
+    body,
+    etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`,
+  }));
+}
+
+/**
+ * Routes serving the Holdfast dashboard: the HTML shell at the mount point, plus `app.js` and
+ * `app.css` beneath it. Mount it where the page should live; asset URLs follow the mount path.
+ *
+ * @example
+ * ```ts
+ * import { Hono } from 'hono';
+ * import { dashboardRoutes } from './dashboard';
+ *
+ * const app = new Hono();
+ * app.route('/dashboard', dashboardRoutes());
+ * ```
+ */
+export function dashboardRoutes(): Hono {
+  const cache = new Map<AssetName, Promise<Asset>>();
+  const asset = (name: AssetName): Promise<Asset> => {
+    let pending = cache.get(name);
+    if (pending === undefined) {
+      pending = load(name);
+      // A failed read is retried on the next request instead of being cached forever.
+      pending.catch(() => cache.delete(name));
+      cache.set(name, pending);
+    }
+    return pending;
+  };
+
+  const respond = (request: Request, file: Asset, contentType: string, cacheControl: string): Response => {
+    const headers = new Headers(SECURITY_HEADERS);
+    headers.set('Cache-Control', cacheControl);
+    headers.set('ETag', file.etag);
+    if (request.headers.get('If-None-Match') === file.etag)
+      return new Response(null, { status: 304, headers });
+    headers.set('Content-Type', contentType);
+    return new Response(file.body, { status: 200, headers });
+  };
+
+  const app = new Hono();
+
+  app.get('/', async (c) => {
+    const shell = await asset('index.html');
+    // The shell names its assets relative to wherever the routes are mounted.
+    const base = escapeAttribute(c.req.path.replace(/\/+$/, ''));
+    const body = shell.body.replaceAll('%BASE%', base);
+    // The shell holds no data, but it must never be served from a shared cache after sign-out.
+    return respond(c.req.raw, { body, etag: shell.etag }, ASSETS['index.html'], 'no-store');
+  });
+
+  for (const name of ['app.js', 'app.css'] as const) {
+    app.get(`/${name}`, async (c) => respond(c.req.raw, await asset(name), ASSETS[name], 'no-cache'));
+  }
+
+  return app;
+}
