@@ -1,1 +1,22 @@
-export {};
+export {
+  type CursorBindingInput,
+  type CursorExpectation,
+  type CursorPayload,
+  type CursorResult,
+  cursorBinding,
+  decodeCursor,
+  encodeCursor,
+  type FilterValue,
+  MAX_CURSOR_LENGTH,
+} from './cursor-codec';
+export {
+  cappedTotal,
+  type Page,
+  type PageInfo,
+  pageEnvelope,
+  TOTAL_COUNT_CAP,
+  type TotalCount,
+} from './envelope';
+export { type Include, parseInclude } from './include';
+export { checkKeyring, type Keyring, MIN_SECRET_BYTES } from './keyring';
+export { clampLimit, DEFAULT_LIMIT, MAX_LIMIT } from './limit';

@@ -14,9 +14,19 @@ export interface SortExpression {
   readonly nulls: NullPlacement;
   /** Whether the expression may be NULL (enum ranks always may). */
   readonly nullable: boolean;
+  /** The field type (`id` for the tiebreaker): how a value compared with the expression is typed. */
+  readonly type: ResolvedSortField['type'] | 'id';
 }
 
-function join(sql: Sql, parts: readonly Fragment[], separator: Fragment): Fragment {
+/**
+ * Joins fragments with a separator fragment (postgres.js has no join helper for fragments).
+ *
+ * @example
+ * ```ts
+ * const where = joinFragments(sql, [sql`account = ${account}`, sql`status = ${status}`], sql` and `);
+ * ```
+ */
+export function joinFragments(sql: Sql, parts: readonly Fragment[], separator: Fragment): Fragment {
   let result: Fragment | undefined;
   for (const part of parts) result = result === undefined ? part : sql`${result}${separator}${part}`;
   return result ?? sql``;
@@ -37,7 +47,7 @@ function expressionOf(sql: Sql, field: ResolvedSortField): Fragment {
     }
     case 'enum': {
       // Sorting rule 8: an explicit business rank, its values bound as parameters.
-      const ranks = join(
+      const ranks = joinFragments(
         sql,
         field.rank.map((value) => sql`${value}`),
         sql`, `,
@@ -63,6 +73,7 @@ export function sortExpressions(sql: Sql, sort: Sort): readonly SortExpression[]
     direction: key.direction,
     nulls: key.field.nulls,
     nullable: key.field.nullable,
+    type: key.field.type,
   }));
   // Pagination rule 4 and sorting rule 6: the unique id is the final tiebreaker, descending.
   terms.push({
@@ -71,6 +82,7 @@ export function sortExpressions(sql: Sql, sort: Sort): readonly SortExpression[]
     direction: 'desc',
     nulls: 'last',
     nullable: false,
+    type: 'id',
   });
   return terms;
 }
@@ -105,7 +117,7 @@ export function orderByTerm(sql: Sql, term: SortExpression): Fragment {
  * ```
  */
 export function orderBy(sql: Sql, sort: Sort): Fragment {
-  return join(
+  return joinFragments(
     sql,
     sortExpressions(sql, sort).map((term) => orderByTerm(sql, term)),
     sql`, `,
