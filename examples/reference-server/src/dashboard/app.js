@@ -1118,7 +1118,10 @@ function endpointsView(_route) {
       } catch (error) {
         submit.disabled = false;
         errorSlot.append(errorBox(error));
-        const first = error instanceof ApiError ? error.errors[0]?.field : undefined;
+        const fields = error instanceof ApiError ? error.errors.map((e) => e.field) : [];
+        url.setAttribute('aria-invalid', String(fields.includes('url')));
+        description.setAttribute('aria-invalid', String(fields.includes('description')));
+        const first = fields[0];
         (first === 'url' ? url : first === 'description' ? description : submit).focus();
       }
     });
