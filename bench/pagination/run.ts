@@ -90,7 +90,16 @@ async function main(): Promise<void> {
     });
 
     const keyset = (cursor: string | undefined) =>
-      paginate(sql, { from: sql`orders`, where, select, allowlist: orderSort, limit: LIMIT, cursor, binding, keyring });
+      paginate(sql, {
+        from: sql`orders`,
+        where,
+        select,
+        allowlist: orderSort,
+        limit: LIMIT,
+        cursor,
+        binding,
+        keyring,
+      });
     const offset = (skip: number) =>
       sql`select ${select} from orders where ${where} order by ${orderBy(sql, sort)} limit ${LIMIT + 1} offset ${skip}`;
 
@@ -112,8 +121,12 @@ async function main(): Promise<void> {
     );
     console.log('| method  | page 1 (ms) | depth 500,000 (ms) | deep / first |');
     console.log('|---------|------------:|-------------------:|-------------:|');
-    console.log(`| keyset  |   ${fmt(keysetFirst)} |          ${fmt(keysetDeep)} |   ${ratio(keysetDeep, keysetFirst)} |`);
-    console.log(`| OFFSET  |   ${fmt(offsetFirst)} |          ${fmt(offsetDeepMs)} |   ${ratio(offsetDeepMs, offsetFirst)} |`);
+    console.log(
+      `| keyset  |   ${fmt(keysetFirst)} |          ${fmt(keysetDeep)} |   ${ratio(keysetDeep, keysetFirst)} |`,
+    );
+    console.log(
+      `| OFFSET  |   ${fmt(offsetFirst)} |          ${fmt(offsetDeepMs)} |   ${ratio(offsetDeepMs, offsetFirst)} |`,
+    );
     console.log(
       `\nkeyset deep/first ${(keysetDeep / keysetFirst).toFixed(2)} (target <= 1.5): ${keysetDeep / keysetFirst <= 1.5 ? 'met' : 'NOT met'}`,
     );
