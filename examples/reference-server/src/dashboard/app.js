@@ -875,6 +875,20 @@ function endpointsView(_route) {
         {
           type: 'button',
           class: 'button secondary small',
+          'aria-label': `Edit ${label}`,
+          onclick: () => {
+            const form = endpointForm(ep);
+            formSlot.replaceChildren(form);
+            form.querySelector('input')?.focus();
+          },
+        },
+        'Edit',
+      ),
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'button secondary small',
           'aria-label': `${disabled ? 'Enable' : 'Disable'} ${label}`,
           onclick: (event) => void setEnabled(ep, disabled, event),
         },
@@ -1006,7 +1020,15 @@ function endpointsView(_route) {
     }
   };
 
-  const createForm = () => {
+  /**
+   * The form to add an endpoint, or with `existing` to edit one (PATCH of the changed fields).
+   * @param {Json} [existing]
+   */
+  const endpointForm = (existing) => {
+    const editing = existing !== undefined;
+    const existingTypes = Array.isArray(existing?.eventTypes)
+      ? existing.eventTypes.flatMap((t) => str(t) ?? [])
+      : [];
     const errorSlot = h('div', {});
     const url = h('input', {
       id: 'ep-url',
@@ -1016,6 +1038,7 @@ function endpointsView(_route) {
       placeholder: 'https://example.com/webhooks',
       class: 'mono',
       autocomplete: 'off',
+      value: str(existing?.url),
     });
     const description = h('input', {
       id: 'ep-description',
@@ -1023,12 +1046,18 @@ function endpointsView(_route) {
       type: 'text',
       maxlength: '500',
       autocomplete: 'off',
+      value: str(existing?.description),
     });
     const boxes = KNOWN_EVENT_TYPES.map((type) =>
       h(
         'label',
         { class: 'check' },
-        h('input', { type: 'checkbox', name: 'eventTypes', value: type }),
+        h('input', {
+          type: 'checkbox',
+          name: 'eventTypes',
+          value: type,
+          checked: existingTypes.includes(type),
+        }),
         ' ',
         h('span', { class: 'mono' }, type),
       ),
@@ -1040,12 +1069,21 @@ function endpointsView(_route) {
       placeholder: 'order.created, order.shipped',
       autocomplete: 'off',
       class: 'mono',
+      value: existingTypes.filter((t) => !KNOWN_EVENT_TYPES.includes(t)).join(', ') || undefined,
     });
-    const submit = h('button', { type: 'submit', class: 'button' }, 'Create endpoint');
+    const submit = h(
+      'button',
+      { type: 'submit', class: 'button' },
+      editing ? 'Save changes' : 'Create endpoint',
+    );
     const form = h(
       'form',
-      { class: 'card', 'aria-labelledby': 'create-heading', novalidate: true },
-      h('h2', { id: 'create-heading' }, 'Add an endpoint'),
+      { class: 'card', 'aria-labelledby': 'endpoint-form-heading', novalidate: true },
+      h(
+        'h2',
+        { id: 'endpoint-form-heading' },
+        editing ? `Edit endpoint ${str(existing?.id) ?? ''}` : 'Add an endpoint',
+      ),
       h('div', { class: 'field' }, h('label', { for: 'ep-url' }, 'Endpoint URL'), url),
       h(
         'div',
@@ -1104,16 +1142,39 @@ function endpointsView(_route) {
           .map((t) => t.trim())
           .filter((t) => t !== ''),
       ];
+      const unique = [...new Set(types)];
       /** @type {Record<string, unknown>} */
-      const body = { url: url.value.trim() };
-      if (description.value.trim() !== '') body.description = description.value.trim();
-      if (types.length > 0) body.eventTypes = [...new Set(types)];
+      const body = {};
+      if (!editing || url.value.trim() !== str(existing.url)) body.url = url.value.trim();
+      if (
+        editing
+          ? description.value.trim() !== (str(existing.description) ?? '')
+          : description.value.trim() !== ''
+      ) {
+        body.description = description.value.trim();
+      }
+      // No event types means every event type; on an edit, an empty list says so explicitly.
+      if (editing ? unique.join(',') !== existingTypes.join(',') : unique.length > 0)
+        body.eventTypes = unique;
       submit.disabled = true;
       try {
+        if (editing) {
+          const id = str(existing.id) ?? '';
+          const { data } = await api(`/webhook-endpoints/${encodeURIComponent(id)}`, {
+            method: 'PATCH',
+            body,
+          });
+          formSlot.replaceChildren();
+          list.replace(id, obj(data) ?? { ...existing, ...body });
+          announce('Endpoint saved.');
+          const again = main.querySelector(`tr[data-id="${CSS.escape(id)}"] button[aria-label^="Edit"]`);
+          if (again instanceof HTMLElement) again.focus();
+          return;
+        }
         const { data } = await api('/webhook-endpoints', { method: 'POST', body });
         const created = obj(data) ?? {};
         formSlot.replaceChildren();
-        showSecret(created.secret, `Signing secret for ${str(created.url) ?? body.url}`);
+        showSecret(created.secret, `Signing secret for ${str(created.url) ?? url.value.trim()}`);
         void list.reload();
       } catch (error) {
         submit.disabled = false;
@@ -1134,7 +1195,7 @@ function endpointsView(_route) {
       type: 'button',
       class: 'button',
       onclick: () => {
-        const form = createForm();
+        const form = endpointForm();
         formSlot.replaceChildren(form);
         form.querySelector('input')?.focus();
       },
