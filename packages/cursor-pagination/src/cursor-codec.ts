@@ -36,10 +36,15 @@ export interface CursorBindingInput {
 }
 
 const VERSION = 1;
-/** Cursors are small; anything longer is refused before any decoding work. */
-export const MAX_CURSOR_LENGTH = 2048;
-const MAX_VALUE_LENGTH = 512;
-const MAX_VALUES = 8;
+/** The longest sort value a cursor carries, in UTF-16 code units; bound text sort fields to it. */
+export const MAX_CURSOR_VALUE_LENGTH = 512;
+// Three sort keys and the id.
+const MAX_VALUES = 4;
+/**
+ * Cursors are small; anything longer is refused before any decoding work. Large enough for four
+ * values of `MAX_CURSOR_VALUE_LENGTH` characters of 3-byte UTF-8 each, base64url-encoded.
+ */
+export const MAX_CURSOR_LENGTH = 12_288;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
@@ -86,7 +91,8 @@ function serialize(kid: string, payload: CursorPayload, signature: string): stri
 /**
  * Signs a position as a cursor: base64url of a small JSON object (pagination rule 3) carrying
  * the format version, the key id, the binding, the values and an HMAC-SHA256 over them with
- * the keyring's current key.
+ * the keyring's current key. Throws `RangeError` for values a cursor cannot carry (more than
+ * four, a NULL id, or a value longer than `MAX_CURSOR_VALUE_LENGTH`).
  *
  * @example
  * ```ts
@@ -94,6 +100,12 @@ function serialize(kid: string, payload: CursorPayload, signature: string): stri
  * ```
  */
 export async function encodeCursor(keyring: Keyring, payload: CursorPayload): Promise<string> {
+  // Refuse to issue what decodeCursor would refuse: a client must never hold a dead cursor.
+  if (!isValues(payload.values)) {
+    throw new RangeError(
+      `a cursor carries 1 to ${MAX_VALUES} values (the id last, not null) of at most ${MAX_CURSOR_VALUE_LENGTH} characters`,
+    );
+  }
   const kid = keyring.current;
   const key = hmacKey(keyring, kid);
   if (!key) throw new TypeError('keyring.current must name one of keyring.keys');
@@ -124,7 +136,9 @@ function isValues(value: unknown): value is (string | null)[] {
     Array.isArray(value) &&
     value.length >= 1 &&
     value.length <= MAX_VALUES &&
-    value.every((item) => item === null || (typeof item === 'string' && item.length <= MAX_VALUE_LENGTH)) &&
+    value.every(
+      (item) => item === null || (typeof item === 'string' && item.length <= MAX_CURSOR_VALUE_LENGTH),
+    ) &&
     typeof value[value.length - 1] === 'string'
   );
 }

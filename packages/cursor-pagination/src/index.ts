@@ -8,6 +8,7 @@ export {
   encodeCursor,
   type FilterValue,
   MAX_CURSOR_LENGTH,
+  MAX_CURSOR_VALUE_LENGTH,
 } from './cursor-codec';
 export {
   cappedTotal,

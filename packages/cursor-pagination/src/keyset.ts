@@ -1,7 +1,8 @@
 import { joinFragments, type SortExpression } from '@holdfast/sort-allowlist/postgres';
 import type postgres from 'postgres';
 
-type Sql = postgres.Sql;
+// ISql is what a pool, a reserved connection and a transaction (`sql.begin`) have in common.
+type Sql = postgres.ISql;
 type Fragment = postgres.Fragment;
 
 /**

@@ -11,7 +11,8 @@ import { clampLimit } from './limit';
 
 export { keysetPredicate } from './keyset';
 
-type Sql = postgres.Sql;
+// ISql is what a pool, a reserved connection and a transaction (`sql.begin`) have in common.
+type Sql = postgres.ISql;
 type Fragment = postgres.Fragment;
 type Row = postgres.Row;
 

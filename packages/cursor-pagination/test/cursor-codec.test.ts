@@ -69,6 +69,15 @@ describe('cursor codec (pagination rules 3 and 7)', () => {
     expect(result.ok || result.error.code).toBe('invalid_cursor');
   });
 
+  it('never issues a cursor it would refuse, and accepts the largest it issues', async () => {
+    const long = 'é'.repeat(512);
+    const largest = await encodeCursor(keyring, { binding: 'b1', values: [long, long, long, long] });
+    expect((await decodeCursor(keyring, largest)).ok).toBe(true);
+    for (const values of [['x'.repeat(513), 'id'], ['a', null], [], ['a', 'b', 'c', 'd', 'id']]) {
+      await expect(encodeCursor(keyring, { binding: 'b1', values })).rejects.toThrow(RangeError);
+    }
+  });
+
   it('refuses a cursor for another binding or another number of keys', async () => {
     const cursor = await encodeCursor(keyring, payload);
     for (const expected of [

@@ -1,9 +1,11 @@
 import { createTestDatabase, type TestDatabase } from '@holdfast/pg/testing';
 import { isProblemError } from '@holdfast/problem-details';
+import { onProblem, requestId } from '@holdfast/problem-details/hono';
 import { parseSort } from '@holdfast/sort-allowlist';
 import { orderBy } from '@holdfast/sort-allowlist/postgres';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Hono } from 'hono';
+import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import type { Page } from '../src/index';
 import { paginate } from '../src/postgres';
 import {
@@ -392,5 +394,84 @@ describe('paginate: parameters', () => {
         keyring,
       }),
     ).rejects.toThrow(TypeError);
+  });
+});
+
+describe('paginate: in a Hono app over HTTP semantics', () => {
+  const app = new Hono();
+  app.use(requestId());
+  app.onError(onProblem());
+  app.get('/v1/items', async (c) => {
+    const q = c.req.query();
+    const account = c.req.header('x-account') ?? 'acct_big';
+    return c.json(
+      await paginate(db.sql, {
+        from: db.sql`items`,
+        where: db.sql`account = ${account}`,
+        allowlist: itemSort,
+        sort: q.sort,
+        cursor: q.cursor,
+        limit: q.limit,
+        include: q.include,
+        filterColumns: { status: 'status' },
+        filter: { status: q.status },
+        binding: { account, resource: 'items' },
+        keyring,
+        map: (row) => ({ id: String(row.id), total: Number(row.total) }),
+      }),
+    );
+  });
+
+  it('answers pages as JSON and every bad parameter as a 400 problem, never a 500', async () => {
+    const first = await app.request('/v1/items?sort=-total&limit=2&include=total');
+    expect(first.status).toBe(200);
+    const body = (await first.json()) as { data: unknown[]; pageInfo: { nextCursor: string } };
+    expect(body).toMatchObject({
+      data: [
+        { id: 'big_010001', total: 10001 },
+        { id: 'big_010000', total: 10000 },
+      ],
+      pageInfo: { hasMore: true, totalCount: 10000, totalCountCapped: true },
+    });
+    const cursor = encodeURIComponent(body.pageInfo.nextCursor);
+    const next = await app.request(`/v1/items?sort=-total&limit=2&cursor=${cursor}`);
+    expect(((await next.json()) as { data: { id: string }[] }).data.map((row) => row.id)).toEqual([
+      'big_009999',
+      'big_009998',
+    ]);
+    for (const [path, code] of [
+      ['/v1/items?sort=colour', 'invalid_sort'],
+      ['/v1/items?sort=a,b,c,d', 'too_many_sort_keys'],
+      [`/v1/items?sort=total&cursor=${cursor}`, 'invalid_cursor'],
+      [`/v1/items?sort=-total&status=shipped&cursor=${cursor}`, 'invalid_cursor'],
+      ['/v1/items?cursor=%FF%FE', 'invalid_cursor'],
+      ['/v1/items?include=everything', 'validation_failed'],
+    ] as const) {
+      const response = await app.request(path);
+      expect(response.status, path).toBe(400);
+      expect(response.headers.get('content-type')).toContain('application/problem+json');
+      expect(await response.json()).toMatchObject({ status: 400, code });
+    }
+    const otherAccount = await app.request(`/v1/items?sort=-total&limit=2&cursor=${cursor}`, {
+      headers: { 'x-account': 'acct_a' },
+    });
+    expect(otherAccount.status).toBe(400);
+  });
+
+  it('runs inside a transaction and types rows by the mapper', async () => {
+    const page = await db.sql.begin((tx) =>
+      paginate(tx, {
+        from: tx`items`,
+        allowlist: itemSort,
+        limit: '1',
+        include: 'total',
+        binding: { account: 'acct_big' },
+        keyring,
+        map: (row) => ({ id: String(row.id) }),
+      }),
+    );
+    expectTypeOf(page.data).toEqualTypeOf<{ id: string }[]>();
+    expect(page.data).toHaveLength(1);
+    expect(page.pageInfo.totalCountCapped).toBe(true);
   });
 });
