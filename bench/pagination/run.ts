@@ -2,11 +2,13 @@
 // Usage: DATABASE_URL=postgres://postgres@127.0.0.1:5432/test \
 //   npx tsx --conditions=@holdfast/source bench/pagination/run.ts
 // Loads its own schema, prints one side-by-side table and the EXPLAIN plans, drops the schema.
+// Two sorts: the default -createdAt (all terms descending: a row comparison) and total
+// (ascending, then id descending: the expanded OR-of-ANDs predicate led by a bound on total).
 import { randomBytes } from 'node:crypto';
 import { cursorBinding, encodeCursor, type Keyring } from '@holdfast/cursor-pagination';
-import { keysetPredicate, paginate } from '@holdfast/cursor-pagination/postgres';
+import { paginate } from '@holdfast/cursor-pagination/postgres';
 import { defineSortAllowlist, parseSort } from '@holdfast/sort-allowlist';
-import { orderBy, sortExpressions } from '@holdfast/sort-allowlist/postgres';
+import { joinFragments, orderBy, sortExpressions } from '@holdfast/sort-allowlist/postgres';
 import postgres from 'postgres';
 
 const ROWS = 1_000_000;
@@ -21,7 +23,16 @@ if (!databaseUrl) {
 }
 
 const schema = `bench_pagination_${randomBytes(4).toString('hex')}`;
-const sql = postgres(databaseUrl, { max: 1, onnotice: () => {}, connection: { search_path: schema } });
+// The last statement sent and its parameters, so EXPLAIN runs exactly what paginate() ran.
+let lastQuery: { text: string; parameters: postgres.ParameterOrJSON<never>[] } = { text: '', parameters: [] };
+const sql = postgres(databaseUrl, {
+  max: 1,
+  onnotice: () => {},
+  connection: { search_path: schema },
+  debug: (_connection, text, parameters) => {
+    lastQuery = { text, parameters };
+  },
+});
 
 const orderSort = defineSortAllowlist({
   fields: {
@@ -69,86 +80,116 @@ async function main(): Promise<void> {
       select 'ord_' || md5(n::text), ${account}, timestamptz '2026-01-01' + (n / 2) * interval '1 ms',
              (n::bigint * 7919) % 100000, (array['pending', 'shipped', 'cancelled'])[1 + n % 3]
       from generate_series(1, ${ROWS}) as n`;
-    // The index has exactly the ORDER BY terms of sort=-createdAt (nulls last included).
-    await sql`create index orders_account_created on orders (account_id, created_at desc nulls last, id desc nulls last)`;
+    // Each index has exactly the ORDER BY terms of its sort (nulls last included).
+    await sql`create index orders_created on orders (account_id, created_at desc nulls last, id desc nulls last)`;
+    await sql`create index orders_total_asc on orders (account_id, total asc nulls last, id desc nulls last)`;
     await sql`vacuum analyze orders`;
     const loadSeconds = (performance.now() - loadStart) / 1000;
 
-    const parsed = parseSort(orderSort, undefined);
-    if (!parsed.ok) throw parsed.error;
-    const sort = parsed.value;
     const select = sql`id, created_at, total, status`;
     const where = sql`account_id = ${account}`;
-
-    // The cursor a client would hold after reading DEPTH rows: built from the row there.
-    const [at] = await sql<{ created_at: string; id: string }[]>`select created_at::text, id from orders
-      where ${where} order by ${orderBy(sql, sort)} offset ${DEPTH - 1} limit 1`;
-    if (!at) throw new Error('no row at depth');
-    const deepCursor = await encodeCursor(keyring, {
-      binding: await cursorBinding({ sort: sort.canonical, filter: {}, scope: binding }),
-      values: [at.created_at, at.id],
-    });
-
-    const keyset = (cursor: string | undefined) =>
-      paginate(sql, {
-        from: sql`orders`,
-        where,
-        select,
-        allowlist: orderSort,
-        limit: LIMIT,
-        cursor,
-        binding,
-        keyring,
-      });
-    const offset = (skip: number) =>
-      sql`select ${select} from orders where ${where} order by ${orderBy(sql, sort)} limit ${LIMIT + 1} offset ${skip}`;
-
-    // The deep keyset page must start right after the row the cursor names.
-    const [deepPage, offsetDeep] = await Promise.all([keyset(deepCursor), offset(DEPTH)]);
-    if (deepPage.data[0]?.id !== offsetDeep[0]?.id) throw new Error('keyset and OFFSET disagree at depth');
-
-    const keysetFirst = await timed(() => keyset(undefined));
-    const keysetDeep = await timed(() => keyset(deepCursor));
-    const offsetFirst = await timed(() => offset(0));
-    const offsetDeepMs = await timed(() => offset(DEPTH));
-
     const [version] = await sql<{ server_version: string }[]>`show server_version`;
-    const fmt = (ms: number) => ms.toFixed(2).padStart(9);
-    const ratio = (deep: number, first: number) => `${(deep / first).toFixed(2)}x`.padStart(10);
     console.log(
-      `PostgreSQL ${version?.server_version ?? '?'}, ${ROWS.toLocaleString('en-US')} rows loaded in ${loadSeconds.toFixed(1)} s; ` +
-        `page size ${LIMIT}, sort=-createdAt (id desc tiebreaker), median of ${RUNS} runs after 3 warm-ups\n`,
+      `PostgreSQL ${version?.server_version ?? '?'}, ${ROWS.toLocaleString('en-US')} rows loaded and indexed in ${loadSeconds.toFixed(1)} s; ` +
+        `page size ${LIMIT}, median of ${RUNS} runs after 3 warm-ups\n`,
     );
-    console.log('| method  | page 1 (ms) | depth 500,000 (ms) | deep / first |');
-    console.log('|---------|------------:|-------------------:|-------------:|');
-    console.log(
-      `| keyset  |   ${fmt(keysetFirst)} |          ${fmt(keysetDeep)} |   ${ratio(keysetDeep, keysetFirst)} |`,
-    );
-    console.log(
-      `| OFFSET  |   ${fmt(offsetFirst)} |          ${fmt(offsetDeepMs)} |   ${ratio(offsetDeepMs, offsetFirst)} |`,
-    );
-    console.log(
-      `\nkeyset deep/first ${(keysetDeep / keysetFirst).toFixed(2)} (target <= 1.5): ${keysetDeep / keysetFirst <= 1.5 ? 'met' : 'NOT met'}`,
-    );
+    const fmt = (ms: number) => ms.toFixed(2).padStart(11);
+    const ratio = (deep: number, first: number) => `${(deep / first).toFixed(2)}x`.padStart(12);
+    const lines = [
+      '| sort                | method | page 1 (ms) | depth 500,000 (ms) | deep / first |',
+      '|---------------------|--------|------------:|-------------------:|-------------:|',
+    ];
+    const plans: string[] = [];
+    let defaultRatio = Number.NaN;
 
-    const decoded = [at.created_at, at.id];
-    const terms = sortExpressions(sql, sort);
-    const plan = async (title: string, query: postgres.PendingQuery<postgres.Row[]>) => {
-      const rows = await query;
-      console.log(`\n${title}`);
-      for (const row of rows) console.log(`  ${String(row['QUERY PLAN'])}`);
-    };
-    await plan(
-      'EXPLAIN (ANALYZE, BUFFERS): keyset page at depth 500,000 (the query paginate() runs)',
-      sql`explain (analyze, buffers) select ${select} from orders
-        where ${where} and ${keysetPredicate(sql, terms, decoded)}
-        order by ${orderBy(sql, sort)} limit ${LIMIT + 1}`,
+    for (const raw of ['-createdAt', 'total']) {
+      const parsed = parseSort(orderSort, raw);
+      if (!parsed.ok) throw parsed.error;
+      const sort = parsed.value;
+      const terms = sortExpressions(sql, sort);
+
+      // The cursor a client would hold after reading DEPTH rows: the values of the row there,
+      // as paginate() takes them (each ORDER BY term as PostgreSQL's lossless text). The text
+      // columns get their own names: an output column named like a sort column would be what a
+      // bare name in ORDER BY sorts on.
+      const keyText = joinFragments(
+        sql,
+        terms.map((term, index) => sql`(${term.expression})::text as ${sql(`k${index}`)}`),
+        sql`, `,
+      );
+      const [at] = await sql`select ${keyText} from orders where ${where}
+        order by ${orderBy(sql, sort)} offset ${DEPTH - 1} limit 1`.values();
+      if (!at) throw new Error('no row at depth');
+      const values = at.map((value: unknown) => (typeof value === 'string' ? value : null));
+      const deepCursor = await encodeCursor(keyring, {
+        binding: await cursorBinding({ sort: sort.canonical, filter: {}, scope: binding }),
+        values,
+      });
+
+      const keyset = (cursor: string | undefined) =>
+        paginate(sql, {
+          from: sql`orders`,
+          where,
+          select,
+          allowlist: orderSort,
+          sort: raw,
+          limit: LIMIT,
+          cursor,
+          binding,
+          keyring,
+        });
+      const offset = (skip: number) =>
+        sql`select ${select} from orders where ${where} order by ${orderBy(sql, sort)} limit ${LIMIT + 1} offset ${skip}`;
+
+      // The deep keyset page must be exactly the rows OFFSET finds there.
+      const [deepPage, offsetDeep] = await Promise.all([keyset(deepCursor), offset(DEPTH)]);
+      const keysetIds = deepPage.data.map((row) => row.id).join();
+      const offsetIds = offsetDeep
+        .slice(0, LIMIT)
+        .map((row) => row.id)
+        .join();
+      if (keysetIds !== offsetIds) throw new Error(`keyset and OFFSET disagree at depth for sort=${raw}`);
+
+      const keysetFirst = await timed(() => keyset(undefined));
+      const keysetDeep = await timed(() => keyset(deepCursor));
+      const offsetFirst = await timed(() => offset(0));
+      const offsetDeepMs = await timed(() => offset(DEPTH));
+      if (raw === '-createdAt') defaultRatio = keysetDeep / keysetFirst;
+      const label = `\`${raw}\``.padEnd(19);
+      lines.push(
+        `| ${label} | keyset | ${fmt(keysetFirst)} | ${fmt(keysetDeep).padStart(18)} | ${ratio(keysetDeep, keysetFirst)} |`,
+      );
+      lines.push(
+        `| ${label} | OFFSET | ${fmt(offsetFirst)} | ${fmt(offsetDeepMs).padStart(18)} | ${ratio(offsetDeepMs, offsetFirst)} |`,
+      );
+
+      const explain = async (title: string, query: postgres.PendingQuery<postgres.Row[]>) => {
+        plans.push(`\n${title}`);
+        for (const row of await query) plans.push(`  ${String(row['QUERY PLAN'])}`);
+      };
+      await keyset(deepCursor);
+      const ran = lastQuery;
+      plans.push(
+        `\nSQL paginate() sent for sort=${raw} at depth 500,000:\n  ${ran.text.replace(/\s+/g, ' ')}`,
+      );
+      await explain(
+        `EXPLAIN (ANALYZE, BUFFERS) of that statement with its parameters`,
+        sql.unsafe(`explain (analyze, buffers) ${ran.text}`, ran.parameters),
+      );
+      if (raw === '-createdAt') {
+        await explain(
+          `EXPLAIN (ANALYZE, BUFFERS): OFFSET 500000, sort=${raw}`,
+          sql`explain (analyze, buffers) select ${select} from orders where ${where}
+            order by ${orderBy(sql, sort)} limit ${LIMIT + 1} offset ${DEPTH}`,
+        );
+      }
+    }
+
+    console.log(lines.join('\n'));
+    console.log(
+      `\nkeyset deep/first for the default sort -createdAt: ${defaultRatio.toFixed(2)} (target <= 1.5): ${defaultRatio <= 1.5 ? 'met' : 'NOT met'}`,
     );
-    await plan(
-      'EXPLAIN (ANALYZE, BUFFERS): OFFSET 500000',
-      sql`explain (analyze, buffers) select ${select} from orders where ${where}
-        order by ${orderBy(sql, sort)} limit ${LIMIT + 1} offset ${DEPTH}`,
-    );
+    console.log(plans.join('\n'));
   } finally {
     await sql.unsafe(`drop schema if exists ${schema} cascade`);
     await sql.end({ timeout: 5 });

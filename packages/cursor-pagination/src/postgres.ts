@@ -59,8 +59,11 @@ export interface PaginateMapOptions<T> extends PaginateOptions {
   readonly map: (row: Row) => T;
 }
 
-// Helper columns carrying each ORDER BY term as lossless text: what the next cursor holds.
-const KEY_PREFIX = '_hf_key_';
+// Helper columns, removed from the rows handed back: each ORDER BY term as lossless text (what
+// the next cursor holds), and each term with its own type (what ORDER BY sorts on).
+const HELPER_PREFIX = '_hf_';
+const keyName = (index: number) => `${HELPER_PREFIX}key_${index}`;
+const sortName = (index: number) => `${HELPER_PREFIX}sort_${index}`;
 
 function filterConditions(
   sql: Sql,
@@ -136,12 +139,19 @@ export async function paginate<T>(
   const where = conditions.length > 0 ? joinFragments(sql, conditions, sql` and `) : sql`true`;
   const keys = joinFragments(
     sql,
-    terms.map((term, index) => sql`(${term.expression})::text as ${sql(`${KEY_PREFIX}${index}`)}`),
+    terms.flatMap((term, index) => [
+      sql`(${term.expression})::text as ${sql(keyName(index))}`,
+      sql`${term.expression} as ${sql(sortName(index))}`,
+    ]),
     sql`, `,
   );
+  // ORDER BY names the helper columns, never a bare column name: a bare name in ORDER BY means
+  // an output column first (SQL-92 rule), so `select total::text as total` would silently sort
+  // as text while the keyset predicate in WHERE compares the real column. The planner still
+  // sees the column itself and uses an index on it.
   const order = joinFragments(
     sql,
-    terms.map((term) => orderByTerm(sql, term)),
+    terms.map((term, index) => orderByTerm(sql, { ...term, expression: sql`${sql(sortName(index))}` })),
     sql`, `,
   );
   const select = options.select ?? sql`*`;
@@ -156,12 +166,12 @@ export async function paginate<T>(
 
   const hasMore = rows.length > limit;
   const pageRows = hasMore ? rows.slice(0, limit) : [...rows];
-  const keyNames = terms.map((_, index) => `${KEY_PREFIX}${index}`);
+  const keyNames = terms.map((_, index) => keyName(index));
   const data: (T | Row)[] = [];
   for (const row of pageRows) {
     const plain: Row = {};
     for (const [column, value] of Object.entries(row))
-      if (!column.startsWith(KEY_PREFIX)) plain[column] = value;
+      if (!column.startsWith(HELPER_PREFIX)) plain[column] = value;
     data.push(options.map ? options.map(plain) : plain);
   }
   const last = pageRows[pageRows.length - 1];
