@@ -123,7 +123,9 @@ export async function paginate<T>(
   const include = parseInclude(options.include);
   const filter = options.filter ?? {};
   const base = [
-    ...(options.where ? [options.where] : []),
+    // Parenthesised: a caller's `a or b` must not absorb the filters and the keyset predicate
+    // (`a or b and tenant...` would read as `a or (b and ...)`).
+    ...(options.where ? [sql`(${options.where})`] : []),
     ...filterConditions(sql, options.filterColumns ?? {}, filter),
   ];
   const terms = sortExpressions(sql, sort);

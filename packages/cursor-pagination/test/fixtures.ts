@@ -107,6 +107,13 @@ export function itemsArbitrary(idPrefix: string, maxLength: number): fc.Arbitrar
     .map((items) => items.map(({ key, ...rest }) => ({ id: key, ...rest })));
 }
 
+/** A fixed pseudo-random table of `count` rows (unique ids), the same on every run. */
+export function sampleItems(idPrefix: string, count: number, seed: number): Item[] {
+  return fc
+    .sample(itemArbitrary(idPrefix), { numRuns: count, seed })
+    .map(({ key, ...rest }, index) => ({ id: `${key}_${index}`, ...rest }));
+}
+
 /** A random allowed sort of 1 to 3 distinct keys in the `sort` syntax. */
 export const sortArbitrary: fc.Arbitrary<string> = fc
   .uniqueArray(fc.record({ alias: fc.constantFrom(...aliases), desc: fc.boolean() }), {
