@@ -1,1 +1,121 @@
-export {};
+import type {} from '@holdfast/problem-details/hono';
+import type { Context, MiddlewareHandler } from 'hono';
+import type postgres from 'postgres';
+import { idempotent, type TransactionHandler } from './idempotent';
+import { type IdempotencyOptions, resolveIdempotencyOptions } from './options';
+import { answerExisting, type IdempotentRequest, prepareClaim } from './request';
+import { storeResponse } from './response';
+import type { IdempotencyStore } from './store';
+
+/**
+ * The request body for the fingerprint: the value `jsonBody()` parsed, else the body text
+ * parsed as JSON (Hono caches it, so the route can still read it), else the text itself.
+ */
+async function bodyOf(c: Context): Promise<unknown> {
+  const parsed: unknown = c.get('jsonBody');
+  if (parsed !== undefined) return parsed;
+  const text = await c.req.text();
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+async function requestOf(c: Context, account: string, required: boolean): Promise<IdempotentRequest> {
+  const requestId: string | undefined = c.get('requestId');
+  return {
+    key: c.req.header('Idempotency-Key'),
+    account,
+    method: c.req.method,
+    path: c.req.path,
+    body: await bodyOf(c),
+    required,
+    ...(requestId === undefined ? {} : { requestId }),
+  };
+}
+
+/** Options of the {@link idempotency} middleware. */
+export interface IdempotencyMiddlewareOptions extends IdempotencyOptions {
+  /** Where keys and answers live: `MemoryIdempotencyStore` or `PostgresIdempotencyStore`. */
+  store: IdempotencyStore;
+  /** The authenticated account of the request (keys are scoped to it). */
+  account: (c: Context) => string;
+  /** Answer 400 `idempotency_key_required` without a key. @defaultValue false */
+  required?: boolean;
+}
+
+/**
+ * The plain middleware, for routes with no database of their own: the route runs at most
+ * once per key and account; a repeat gets the stored answer with `Idempotent-Replayed: true`
+ * (the `requestId()` middleware outside gives it its own `Request-Id`); 2xx and 4xx answers
+ * are stored, 5xx and crashes release the key. Problems (400, 409, 422) are thrown for
+ * `onProblem()` to render. Routes that write to PostgreSQL should use {@link withIdempotency}.
+ *
+ * @example
+ * ```ts
+ * const store = new PostgresIdempotencyStore(sql);
+ * app.post('/v1/emails', idempotency({ store, account: (c) => c.get('account') }), (c) => c.json(sent, 202));
+ * ```
+ */
+export function idempotency(options: IdempotencyMiddlewareOptions): MiddlewareHandler {
+  const resolved = resolveIdempotencyOptions(options);
+  const required = options.required ?? false;
+  return async (c, next) => {
+    const request = await requestOf(c, options.account(c), required);
+    const claim = await prepareClaim(request, resolved);
+    if (claim === undefined) return next();
+    const result = await options.store.claim(claim);
+    if (result.outcome !== 'claimed') return answerExisting(result, claim, resolved, request.requestId);
+    const held = { account: claim.account, key: claim.key, token: claim.token };
+    try {
+      await next();
+    } catch (error) {
+      await options.store.release(held).catch(() => {});
+      throw error;
+    }
+    // Hono has already turned a thrown error into c.res through app.onError.
+    if (c.res.status >= 500) {
+      await options.store.release(held);
+      return;
+    }
+    const stored = await storeResponse(c.res, resolved.storedHeaders);
+    await options.store.complete(held, stored, new Date(resolved.now().getTime() + resolved.retentionMs));
+  };
+}
+
+/** Options of {@link withIdempotency}. */
+export interface WithIdempotencyOptions extends IdempotencyOptions {
+  /** The pool (never a transaction): the claim commits on its own. */
+  sql: postgres.Sql;
+  /** The authenticated account of the request (keys are scoped to it). */
+  account: string;
+  /** Answer 400 `idempotency_key_required` without a key. @defaultValue false */
+  required?: boolean;
+}
+
+/**
+ * The atomic flow from a Hono route: reads `Idempotency-Key`, the body and the request id
+ * from `c`, then runs `handler(tx)` through `idempotent()`, so the route's business writes and
+ * the stored answer commit in one transaction. Returns the `Response` to send.
+ *
+ * @example
+ * ```ts
+ * app.post('/v1/payments', async (c) => {
+ *   const body = PaymentInput.parse(c.get('jsonBody'));
+ *   return withIdempotency(c, { sql, account: c.get('account'), required: true }, async (tx) => {
+ *     const [payment] = await tx`insert into payments ${tx({ ...body, account: c.get('account') })} returning *`;
+ *     return { status: 201, headers: { Location: `/v1/payments/${payment.id}` }, body: payment };
+ *   });
+ * });
+ * ```
+ */
+export async function withIdempotency(
+  c: Context,
+  options: WithIdempotencyOptions,
+  handler: TransactionHandler,
+): Promise<Response> {
+  const request = await requestOf(c, options.account, options.required ?? false);
+  return idempotent(options.sql, request, handler, options);
+}

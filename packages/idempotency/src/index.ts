@@ -1,1 +1,15 @@
-export {};
+export { canonicalJson, type FingerprintInput, requestFingerprint } from './fingerprint';
+export { MAX_KEY_LENGTH, type ParsedIdempotencyKey, parseIdempotencyKey } from './key';
+export { MemoryIdempotencyStore } from './memory-store';
+export {
+  DEFAULT_LEASE_MS,
+  DEFAULT_STORED_HEADERS,
+  type IdempotencyOptions,
+  MIN_RETENTION_MS,
+  type ResolvedIdempotencyOptions,
+  resolveIdempotencyOptions,
+} from './options';
+export type { IdempotentRequest } from './request';
+export { type HandlerResult, replayResponse, toResponse } from './response';
+export { runIdempotent } from './run-idempotent';
+export type { ClaimInput, ClaimResult, HeldKey, IdempotencyStore, StoredResponse } from './store';

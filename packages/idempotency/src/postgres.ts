@@ -1,1 +1,2 @@
-export {};
+export { idempotent, type TransactionHandler } from './idempotent';
+export { PostgresIdempotencyStore, schema } from './postgres-store';

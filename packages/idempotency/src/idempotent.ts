@@ -1,0 +1,135 @@
+import { problem } from '@holdfast/problem-details';
+import type postgres from 'postgres';
+import { type IdempotencyOptions, resolveIdempotencyOptions } from './options';
+import { PostgresIdempotencyStore, storeAnswerQuery } from './postgres-store';
+import { answerExisting, type IdempotentRequest, prepareClaim } from './request';
+import {
+  type HandlerResult,
+  isClientProblem,
+  problemToResponse,
+  storeResponse,
+  toResponse,
+} from './response';
+
+/** A handler that does its business writes through `tx`, the transaction the answer is stored in. */
+export type TransactionHandler = (tx: postgres.TransactionSql) => HandlerResult | Promise<HandlerResult>;
+
+/** Carries a 5xx answer out of the transaction so its writes roll back. */
+class ServerErrorAnswer extends Error {
+  readonly response: Response;
+  constructor(response: Response) {
+    super('handler answered 5xx');
+    this.response = response;
+  }
+}
+
+const DIVISION_BY_ZERO = '22012';
+
+function isLostLease(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && 'code' in error && error.code === DIVISION_BY_ZERO;
+}
+
+function lostLease(cause: unknown, retryAfter: number): Error {
+  return problem('idempotency_key_in_use', {
+    detail: 'The lease on this Idempotency-Key ran out and another attempt took it over; retry later.',
+    retryAfter,
+    cause,
+  });
+}
+
+/**
+ * The primary API: runs `handler` at most once per (account, key) and commits its business
+ * writes and the stored answer in ONE transaction, so a crash can leave neither "charged but
+ * no record" nor "record but not charged" (CONTRACT section 7).
+ *
+ * Phases (after Brandur Leach's "Implementing Stripe-like Idempotency Keys in Postgres"):
+ * 1. Claim, one autocommit statement: insert the key with a lease, or read who holds it.
+ *    Committed at once, so every process sees "in progress" (409) and its fingerprint (422).
+ * 2. One transaction: `handler(tx)`, then the UPDATE that stores the answer only while this
+ *    attempt's token still holds the key. If the lease was taken over meanwhile, the UPDATE
+ *    touches no row, `1 / count(*)` raises, and the whole transaction (business writes
+ *    included) rolls back. The UPDATE is pipelined with COMMIT: no extra round trip.
+ * 3. On a 5xx answer or a throw the transaction rolls back and the key is released; a thrown
+ *    4xx `ProblemError` rolls the writes back and is stored as the answer. If the process
+ *    dies, PostgreSQL rolls the transaction back and the lease frees the key.
+ *
+ * Without a key (and none required) `handler` still runs in one transaction, and a 5xx rolls
+ * it back. Pass the pool, never a transaction: the claim must commit on its own.
+ *
+ * @throws ProblemError 400 `idempotency_key_required` / `validation_failed`, 409
+ * `idempotency_key_in_use` (also when the lease was lost mid-flight), 422
+ * `idempotency_key_reused`; whatever `handler` throws.
+ * @example
+ * ```ts
+ * const response = await idempotent(
+ *   sql,
+ *   { key: req.headers.get('Idempotency-Key'), account, method: 'POST', path: '/v1/payments', body, required: true },
+ *   async (tx) => {
+ *     const [payment] = await tx`insert into payments ${tx(row)} returning *`;
+ *     return { status: 201, headers: { Location: `/v1/payments/${payment.id}` }, body: payment };
+ *   },
+ * );
+ * ```
+ */
+export async function idempotent(
+  sql: postgres.Sql,
+  request: IdempotentRequest,
+  handler: TransactionHandler,
+  options: IdempotencyOptions = {},
+): Promise<Response> {
+  const resolved = resolveIdempotencyOptions(options);
+  const claim = await prepareClaim(request, resolved);
+  if (claim === undefined) {
+    try {
+      return await sql.begin(async (tx) => {
+        const response = toResponse(await handler(tx));
+        if (response.status >= 500) throw new ServerErrorAnswer(response);
+        return response;
+      });
+    } catch (error) {
+      if (error instanceof ServerErrorAnswer) return error.response;
+      throw error;
+    }
+  }
+  const store = new PostgresIdempotencyStore(sql);
+  const result = await store.claim(claim);
+  if (result.outcome !== 'claimed') return answerExisting(result, claim, resolved, request.requestId);
+  const held = { account: claim.account, key: claim.key, token: claim.token };
+
+  let stored: Promise<unknown> | undefined;
+  let response: Response;
+  try {
+    response = await sql.begin(async (tx) => {
+      const answer = toResponse(await handler(tx));
+      if (answer.status >= 500) throw new ServerErrorAnswer(answer);
+      const copy = await storeResponse(answer, resolved.storedHeaders);
+      const expiresAt = new Date(resolved.now().getTime() + resolved.retentionMs);
+      // Sent now and not awaited, so postgres.js pipelines COMMIT right behind it. If it
+      // raises, PostgreSQL answers that COMMIT with ROLLBACK, and awaiting it below tells.
+      const update = storeAnswerQuery(tx, held, copy, expiresAt);
+      stored = tx`with stored as (${update}) select 1 / count(*) as owned from stored`.execute();
+      stored.catch(() => {});
+      return answer;
+    });
+  } catch (error) {
+    if (error instanceof ServerErrorAnswer) {
+      await store.release(held);
+      return error.response;
+    }
+    if (isLostLease(error)) throw lostLease(error, resolved.retryAfterSeconds);
+    if (isClientProblem(error)) {
+      const copy = await storeResponse(problemToResponse(error, request.path), resolved.storedHeaders);
+      await store.complete(held, copy, new Date(resolved.now().getTime() + resolved.retentionMs));
+    } else {
+      await store.release(held).catch(() => {});
+    }
+    throw error;
+  }
+  try {
+    await stored;
+  } catch (error) {
+    if (!isLostLease(error)) throw error;
+    throw lostLease(error, resolved.retryAfterSeconds);
+  }
+  return response;
+}
