@@ -1,0 +1,145 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { childDatabaseUrl, createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { schema } from '../src/postgres';
+
+const SERVER = fileURLToPath(new URL('./fixtures/server.ts', import.meta.url));
+const PACKAGE = fileURLToPath(new URL('..', import.meta.url));
+
+interface Server {
+  readonly url: string;
+  readonly child: ChildProcess;
+  /** Resolves at the next "started" line the server prints. */
+  started(): Promise<void>;
+}
+
+async function startServer(db: TestDatabase, env: Record<string, string>): Promise<Server> {
+  const child = spawn(process.execPath, ['--conditions=@holdfast/source', '--import', 'tsx', SERVER], {
+    cwd: PACKAGE,
+    env: { ...process.env, ...env, DATABASE_URL: childDatabaseUrl(db) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const waiters: Array<() => void> = [];
+  let buffered = '';
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
+    child.stdout?.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString();
+      for (let newline = buffered.indexOf('\n'); newline >= 0; newline = buffered.indexOf('\n')) {
+        const line = buffered.slice(0, newline);
+        buffered = buffered.slice(newline + 1);
+        const listening = /^listening (\d+)$/.exec(line);
+        if (listening) resolve(Number(listening[1]));
+        if (line === 'started') waiters.shift()?.();
+      }
+    });
+  });
+  return {
+    url: `http://127.0.0.1:${port}`,
+    child,
+    started: () => new Promise<void>((resolve) => waiters.push(resolve)),
+  };
+}
+
+function stop(server: Server | undefined): void {
+  if (server && server.child.exitCode === null && server.child.signalCode === null)
+    server.child.kill('SIGTERM');
+}
+
+const pay = (server: Server, key: string) =>
+  fetch(`${server.url}/v1/payments`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'Idempotency-Key': key },
+    body: JSON.stringify({ amount: 500, currency: 'EUR' }),
+  });
+
+describe.skipIf(!realPostgres)(
+  'two server processes on one database (needs DATABASE_URL: several connections)',
+  () => {
+    let db: TestDatabase;
+    const servers: Server[] = [];
+
+    beforeAll(async () => {
+      db = await createTestDatabase();
+      await db.sql.unsafe(schema);
+      await db.sql`create table payments (id serial primary key, key text not null, amount int not null)`;
+      servers.push(
+        ...(await Promise.all([startServer(db, { SLEEP_MS: '300' }), startServer(db, { SLEEP_MS: '300' })])),
+      );
+    });
+    afterAll(async () => {
+      for (const server of servers) stop(server);
+      await db?.close();
+    });
+
+    async function executions(key: string): Promise<number> {
+      const [row] = await db.sql<{ n: number }[]>`select count(*)::int as n from payments where key = ${key}`;
+      return row?.n ?? 0;
+    }
+
+    it('50 concurrent identical requests over two processes execute once; the rest are replays or 409', async () => {
+      const key = 'concurrent-key';
+      const responses = await Promise.all(
+        Array.from({ length: 50 }, (_, i) => servers[i % 2]).map(async (server) => {
+          if (!server) throw new Error('no server');
+          const response = await pay(server, key);
+          return { response, body: await response.json() };
+        }),
+      );
+      expect(await executions(key)).toBe(1);
+      const originals = responses.filter(
+        ({ response }) => response.status === 201 && !response.headers.has('Idempotent-Replayed'),
+      );
+      expect(originals).toHaveLength(1);
+      const original = originals[0]?.body;
+      for (const { response, body } of responses) {
+        if (response.status === 409) {
+          expect(body.code).toBe('idempotency_key_in_use');
+          expect(response.headers.get('Retry-After')).toBe('1');
+        } else {
+          expect(response.status).toBe(201);
+          expect(body).toEqual(original);
+        }
+      }
+      expect(responses.some(({ response }) => response.status === 409)).toBe(true);
+      const [, second] = servers;
+      if (!second) throw new Error('no server');
+      const replay = await pay(second, key);
+      expect(replay.headers.get('Idempotent-Replayed')).toBe('true');
+      expect(await executions(key)).toBe(1);
+    });
+
+    it('a process killed with SIGKILL mid-handler leaves no execution; the key works again after the lease', async () => {
+      const lease = 3_000;
+      const doomed = await startServer(db, { SLEEP_MS: '60000', LEASE_MS: String(lease) });
+      servers.push(doomed);
+      const key = 'crash-key';
+      const started = doomed.started();
+      const inFlight = pay(doomed, key).catch((error: unknown) => error);
+      await started;
+      const claimedAt = Date.now();
+      doomed.child.kill('SIGKILL');
+      expect(await inFlight).toBeInstanceOf(Error);
+      await new Promise((resolve) => doomed.child.once('exit', resolve));
+      const [survivor] = servers;
+      if (!survivor) throw new Error('no server');
+      // The dead process's transaction rolled back: its payment row never committed.
+      expect(await executions(key)).toBe(0);
+      const during = await pay(survivor, key);
+      expect(during.status).toBe(409);
+      let after = during;
+      while (after.status === 409) {
+        expect(Date.now() - claimedAt).toBeLessThan(lease + 10_000);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        after = await pay(survivor, key);
+      }
+      // Not before the lease ran out (the claim was made just before "started").
+      expect(Date.now() - claimedAt).toBeGreaterThanOrEqual(lease - 1_000);
+      expect(after.status).toBe(201);
+      expect(after.headers.get('Idempotent-Replayed')).toBeNull();
+      expect((await pay(survivor, key)).headers.get('Idempotent-Replayed')).toBe('true');
+      expect(await executions(key)).toBe(1);
+    });
+  },
+);
