@@ -1,7 +1,7 @@
 import { type ProblemError, problem } from '@holdfast/problem-details';
 
 /** Longest accepted key, in characters (CONTRACT section 9). */
-export const MAX_KEY_LENGTH = 255;
+export const MAX_KEY_LENGTH: number = 255;
 
 /** The outcome of reading an `Idempotency-Key` header. */
 export type ParsedIdempotencyKey =

@@ -33,10 +33,10 @@ export interface ResolvedIdempotencyOptions {
 }
 
 /** 24 hours: the shortest retention the spec allows (SPEC section 4 rule 2, section 8). */
-export const MIN_RETENTION_MS = 24 * 60 * 60 * 1000;
+export const MIN_RETENTION_MS: number = 24 * 60 * 60 * 1000;
 
 /** The default lease: 60 seconds (CONTRACT section 7). */
-export const DEFAULT_LEASE_MS = 60_000;
+export const DEFAULT_LEASE_MS: number = 60_000;
 
 /** Headers a replay carries by default: those that describe the stored representation. */
 export const DEFAULT_STORED_HEADERS: readonly string[] = [

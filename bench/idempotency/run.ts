@@ -1,0 +1,180 @@
+// POST with an Idempotency-Key against the same POST without one, and a replay, side by side on
+// PostgreSQL (issue 5, "Must show"). Usage:
+//   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test \
+//     npx tsx --conditions=@holdfast/source bench/idempotency/run.ts
+// One Hono app in process (no network between client and app, so the database is what is
+// measured): POST /v1/payments inserts one payment row inside withIdempotency(). The three
+// kinds run interleaved, round after round, on one direct connection. A second pass, through a
+// TCP relay, counts statements (postgres.js's `debug` hook) and round trips (bursts of client
+// bytes that follow server bytes: pipelined statements share one).
+import { randomBytes } from 'node:crypto';
+import { createServer, connect as netConnect } from 'node:net';
+import { withIdempotency } from '@holdfast/idempotency/hono';
+import { schema } from '@holdfast/idempotency/postgres';
+import { jsonBody, onProblem, requestId } from '@holdfast/problem-details/hono';
+import { Hono } from 'hono';
+import postgres from 'postgres';
+
+const ROUNDS = Number(process.env.ROUNDS ?? 400);
+const WARMUP = 30;
+
+const databaseUrl = process.env.DATABASE_URL;
+if (!databaseUrl) {
+  console.error('bench/idempotency needs DATABASE_URL (a real PostgreSQL)');
+  process.exit(1);
+}
+const url = new URL(databaseUrl);
+const benchSchema = `bench_idempotency_${randomBytes(4).toString('hex')}`;
+
+let statements = 0;
+let roundTrips = 0;
+
+/**
+ * A TCP relay in front of PostgreSQL that counts round trips: each burst of client bytes that
+ * follows server bytes starts one. Pipelined statements travel in one burst. Only the counting
+ * pass goes through it; the timed pass connects directly.
+ */
+async function countingRelay(): Promise<{ port: number; close(): void }> {
+  const server = createServer((client) => {
+    const upstream = netConnect(Number(url.port || 5432), url.hostname);
+    let serverSpoke = true;
+    client.on('data', (chunk) => {
+      if (serverSpoke) roundTrips += 1;
+      serverSpoke = false;
+      upstream.write(chunk);
+    });
+    upstream.on('data', (chunk) => {
+      serverSpoke = true;
+      client.write(chunk);
+    });
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+    client.on('error', () => upstream.destroy());
+    upstream.on('error', () => client.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('relay has no port');
+  return { port: address.port, close: () => server.close() };
+}
+
+function client(target: string, count: boolean): postgres.Sql {
+  return postgres(target, {
+    max: 1,
+    onnotice: () => {},
+    connection: { search_path: benchSchema },
+    ...(count
+      ? {
+          debug: () => {
+            statements += 1;
+          },
+        }
+      : {}),
+  });
+}
+
+function paymentsApp(sql: postgres.Sql): Hono {
+  const app = new Hono();
+  app.use(requestId());
+  app.onError(onProblem());
+  app.use('/v1/*', jsonBody());
+  app.post('/v1/payments', (c) =>
+    withIdempotency(c, { sql, account: 'acct_bench' }, async (tx) => {
+      const [row] = await tx<{ id: number }[]>`
+        insert into payments (account, amount, currency) values ('acct_bench', 500, 'EUR') returning id`;
+      const id = `pay_${row?.id}`;
+      return {
+        status: 201,
+        headers: { Location: `/v1/payments/${id}` },
+        body: { id, amount: 500, currency: 'EUR' },
+      };
+    }),
+  );
+  return app;
+}
+
+const post = (app: Hono, key: string | undefined) =>
+  app.request('/v1/payments', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', ...(key === undefined ? {} : { 'Idempotency-Key': key }) },
+    body: JSON.stringify({ amount: 500, currency: 'EUR' }),
+  });
+
+type Kind = 'without key' | 'with key (first)' | 'replay';
+const samples: Record<Kind, number[]> = { 'without key': [], 'with key (first)': [], replay: [] };
+const perRequest: Record<Kind, { statements: number; roundTrips: number }> = {
+  'without key': { statements: 0, roundTrips: 0 },
+  'with key (first)': { statements: 0, roundTrips: 0 },
+  replay: { statements: 0, roundTrips: 0 },
+};
+
+async function measure(app: Hono, kind: Kind, key: string | undefined, record: boolean): Promise<void> {
+  const start = performance.now();
+  const response = await post(app, key);
+  const elapsed = performance.now() - start;
+  await response.arrayBuffer();
+  const expected = kind === 'replay' ? 'true' : null;
+  if (response.status !== 201 || response.headers.get('Idempotent-Replayed') !== expected) {
+    throw new Error(`${kind}: unexpected ${response.status} ${response.headers.get('Idempotent-Replayed')}`);
+  }
+  if (record) samples[kind].push(elapsed);
+}
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0;
+}
+
+const sql = client(databaseUrl, false);
+const relay = await countingRelay();
+const relayUrl = new URL(databaseUrl);
+relayUrl.hostname = '127.0.0.1';
+relayUrl.port = String(relay.port);
+const counted = client(relayUrl.toString(), true);
+try {
+  await sql.unsafe(`create schema ${benchSchema}`);
+  await sql.unsafe(schema);
+  await sql`create table payments (id bigserial primary key, account text not null, amount bigint not null, currency text not null)`;
+  const app = paymentsApp(sql);
+  const replayKey = 'bench-replay';
+  await post(app, replayKey);
+  for (let round = 0; round < WARMUP + ROUNDS; round++) {
+    const record = round >= WARMUP;
+    await measure(app, 'without key', undefined, record);
+    await measure(app, 'with key (first)', `bench-${round}`, record);
+    await measure(app, 'replay', replayKey, record);
+  }
+  // Counting pass: warm the prepared statements, then count one request of each kind.
+  const countedApp = paymentsApp(counted);
+  for (let round = 0; round < 3; round++) {
+    for (const [kind, key] of [
+      ['without key', undefined],
+      ['with key (first)', `counted-${round}`],
+      ['replay', replayKey],
+    ] as const) {
+      const before = { statements, roundTrips };
+      await measure(countedApp, kind, key, false);
+      perRequest[kind] = {
+        statements: statements - before.statements,
+        roundTrips: roundTrips - before.roundTrips,
+      };
+    }
+  }
+  const rows: string[] = [];
+  rows.push('| POST /v1/payments (one INSERT) | p50 ms | p99 ms | statements | round trips |');
+  rows.push('|---|---:|---:|---:|---:|');
+  for (const kind of ['without key', 'with key (first)', 'replay'] as const) {
+    const values = samples[kind];
+    rows.push(
+      `| ${kind} | ${percentile(values, 50).toFixed(3)} | ${percentile(values, 99).toFixed(3)} | ${perRequest[kind].statements} | ${perRequest[kind].roundTrips} |`,
+    );
+  }
+  console.log(
+    `PostgreSQL ${url.hostname}:${url.port || 5432}, ${ROUNDS} rounds after ${WARMUP} warm-up, one connection\n`,
+  );
+  console.log(rows.join('\n'));
+} finally {
+  await sql.unsafe(`drop schema if exists ${benchSchema} cascade`);
+  await Promise.all([sql.end(), counted.end()]);
+  relay.close();
+}
