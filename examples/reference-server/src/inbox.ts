@@ -1,0 +1,123 @@
+import type postgres from 'postgres';
+
+type Sql = postgres.Sql;
+
+/** What the inbox processor decided for one inbound event. */
+export type InboxOutcome = 'processed' | 'stale' | 'ignored';
+
+/**
+ * Event types this receiver acts on: the resources of our own contract. Any other type is
+ * acknowledged (the receiver answered 200 already, SPEC section 6: "an event type the receiver
+ * does not recognise is answered with 200") and marked `ignored`.
+ */
+const KNOWN_TYPE = /^(order|refund|payment|payment_method|subscription)\.[a-z_]+$/;
+
+interface Row {
+  id: string;
+  account_id: string;
+  event_type: string | null;
+  payload: unknown;
+}
+
+function record(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : undefined;
+}
+
+interface Version {
+  resourceId: string;
+  sequence: string | null;
+  updatedAt: string | null;
+}
+
+// The payload is trusted only because its signature verified; its shape is still checked.
+function versionOf(payload: unknown): Version | undefined {
+  const event = record(payload);
+  const object = record(record(event?.data)?.object);
+  const resourceId = object?.id;
+  if (typeof resourceId !== 'string' || resourceId.length === 0 || resourceId.length > 255) return undefined;
+  const rawSequence = event?.sequence;
+  const sequence =
+    typeof rawSequence === 'number' && Number.isSafeInteger(rawSequence) && rawSequence >= 0
+      ? String(rawSequence)
+      : typeof rawSequence === 'string' && /^\d{1,18}$/.test(rawSequence)
+        ? rawSequence
+        : null;
+  const rawUpdated = object?.updatedAt;
+  const updatedAt =
+    typeof rawUpdated === 'string' && !Number.isNaN(Date.parse(rawUpdated))
+      ? new Date(rawUpdated).toISOString()
+      : null;
+  if (sequence === null && updatedAt === null) return undefined;
+  return { resourceId, sequence, updatedAt };
+}
+
+async function processOne(
+  tx: postgres.TransactionSql,
+  row: Row,
+): Promise<{
+  outcome: InboxOutcome;
+  resourceId: string | null;
+  sequence: string | null;
+}> {
+  if (row.event_type === null || !KNOWN_TYPE.test(row.event_type)) {
+    return { outcome: 'ignored', resourceId: null, sequence: null };
+  }
+  const version = versionOf(row.payload);
+  // Without a version the event is a notification only (SPEC section 6): nothing to compare,
+  // the consumer re-fetches current state from the sender's API.
+  if (!version) return { outcome: 'processed', resourceId: null, sequence: null };
+  // Stale-event discard (SPEC section 6): apply only what is newer than the newest version of
+  // this resource already applied, by sequence when both have one, else by updatedAt. One
+  // statement, so two processors racing on the same resource cannot both win.
+  const applied = await tx<{ event_id: string }[]>`
+    insert into inbound_resource_versions (account_id, resource_id, sequence, updated_at, event_id)
+    values (${row.account_id}, ${version.resourceId}, ${version.sequence}, ${version.updatedAt}, ${row.id})
+    on conflict (account_id, resource_id) do update
+      set sequence = excluded.sequence, updated_at = excluded.updated_at, event_id = excluded.event_id
+      where case
+        when excluded.sequence is not null and inbound_resource_versions.sequence is not null
+          then excluded.sequence > inbound_resource_versions.sequence
+        when excluded.updated_at is not null and inbound_resource_versions.updated_at is not null
+          then excluded.updated_at > inbound_resource_versions.updated_at
+        else false
+      end
+    returning event_id`;
+  return {
+    outcome: applied.length > 0 ? 'processed' : 'stale',
+    resourceId: version.resourceId,
+    sequence: version.sequence,
+  };
+}
+
+/**
+ * Works through up to `batch` pending inbound events: leases them with `FOR UPDATE SKIP LOCKED`
+ * (any number of processors in any number of processes), decides each one and records the
+ * outcome in the same transaction. Returns how many were handled.
+ *
+ * @example
+ * ```ts
+ * while ((await processInbox(sql)) > 0);
+ * ```
+ */
+export async function processInbox(sql: Sql, batch = 50): Promise<number> {
+  return sql.begin(async (tx) => {
+    const rows = await tx<Row[]>`
+      select id, account_id, event_type, payload from inbound_events
+      where status = 'pending'
+      order by received_at, id
+      limit ${batch}
+      for update skip locked`;
+    for (const row of rows) {
+      const result = await processOne(tx, row);
+      await tx`
+        update inbound_events
+        set status = ${result.outcome}, resource_id = ${result.resourceId}, sequence = ${result.sequence},
+            attempts = attempts + 1,
+            processed_at = date_trunc('milliseconds', now())
+        where id = ${row.id}`;
+    }
+    return rows.length;
+  });
+}
