@@ -14,6 +14,8 @@ import type { IdempotencyStore } from './store';
 async function bodyOf(c: Context): Promise<unknown> {
   const parsed: unknown = c.get('jsonBody');
   if (parsed !== undefined) return parsed;
+  // jsonBody() read an empty body to its end without caching it: there was no body.
+  if (c.req.raw.bodyUsed && !('arrayBuffer' in c.req.bodyCache)) return undefined;
   const text = await c.req.text();
   if (text === '') return undefined;
   try {

@@ -9,6 +9,7 @@ export {
   type ResolvedIdempotencyOptions,
   resolveIdempotencyOptions,
 } from './options';
+export { type SchedulePurgeOptions, schedulePurge } from './purge';
 export type { IdempotentRequest } from './request';
 export { type HandlerResult, replayResponse, toResponse } from './response';
 export { runIdempotent } from './run-idempotent';

@@ -39,6 +39,15 @@ describe('idempotency(): the plain Hono middleware', () => {
     });
   });
 
+  it('fingerprints an empty body as no body', async () => {
+    const app = testApp(undefined);
+    const empty = () =>
+      app.request('/v1/emails', { method: 'POST', headers: { 'Idempotency-Key': 'k-empty' } });
+    expect((await empty()).status).toBe(202);
+    expect((await empty()).headers.get('Idempotent-Replayed')).toBe('true');
+    expect((await post(app, {}, 'k-empty')).status).toBe(422);
+  });
+
   it('runs keyless requests every time, and releases the key after a 5xx or a crash', async () => {
     const app = testApp(undefined);
     const a = await (await post(app, { amount: 1 })).json();

@@ -1,0 +1,50 @@
+import type { IdempotencyStore } from './store';
+
+/** Options of {@link schedulePurge}. */
+export interface SchedulePurgeOptions {
+  /** Time between purges. @defaultValue 60 000 ms */
+  intervalMs?: number;
+  /** Rows deleted per statement. @defaultValue 500 */
+  batchSize?: number;
+  /** The clock. @defaultValue `() => new Date()` */
+  now?: () => Date;
+  /** Called when a purge fails (the next one still runs). @defaultValue `console.error` */
+  onError?: (error: unknown) => void;
+}
+
+/**
+ * Purges expired keys every `intervalMs` in the background: small batches, each its own short
+ * statement, so requests never wait behind it. The timer does not keep the process alive.
+ * Returns `stop()`, which also waits for a purge in progress.
+ *
+ * @example
+ * ```ts
+ * const purger = schedulePurge(new PostgresIdempotencyStore(sql), { intervalMs: 5 * 60_000 });
+ * process.on('SIGTERM', () => void purger.stop());
+ * ```
+ */
+export function schedulePurge(
+  store: IdempotencyStore,
+  options: SchedulePurgeOptions = {},
+): { stop(): Promise<void> } {
+  const intervalMs = options.intervalMs ?? 60_000;
+  if (!Number.isInteger(intervalMs) || intervalMs < 1)
+    throw new RangeError('intervalMs must be a positive integer');
+  const now = options.now ?? (() => new Date());
+  const onError = options.onError ?? ((error: unknown) => console.error('idempotency purge failed:', error));
+  let running: Promise<void> = Promise.resolve();
+  const timer = setInterval(() => {
+    running = running.then(() =>
+      store
+        .purge({ now: now(), ...(options.batchSize === undefined ? {} : { batchSize: options.batchSize }) })
+        .then(() => {}, onError),
+    );
+  }, intervalMs);
+  if (typeof timer === 'object' && 'unref' in timer) timer.unref();
+  return {
+    stop() {
+      clearInterval(timer);
+      return running;
+    },
+  };
+}

@@ -1,0 +1,63 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { parseIdempotencyKey } from '../src/index';
+
+describe('parseIdempotencyKey', () => {
+  // The IETF draft "The Idempotency-Key HTTP Header Field", section 2.1, writes the key as an
+  // sf-string: Idempotency-Key: "8e03978e-40d5-43e8-bc93-6894a57f9324".
+  it.each([
+    ['"8e03978e-40d5-43e8-bc93-6894a57f9324"', '8e03978e-40d5-43e8-bc93-6894a57f9324'],
+    ['8e03978e-40d5-43e8-bc93-6894a57f9324', '8e03978e-40d5-43e8-bc93-6894a57f9324'],
+    ['  order-42  ', 'order-42'],
+    ['"with space"', 'with space'],
+    ['"esc\\"aped\\\\"', 'esc"aped\\'],
+    ['a+b/c=', 'a+b/c='],
+  ])('reads %s as %s', (header, key) => {
+    expect(parseIdempotencyKey(header)).toEqual({ ok: true, key });
+  });
+
+  it.each([
+    ['', 'invalid'],
+    ['""', 'invalid'],
+    ['a b', 'invalid'],
+    ['a,b', 'invalid'],
+    ['"open', 'invalid'],
+    ['"bad \\n escape"', 'invalid'],
+    ['"x";param=1', 'invalid'],
+    ['ключ', 'invalid'],
+    ['x'.repeat(256), 'too_long'],
+  ])('refuses %j with 400 validation_failed (%s)', (header, code) => {
+    const result = parseIdempotencyKey(header);
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    expect([result.error.status, result.error.code, result.error.errors[0]?.code]).toEqual([
+      400,
+      'validation_failed',
+      code,
+    ]);
+  });
+
+  it('answers idempotency_key_required only when required', () => {
+    expect(parseIdempotencyKey(undefined)).toEqual({ ok: true, key: undefined });
+    const missing = parseIdempotencyKey(null, { required: true });
+    expect(missing.ok ? null : missing.error.code).toBe('idempotency_key_required');
+  });
+
+  it('property: a key and its Structured Field string name the same key, up to 255 characters', () => {
+    const printable = fc.string({
+      unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)),
+      minLength: 1,
+      maxLength: 300,
+    });
+    fc.assert(
+      fc.property(printable, (key) => {
+        const quoted = `"${key.replace(/[\\"]/g, '\\$&')}"`;
+        const result = parseIdempotencyKey(quoted);
+        if (key.length > 255) expect(result.ok).toBe(false);
+        else expect(result).toEqual({ ok: true, key });
+        const bare = parseIdempotencyKey(key);
+        if (bare.ok && key.length <= 255) expect(bare.key).toBe(key.trim());
+      }),
+    );
+  });
+});
