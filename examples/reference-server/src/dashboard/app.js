@@ -1146,13 +1146,10 @@ function endpointsView(_route) {
       /** @type {Record<string, unknown>} */
       const body = {};
       if (!editing || url.value.trim() !== str(existing.url)) body.url = url.value.trim();
-      if (
-        editing
-          ? description.value.trim() !== (str(existing.description) ?? '')
-          : description.value.trim() !== ''
-      ) {
-        body.description = description.value.trim();
-      }
+      const text = description.value.trim();
+      // Clearing the description of an existing endpoint sends null (no description), not "".
+      if (editing && text !== (str(existing.description) ?? '')) body.description = text === '' ? null : text;
+      if (!editing && text !== '') body.description = text;
       // No event types means every event type; on an edit, an empty list says so explicitly.
       if (editing ? unique.join(',') !== existingTypes.join(',') : unique.length > 0)
         body.eventTypes = unique;
@@ -1516,6 +1513,7 @@ function deliveryView(id) {
             : dash(),
         ),
         fact('Attempts', attemptCount(d) ?? dash()),
+        fact('Last attempt', time(d.lastAttemptAt)),
         fact('Next attempt', time(d.nextAttemptAt)),
         fact('Created', time(d.createdAt)),
         fact('Updated', time(d.updatedAt)),
