@@ -39,6 +39,20 @@ describe('idempotency(): the plain Hono middleware', () => {
     });
   });
 
+  it('stores a problem the route throws; the replay carries the new request id in body and header', async () => {
+    const app = testApp(undefined);
+    const first = await post(app, { amount: 422 }, 'k-problem');
+    expect(first.status).toBe(422);
+    const firstBody = await first.json();
+    const again = await post(app, { amount: 422 }, 'k-problem');
+    expect(again.status).toBe(422);
+    expect(again.headers.get('Idempotent-Replayed')).toBe('true');
+    expect(again.headers.get('Content-Type')).toBe('application/problem+json');
+    const body = await again.json();
+    expect(body).toEqual({ ...firstBody, requestId: again.headers.get('Request-Id') });
+    expect(body.requestId).not.toBe(firstBody.requestId);
+  });
+
   it('fingerprints an empty body as no body', async () => {
     const app = testApp(undefined);
     const empty = () =>
