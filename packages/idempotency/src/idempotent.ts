@@ -25,7 +25,7 @@ class ServerErrorAnswer extends Error {
 
 const DIVISION_BY_ZERO = '22012';
 
-function isLostLease(error: unknown): boolean {
+function isDivisionByZero(error: unknown): boolean {
   return typeof error === 'object' && error !== null && 'code' in error && error.code === DIVISION_BY_ZERO;
 }
 
@@ -97,6 +97,10 @@ export async function idempotent(
   const held = { account: claim.account, key: claim.key, token: claim.token };
 
   let stored: Promise<unknown> | undefined;
+  // The storing statement's own failure, told apart from a handler's division by zero.
+  let storeFailure: unknown;
+  const isLostLease = (error: unknown) =>
+    error !== undefined && error === storeFailure && isDivisionByZero(error);
   let response: Response;
   try {
     response = await sql.begin(async (tx) => {
@@ -108,7 +112,9 @@ export async function idempotent(
       // raises, PostgreSQL answers that COMMIT with ROLLBACK, and awaiting it below tells.
       const update = storeAnswerQuery(tx, held, copy, expiresAt);
       stored = tx`with stored as (${update}) select 1 / count(*) as owned from stored`.execute();
-      stored.catch(() => {});
+      stored.catch((error: unknown) => {
+        storeFailure = error;
+      });
       return answer;
     });
   } catch (error) {
@@ -128,8 +134,10 @@ export async function idempotent(
   try {
     await stored;
   } catch (error) {
-    if (!isLostLease(error)) throw error;
-    throw lostLease(error, resolved.retryAfterSeconds);
+    if (isDivisionByZero(error)) throw lostLease(error, resolved.retryAfterSeconds);
+    // The transaction aborted, so nothing committed; release only deletes an unanswered claim.
+    await store.release(held).catch(() => {});
+    throw error;
   }
   return response;
 }

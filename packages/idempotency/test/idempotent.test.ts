@@ -93,6 +93,20 @@ describe(`idempotent(): business write and answer in one transaction (${realPost
     expect(row).toBeUndefined();
   });
 
+  it("releases the key when the handler's own SQL fails (even with the division by zero the lease check uses)", async () => {
+    const key = freshKey();
+    await expect(
+      idempotent(db.sql, request(key), async (tx) => {
+        await tx`insert into payments (key, amount) values (${key}, 500)`;
+        await tx`select 1 / 0`;
+        return { status: 201 };
+      }),
+    ).rejects.toMatchObject({ code: '22012' });
+    expect(await payments(key)).toBe(0);
+    const retried = await idempotent(db.sql, request(key), async () => ({ status: 201 }));
+    expect(retried.headers.get('Idempotent-Replayed')).toBeNull();
+  });
+
   it('rolls a thrown 4xx problem back and stores it as the answer', async () => {
     const key = freshKey();
     const refuse = () =>
