@@ -1,6 +1,13 @@
 import { type ProblemError, problem } from '@holdfast/problem-details';
 
-/** Longest accepted key, in characters (CONTRACT section 9). */
+/**
+ * Longest accepted key, in characters (CONTRACT section 9).
+ *
+ * @example
+ * ```ts
+ * parseIdempotencyKey('k'.repeat(MAX_KEY_LENGTH + 1)).ok; // false: 400 validation_failed
+ * ```
+ */
 export const MAX_KEY_LENGTH: number = 255;
 
 /** The outcome of reading an `Idempotency-Key` header. */

@@ -32,13 +32,34 @@ export interface ResolvedIdempotencyOptions {
   readonly now: () => Date;
 }
 
-/** 24 hours: the shortest retention the spec allows (SPEC section 4 rule 2, section 8). */
+/**
+ * 24 hours: the shortest retention the spec allows (SPEC section 4 rule 2, section 8).
+ *
+ * @example
+ * ```ts
+ * idempotent(sql, request, handler, { retentionMs: 7 * MIN_RETENTION_MS }); // keep answers a week
+ * ```
+ */
 export const MIN_RETENTION_MS: number = 24 * 60 * 60 * 1000;
 
-/** The default lease: 60 seconds (CONTRACT section 7). */
+/**
+ * The default lease: 60 seconds (CONTRACT section 7).
+ *
+ * @example
+ * ```ts
+ * idempotent(sql, request, slowHandler, { leaseMs: 5 * DEFAULT_LEASE_MS }); // a handler that may take minutes
+ * ```
+ */
 export const DEFAULT_LEASE_MS: number = 60_000;
 
-/** Headers a replay carries by default: those that describe the stored representation. */
+/**
+ * Headers a replay carries by default: those that describe the stored representation.
+ *
+ * @example
+ * ```ts
+ * idempotency({ store, account, storedHeaders: [...DEFAULT_STORED_HEADERS, 'Preference-Applied'] });
+ * ```
+ */
 export const DEFAULT_STORED_HEADERS: readonly string[] = [
   'Location',
   'Content-Type',

@@ -1,7 +1,7 @@
-import { createTestDatabase, type TestDatabase } from '@holdfast/pg/testing';
-import { afterAll, beforeAll } from 'vitest';
+import { createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresIdempotencyStore, schema } from '../src/postgres';
-import { storeBehaviour } from './store-suite';
+import { deferred, storeBehaviour } from './store-suite';
 
 let db: TestDatabase;
 let store: PostgresIdempotencyStore;
@@ -18,3 +18,47 @@ storeBehaviour(
   `PostgresIdempotencyStore (${process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'})`,
   () => store,
 );
+
+describe('the PostgreSQL table', () => {
+  it('is a normal logged table keyed by (account, key), with the purge index', async () => {
+    const [table] = await db.sql<{ relpersistence: string }[]>`
+      select relpersistence from pg_class where oid = 'holdfast_idempotency_keys'::regclass`;
+    expect(table?.relpersistence).toBe('p');
+    const indexes = await db.sql<{ indexdef: string }[]>`
+      select indexdef from pg_indexes where tablename = 'holdfast_idempotency_keys' and schemaname = current_schema()`;
+    expect(indexes.map((index) => index.indexdef).join('\n')).toMatch(
+      /\(account, key\)[\s\S]*\(expires_at\)|\(expires_at\)[\s\S]*\(account, key\)/,
+    );
+  });
+});
+
+describe.skipIf(!realPostgres)('purge beside requests (needs DATABASE_URL: several connections)', () => {
+  it('skips a row a request holds locked instead of waiting for it, and deletes the rest in batches', async () => {
+    const other = await db.connectAgain(2);
+    try {
+      const past = new Date('2020-01-01T00:00:00.000Z');
+      for (let i = 0; i < 7; i++) {
+        await db.sql`
+          insert into holdfast_idempotency_keys (account, key, fingerprint, token, locked_until, created_at, expires_at)
+          values ('acct_purge', ${`old-${i}`}, 'f', 't', ${past}, ${past}, ${past})`;
+      }
+      const locked = deferred();
+      const release = deferred();
+      const holder = other.sql.begin(async (tx) => {
+        await tx`select 1 from holdfast_idempotency_keys where account = 'acct_purge' and key = 'old-0' for update`;
+        locked.resolve();
+        await release.promise;
+      });
+      await locked.promise;
+      const started = Date.now();
+      const purged = await store.purge({ now: new Date('2020-01-02T00:00:00.000Z'), batchSize: 2 });
+      expect(Date.now() - started).toBeLessThan(2_000);
+      expect(purged).toBe(6);
+      release.resolve();
+      await holder;
+      expect(await store.purge({ now: new Date('2020-01-02T00:00:00.000Z'), batchSize: 2 })).toBe(1);
+    } finally {
+      await other.close();
+    }
+  });
+});
