@@ -2,6 +2,7 @@ import type {} from '@holdfast/problem-details/hono';
 import type { Context, MiddlewareHandler } from 'hono';
 import type postgres from 'postgres';
 import { idempotent, type TransactionHandler } from './idempotent';
+import { keepLease } from './lease';
 import { type IdempotencyOptions, resolveIdempotencyOptions } from './options';
 import { answerExisting, type IdempotentRequest, prepareClaim } from './request';
 import { storeResponse } from './response';
@@ -71,11 +72,14 @@ export function idempotency(options: IdempotencyMiddlewareOptions): MiddlewareHa
     const result = await options.store.claim(claim);
     if (result.outcome !== 'claimed') return answerExisting(result, claim, resolved, request.requestId);
     const held = { account: claim.account, key: claim.key, token: claim.token };
+    const stopLease = keepLease(options.store, held, resolved);
     try {
       await next();
     } catch (error) {
       await options.store.release(held).catch(() => {});
       throw error;
+    } finally {
+      stopLease();
     }
     // Hono has already turned a thrown error into c.res through app.onError.
     if (c.res.status >= 500) {

@@ -1,5 +1,6 @@
 import { problem } from '@holdfast/problem-details';
 import type postgres from 'postgres';
+import { keepLease } from './lease';
 import { type IdempotencyOptions, resolveIdempotencyOptions } from './options';
 import { PostgresIdempotencyStore, storeAnswerQuery } from './postgres-store';
 import { answerExisting, type IdempotentRequest, prepareClaim } from './request';
@@ -49,6 +50,7 @@ function lostLease(cause: unknown, retryAfter: number): Error {
  *    attempt's token still holds the key. If the lease was taken over meanwhile, the UPDATE
  *    touches no row, `1 / count(*)` raises, and the whole transaction (business writes
  *    included) rolls back. The UPDATE is pipelined with COMMIT: no extra round trip.
+ *    Meanwhile the lease is renewed every third of `leaseMs` from the pool.
  * 3. On a 5xx answer or a throw the transaction rolls back and the key is released; a thrown
  *    4xx `ProblemError` rolls the writes back and is stored as the answer. If the process
  *    dies, PostgreSQL rolls the transaction back and the lease frees the key.
@@ -102,6 +104,8 @@ export async function idempotent(
   const isLostLease = (error: unknown) =>
     error !== undefined && error === storeFailure && isDivisionByZero(error);
   let response: Response;
+  // Renewed from the pool, outside the transaction, so other processes see it.
+  const stopLease = keepLease(store, held, resolved);
   try {
     response = await sql.begin(async (tx) => {
       const answer = toResponse(await handler(tx));
@@ -118,6 +122,7 @@ export async function idempotent(
       return answer;
     });
   } catch (error) {
+    stopLease();
     if (error instanceof ServerErrorAnswer) {
       await store.release(held);
       return error.response;
@@ -131,6 +136,7 @@ export async function idempotent(
     }
     throw error;
   }
+  stopLease();
   try {
     await stored;
   } catch (error) {

@@ -57,6 +57,13 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     return true;
   }
 
+  async extend(held: HeldKey, lockedUntil: Date): Promise<boolean> {
+    const entry = this.#entries.get(this.#id(held.account, held.key));
+    if (entry === undefined || entry.token !== held.token || entry.response !== null) return false;
+    entry.lockedUntil = lockedUntil;
+    return true;
+  }
+
   async release(held: HeldKey): Promise<void> {
     const id = this.#id(held.account, held.key);
     const entry = this.#entries.get(id);

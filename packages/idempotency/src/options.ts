@@ -2,8 +2,9 @@
 export interface IdempotencyOptions {
   /**
    * How long a claimed key stays locked without an answer before another request may take it
-   * over: a key held by a process that died is released after this (CONTRACT section 7).
-   * Keep it above your slowest handler. @defaultValue 60 000 ms
+   * over: a key held by a process that died is released after this (CONTRACT section 7). A
+   * live handler renews its lease every third of it, so slow handlers keep their key.
+   * @defaultValue 60 000 ms
    */
   leaseMs?: number;
   /**

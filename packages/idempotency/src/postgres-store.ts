@@ -134,6 +134,15 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     return rows.length === 1;
   }
 
+  async extend(held: HeldKey, lockedUntil: Date): Promise<boolean> {
+    const rows = await this.#sql`
+      update holdfast_idempotency_keys set locked_until = ${lockedUntil}
+      where account = ${held.account} and key = ${held.key} and token = ${held.token}
+        and response_status is null
+      returning 1`;
+    return rows.length === 1;
+  }
+
   async release(held: HeldKey): Promise<void> {
     await this.#sql`
       delete from holdfast_idempotency_keys

@@ -1,3 +1,4 @@
+import { keepLease } from './lease';
 import { type IdempotencyOptions, resolveIdempotencyOptions } from './options';
 import { answerExisting, type IdempotentRequest, prepareClaim } from './request';
 import {
@@ -44,9 +45,11 @@ export async function runIdempotent(
   if (result.outcome !== 'claimed') return answerExisting(result, claim, resolved, request.requestId);
   const held = { account: claim.account, key: claim.key, token: claim.token };
   let response: Response;
+  const stopLease = keepLease(store, held, resolved);
   try {
     response = toResponse(await handler());
   } catch (error) {
+    stopLease();
     if (isClientProblem(error)) {
       const stored = await storeResponse(problemToResponse(error, request.path), resolved.storedHeaders);
       await store.complete(held, stored, expiry(resolved));
@@ -55,12 +58,13 @@ export async function runIdempotent(
     }
     throw error;
   }
+  stopLease();
   if (response.status >= 500) {
     await store.release(held);
     return response;
   }
-  // A lost lease (another attempt took the key over) leaves the answer unstored; the client
-  // still gets it. Keep leaseMs above the slowest handler.
+  // A lost lease (renewals failed and another attempt took the key over) leaves the answer
+  // unstored; the client still gets it.
   await store.complete(held, await storeResponse(response, resolved.storedHeaders), expiry(resolved));
   return response;
 }

@@ -56,6 +56,11 @@ export interface IdempotencyStore {
   claim(input: ClaimInput): Promise<ClaimResult>;
   /** Stores the answer; false when the token no longer holds the key (the lease was taken over). */
   complete(held: HeldKey, response: StoredResponse, expiresAt: Date): Promise<boolean>;
+  /**
+   * Pushes the lease of an unanswered claim to `lockedUntil` while its handler still runs;
+   * false when the token no longer holds the key.
+   */
+  extend(held: HeldKey, lockedUntil: Date): Promise<boolean>;
   /** Forgets an unanswered claim so the client can retry at once (5xx, crash). */
   release(held: HeldKey): Promise<void>;
   /** Deletes rows past `expiresAt` in batches; returns how many went. */

@@ -28,6 +28,7 @@ describe('options and the purge schedule', () => {
       {
         claim: (input) => store.claim(input),
         complete: (held, response, expiresAt) => store.complete(held, response, expiresAt),
+        extend: (held, lockedUntil) => store.extend(held, lockedUntil),
         release: (held) => store.release(held),
         purge: async (options) => {
           purges += 1;

@@ -198,6 +198,29 @@ export function storeBehaviour(name: string, getStore: () => IdempotencyStore): 
       expect(after.headers.get('Idempotent-Replayed')).toBe('true');
     });
 
+    it('renews the lease of a slow handler that is alive, so its key is not taken over', async () => {
+      const store = getStore();
+      const key = freshKey();
+      const real = { leaseMs: 150 }; // the real clock: renewal runs every 50 ms
+      const count = counter();
+      const slow = runIdempotent(
+        store,
+        request(key),
+        async () => {
+          await new Promise((resolve) => setTimeout(resolve, 600));
+          return count.handler()();
+        },
+        real,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      const busy = await problemOf(runIdempotent(store, request(key), count.handler(), real));
+      expect(busy.code).toBe('idempotency_key_in_use');
+      expect((await slow).status).toBe(201);
+      const replay = await runIdempotent(store, request(key), count.handler(), real);
+      expect(replay.headers.get('Idempotent-Replayed')).toBe('true');
+      expect(count.runs).toBe(1);
+    });
+
     it('does not store a 5xx: the key is released and the retry runs', async () => {
       const store = getStore();
       const key = freshKey();
