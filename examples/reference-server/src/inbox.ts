@@ -72,15 +72,15 @@ async function processOne(
   // this resource already applied, by sequence when both have one, else by updatedAt. One
   // statement, so two processors racing on the same resource cannot both win.
   const applied = await tx<{ event_id: string }[]>`
-    insert into inbound_resource_versions (account_id, resource_id, sequence, updated_at, event_id)
+    insert into holdfast_inbound_resource_versions (account_id, resource_id, sequence, updated_at, event_id)
     values (${row.account_id}, ${version.resourceId}, ${version.sequence}, ${version.updatedAt}, ${row.id})
     on conflict (account_id, resource_id) do update
       set sequence = excluded.sequence, updated_at = excluded.updated_at, event_id = excluded.event_id
       where case
-        when excluded.sequence is not null and inbound_resource_versions.sequence is not null
-          then excluded.sequence > inbound_resource_versions.sequence
-        when excluded.updated_at is not null and inbound_resource_versions.updated_at is not null
-          then excluded.updated_at > inbound_resource_versions.updated_at
+        when excluded.sequence is not null and holdfast_inbound_resource_versions.sequence is not null
+          then excluded.sequence > holdfast_inbound_resource_versions.sequence
+        when excluded.updated_at is not null and holdfast_inbound_resource_versions.updated_at is not null
+          then excluded.updated_at > holdfast_inbound_resource_versions.updated_at
         else false
       end
     returning event_id`;
@@ -104,7 +104,7 @@ async function processOne(
 export async function processInbox(sql: Sql, batch = 50): Promise<number> {
   return sql.begin(async (tx) => {
     const rows = await tx<Row[]>`
-      select id, account_id, event_type, payload from inbound_events
+      select id, account_id, event_type, payload from holdfast_inbound_events
       where status = 'pending'
       order by received_at, id
       limit ${batch}
@@ -112,7 +112,7 @@ export async function processInbox(sql: Sql, batch = 50): Promise<number> {
     for (const row of rows) {
       const result = await processOne(tx, row);
       await tx`
-        update inbound_events
+        update holdfast_inbound_events
         set status = ${result.outcome}, resource_id = ${result.resourceId}, sequence = ${result.sequence},
             attempts = attempts + 1,
             processed_at = date_trunc('milliseconds', now())

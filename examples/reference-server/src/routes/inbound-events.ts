@@ -1,0 +1,86 @@
+import { paginate } from '@holdfast/cursor-pagination/postgres';
+import { listQueryShape, pageSchema } from '@holdfast/cursor-pagination/zod';
+import { defineSortAllowlist } from '@holdfast/sort-allowlist';
+import { createRoute, z } from '@hono/zod-openapi';
+import type postgres from 'postgres';
+import type { App, Deps } from '../context';
+import { problemResponses } from './webhook-openapi';
+import { INBOUND_STATUSES, InboundEventSchema } from './webhook-schemas';
+
+export const inboundEventSort = defineSortAllowlist({
+  fields: { createdAt: { column: 'received_at', type: 'timestamp' } },
+  id: { column: 'id' },
+  default: '-createdAt',
+});
+
+const listInboundEvents = createRoute({
+  method: 'get',
+  path: '/inbound-events',
+  tags: ['Inbound events'],
+  summary: 'List verified events received at /hooks/{name}',
+  description:
+    'Events that arrived at one of this account’s receivers, passed signature verification and were queued in the inbox, with their processing status.',
+  request: {
+    query: z.strictObject({
+      ...listQueryShape(inboundEventSort),
+      status: z
+        .enum(INBOUND_STATUSES)
+        .optional()
+        .meta({ description: 'Only events in this processing status.' }),
+    }),
+  },
+  responses: {
+    200: {
+      description: 'A page of inbound events.',
+      content: { 'application/json': { schema: pageSchema(InboundEventSchema) } },
+    },
+    ...problemResponses([400, 401, 403]),
+  },
+});
+
+/** The representation of a `holdfast_inbound_events` row. */
+export function toInboundEvent(row: postgres.Row): z.infer<typeof InboundEventSchema> {
+  return {
+    id: row.id,
+    receiver: row.receiver,
+    webhookId: row.webhook_id,
+    type: row.event_type,
+    status: row.status,
+    resource: row.resource_id,
+    sequence: row.sequence === null ? null : Number(row.sequence),
+    data: row.payload,
+    createdAt: row.received_at.toISOString(),
+    processedAt: row.processed_at === null ? null : row.processed_at.toISOString(),
+  };
+}
+
+/**
+ * `GET /v1/inbound-events`: the receiver's inbox for the caller's account, newest first.
+ *
+ * @example
+ * ```ts
+ * inboundEventRoutes(v1, deps);
+ * ```
+ */
+export function inboundEventRoutes(app: App, deps: Deps): void {
+  const { sql, keyring } = deps;
+  app.openapi(listInboundEvents, async (c) => {
+    const { account } = c.get('principal');
+    const query = c.req.valid('query');
+    const page = await paginate(sql, {
+      from: sql`holdfast_inbound_events`,
+      where: sql`account_id = ${account}`,
+      allowlist: inboundEventSort,
+      sort: query.sort,
+      cursor: query.cursor,
+      limit: query.limit,
+      include: query.include,
+      filterColumns: { status: 'status' },
+      filter: { status: query.status },
+      binding: { account, resource: 'inbound-events' },
+      keyring,
+      map: toInboundEvent,
+    });
+    return c.json(page, 200);
+  });
+}

@@ -1,0 +1,163 @@
+import { defineSortAllowlist } from '@holdfast/sort-allowlist';
+import { z } from '@hono/zod-openapi';
+
+// Representations of the webhook resources (CONTRACT sections 5 and 6) and their sort
+// allowlists: the single source for validation, responses and the OpenAPI document.
+
+const timestamp = z.iso.datetime().meta({ example: '2026-11-22T16:30:19.123Z' });
+
+/** An opaque id with the given prefix, for path parameters. */
+export function idParam(prefix: string, description: string) {
+  return z.object({
+    id: z
+      .string()
+      .min(1)
+      .max(255)
+      .meta({ description, example: `${prefix}_2x8Kd0qLw1Yc7VnR4sT9uA`, param: { name: 'id', in: 'path' } }),
+  });
+}
+
+export const EVENT_TYPE = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(/^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$|^\*$/, 'an event type such as subscription.created, or *')
+  .meta({ example: 'subscription.created' });
+
+export const WebhookEndpointSchema = z
+  .object({
+    id: z.string().meta({ example: 'we_2x8Kd0qLw1Yc7VnR4sT9uA' }),
+    url: z.string().meta({ example: 'https://example.com/hooks/holdfast' }),
+    description: z.string().nullable(),
+    eventTypes: z.array(z.string()).meta({ description: 'Event types delivered; empty means every type.' }),
+    status: z.enum(['active', 'disabled']),
+    createdAt: timestamp,
+    updatedAt: timestamp,
+  })
+  .meta({ id: 'WebhookEndpoint' });
+
+export const WebhookEndpointWithSecretSchema = WebhookEndpointSchema.extend({
+  secret: z.string().meta({
+    description: 'whsec_ + base64 of 32 random bytes. Shown in this response only.',
+    example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+  }),
+}).meta({ id: 'WebhookEndpointWithSecret' });
+
+export const CreateWebhookEndpointSchema = z
+  .strictObject({
+    url: z.string().min(1).max(2048).meta({
+      description:
+        'Where deliveries are POSTed. https only in production; loopback, private, link-local, CGNAT, multicast and similar destinations are refused with 422 destination_url_forbidden.',
+    }),
+    eventTypes: z.array(EVENT_TYPE).max(100).optional(),
+    description: z.string().max(500).optional(),
+  })
+  .meta({ id: 'CreateWebhookEndpoint' });
+
+export const UpdateWebhookEndpointSchema = z
+  .strictObject({
+    url: z.string().min(1).max(2048).optional(),
+    eventTypes: z.array(EVENT_TYPE).max(100).optional(),
+    description: z.string().max(500).nullable().optional(),
+    status: z.enum(['active', 'disabled']).optional(),
+  })
+  .meta({ id: 'UpdateWebhookEndpoint' });
+
+export const EventSchema = z
+  .object({
+    id: z.string().meta({ example: 'evt_2x8Kd0qLw1Yc7VnR4sT9uA' }),
+    type: z.string().meta({ example: 'subscription.created' }),
+    createdAt: timestamp,
+    sequence: z.number().int().meta({ description: 'Rises monotonically per resource: discard lower ones.' }),
+    data: z.object({
+      object: z
+        .record(z.string(), z.unknown())
+        .meta({ description: 'The resource as it was after the change; carries updatedAt.' }),
+    }),
+  })
+  .meta({ id: 'Event' });
+
+export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed', 'dead'] as const;
+
+export const DeliverySchema = z
+  .object({
+    id: z.string().meta({ example: 'dlv_2x8Kd0qLw1Yc7VnR4sT9uA' }),
+    event: z.string().meta({ description: 'The event id; also the Webhook-Id header.' }),
+    eventType: z.string(),
+    endpoint: z.string().meta({ description: 'The webhook endpoint id.' }),
+    status: z.enum(DELIVERY_STATUSES).meta({
+      description: 'pending, succeeded, failed (retrying) or dead (out of retries or refused).',
+    }),
+    attemptCount: z.number().int(),
+    nextAttemptAt: timestamp.nullable(),
+    lastAttemptAt: timestamp.nullable(),
+    createdAt: timestamp,
+    updatedAt: timestamp,
+  })
+  .meta({ id: 'Delivery' });
+
+export const AttemptSchema = z
+  .object({
+    id: z.string().meta({ example: 'att_2x8Kd0qLw1Yc7VnR4sT9uA' }),
+    delivery: z.string(),
+    status: z
+      .number()
+      .int()
+      .nullable()
+      .meta({ description: 'The HTTP status, or null when none came back.' }),
+    error: z.string().nullable(),
+    latencyMs: z.number().int(),
+    responseBodyPrefix: z.string().nullable().meta({ description: 'The first 1 KiB of the response body.' }),
+    createdAt: timestamp,
+  })
+  .meta({ id: 'DeliveryAttempt' });
+
+export const NotificationSchema = z
+  .object({
+    id: z.string(),
+    type: z.string().meta({ example: 'webhook_endpoint.disabling' }),
+    message: z.string(),
+    endpoint: z.string().nullable(),
+    disableAt: timestamp.nullable(),
+    createdAt: timestamp,
+  })
+  .meta({ id: 'Notification' });
+
+export const INBOUND_STATUSES = ['pending', 'processed', 'stale', 'ignored'] as const;
+
+export const InboundEventSchema = z
+  .object({
+    id: z.string().meta({ example: 'inb_2x8Kd0qLw1Yc7VnR4sT9uA' }),
+    receiver: z.string().meta({ description: 'The {name} of /hooks/{name}.' }),
+    webhookId: z.string().meta({ description: 'The Webhook-Id header: the deduplication key.' }),
+    type: z.string().nullable(),
+    status: z.enum(INBOUND_STATUSES).meta({
+      description:
+        'pending (queued), processed, stale (an equal or newer version of the resource was already applied) or ignored (unknown event type, acknowledged with 200).',
+    }),
+    resource: z.string().nullable(),
+    sequence: z.number().int().nullable(),
+    data: z.unknown().meta({ description: 'The verified payload.' }),
+    createdAt: timestamp.meta({ description: 'When it was received.' }),
+    processedAt: timestamp.nullable(),
+  })
+  .meta({ id: 'InboundEvent' });
+
+export const createdAtSort = {
+  createdAt: { column: 'created_at', type: 'timestamp' },
+} as const;
+
+export const deliverySort = defineSortAllowlist({
+  fields: {
+    createdAt: { column: 'created_at', type: 'timestamp' },
+    status: { column: 'status', type: 'enum', rank: [...DELIVERY_STATUSES] },
+  },
+  id: { column: 'id' },
+  default: '-createdAt',
+});
+
+export const endpointSort = defineSortAllowlist({
+  fields: createdAtSort,
+  id: { column: 'id' },
+  default: '-createdAt',
+});
