@@ -1,0 +1,100 @@
+import { jsonBody, notFoundProblem, onProblem, requestId } from '@holdfast/problem-details/hono';
+import { OpenAPIHono } from '@hono/zod-openapi';
+import type { MiddlewareHandler } from 'hono';
+import { authenticate, requireScope, scopeFor } from './auth';
+import type { App, AppEnv, Deps } from './context';
+import { dashboardRoutes } from './dashboard/index';
+import { renderDocs } from './docs';
+import { problemPages } from './problem-pages';
+import { rateLimit } from './rate-limit';
+import { inboundEventRoutes } from './routes/inbound-events';
+import { validationHook } from './routes/webhook-openapi';
+import { strictQueries } from './strict-query';
+
+/** The scope family of each first path segment under /v1 (CONTRACT section 3). */
+const SCOPE_OF_SEGMENT: Record<string, 'orders' | 'payments' | 'subscriptions' | 'webhooks'> = {
+  orders: 'orders',
+  payments: 'payments',
+  'payment-methods': 'payments',
+  subscriptions: 'subscriptions',
+  'webhook-endpoints': 'webhooks',
+  events: 'webhooks',
+  deliveries: 'webhooks',
+  notifications: 'webhooks',
+  'inbound-events': 'webhooks',
+};
+
+/** Read scope for GET, write scope otherwise, by the resource family of the path. */
+function scopeByPath(): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const segment = c.req.path.split('/')[2] ?? '';
+    const family = SCOPE_OF_SEGMENT[segment];
+    if (!family) return next();
+    return requireScope(scopeFor(family, c.req.method))(c, next);
+  };
+}
+
+/** What the app registers besides the shared dependencies: route modules that need more. */
+export interface AppOptions {
+  /** Route modules mounted on /v1 after authentication, rate limiting and scope checks. */
+  readonly v1Routes?: ReadonlyArray<(v1: App, deps: Deps) => void>;
+  /** Route modules mounted at the root (no API key), such as the webhook receiver. */
+  readonly rootRoutes?: ReadonlyArray<(app: App, deps: Deps) => void>;
+}
+
+/**
+ * Builds the reference server's Hono app from the packages: wiring only. Order matters:
+ * request id first (every response carries `Request-Id`), problem handlers, then for /v1
+ * authentication (401 before anything else), rate limit, scope (403), the JSON body guard
+ * (413/415/invalid_json) and the routes, whose zod schemas validate and document.
+ */
+export function buildApp(deps: Deps, options: AppOptions = {}): App {
+  const app: App = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  app.use(requestId());
+  app.use(async (c, next) => {
+    await next();
+    c.res.headers.set('X-Content-Type-Options', 'nosniff');
+  });
+  app.onError(onProblem());
+  app.notFound(notFoundProblem(app));
+
+  app.get('/healthz', async (c) => {
+    await deps.sql`select 1`;
+    return c.json({ status: 'ok' });
+  });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'An API key: hf_live_<opaque> or hf_test_<opaque>.',
+  });
+  const document = () =>
+    app.getOpenAPI31Document({
+      openapi: '3.1.0',
+      info: {
+        title: 'Holdfast reference API',
+        version: '1.0.0',
+        description:
+          'The Holdfast contract over HTTP: orders, refunds, payments, payment methods, subscriptions, webhook endpoints, events, deliveries, notifications and inbound events. JSON in camelCase; errors are application/problem+json (RFC 9457); lists are cursor-paginated ({ data, pageInfo }); Request-Id on every response.',
+        license: { name: 'MIT', url: 'https://opensource.org/license/mit' },
+        contact: { name: 'Holdfast', url: 'https://holdfast.dev' },
+      },
+      servers: [{ url: '/', description: 'This server' }],
+      security: [{ bearerAuth: [] }],
+    });
+  app.get('/openapi.json', (c) => c.json(document()));
+  app.get('/docs', (c) => c.html(renderDocs(JSON.parse(JSON.stringify(document())))));
+  app.route('/problems', problemPages());
+  app.route('/dashboard', dashboardRoutes());
+
+  const v1: App = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+  strictQueries(v1);
+  v1.use(authenticate(deps.sql, deps.now));
+  v1.use(rateLimit(deps.config.rateLimit, deps.now));
+  v1.use(scopeByPath());
+  v1.use(jsonBody({ maxBytes: 1024 * 1024 }));
+  inboundEventRoutes(v1, deps);
+  for (const register of options.v1Routes ?? []) register(v1, deps);
+  app.route('/v1', v1);
+  for (const register of options.rootRoutes ?? []) register(app, deps);
+  return app;
+}

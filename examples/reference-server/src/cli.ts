@@ -1,0 +1,44 @@
+import { parseArgs } from 'node:util';
+import { createKey } from './auth';
+import { ALL_SCOPES, loadConfig } from './config';
+import { migrate, migrationFiles, openDatabase } from './db';
+
+// `npm run keys:create -w @holdfast/reference-server -- --account acct_x --scopes "orders:read,orders:write"`
+// creates an API key in the configured database (DATABASE_URL or HOLDFAST_DATA_DIR) and prints
+// it once: only its hash is stored.
+
+const { positionals, values } = parseArgs({
+  allowPositionals: true,
+  options: {
+    account: { type: 'string', default: 'acct_demo' },
+    scopes: { type: 'string', default: '*' },
+    live: { type: 'boolean', default: false },
+  },
+});
+
+if (positionals[0] !== 'keys' || positionals[1] !== 'create') {
+  console.error(
+    'usage: holdfast keys create [--account acct_...] [--scopes "*" | "orders:read,orders:write"] [--live]',
+  );
+  process.exit(2);
+}
+const scopes = values.scopes
+  .split(',')
+  .map((s) => s.trim())
+  .filter(Boolean);
+const unknown = scopes.filter((s) => !ALL_SCOPES.has(s));
+if (unknown.length > 0 || scopes.length === 0 || !/^acct_[A-Za-z0-9_-]+$/.test(values.account)) {
+  console.error(
+    `scopes must be among ${[...ALL_SCOPES].join(', ')} and the account must look like acct_<opaque>`,
+  );
+  process.exit(2);
+}
+const config = loadConfig(process.env);
+const db = await openDatabase(config);
+try {
+  await migrate(db.sql, [], await migrationFiles());
+  const key = await createKey(db.sql, values.account, scopes, values.live ? 'live' : 'test');
+  console.log(`API key for ${values.account} (${scopes.join(', ')}). It is shown this once:\n${key}`);
+} finally {
+  await db.close();
+}

@@ -1,0 +1,189 @@
+import { resolve } from 'node:path';
+
+/** One key from `HOLDFAST_API_KEYS` (CONTRACT section 3). */
+export interface SeedKey {
+  readonly key: string;
+  readonly account: string;
+  readonly scopes: readonly string[];
+}
+
+/** How many requests per window a key may make, with a burst allowance (CONTRACT section 9). */
+export interface RateLimitConfig {
+  readonly limit: number;
+  readonly windowMs: number;
+  readonly burst: number;
+}
+
+/** Which loops this process runs: the HTTP API, the background workers, or both. */
+export type Role = 'all' | 'api' | 'worker';
+
+/** The server's configuration, read once at start from the environment (CONTRACT section 8). */
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  /** A PostgreSQL URL; absent means embedded PGlite under `dataDir`. */
+  readonly databaseUrl: string | undefined;
+  /** PGlite's directory, or `memory://` for an in-memory database (tests). */
+  readonly dataDir: string;
+  readonly production: boolean;
+  readonly apiKeys: readonly SeedKey[];
+  /** Raw `HOLDFAST_RECEIVER_SECRETS` (parsed by the receiver wiring). */
+  readonly receiverSecrets: string | undefined;
+  /** Retry delays in ms (`HOLDFAST_RETRY_SCHEDULE`), or undefined for the contract's schedule. */
+  readonly retrySchedule: readonly number[] | undefined;
+  readonly allowPrivateDestinations: boolean;
+  readonly rateLimit: RateLimitConfig;
+  /** Secret for signing cursors; absent means one generated once and kept in the database. */
+  readonly cursorSecret: string | undefined;
+  readonly role: Role;
+  /** Days of failing attempts before an endpoint is disabled (`HOLDFAST_DISABLE_AFTER_DAYS`). */
+  readonly disableAfterDays: number;
+  /** Idempotency key retention in hours, at least 24 (`HOLDFAST_IDEMPOTENCY_RETENTION_HOURS`). */
+  readonly idempotencyRetentionHours: number;
+  /** Seed a demo key on a fresh database (`npm start`), off in tests and production. */
+  readonly seedDemoKey: boolean;
+}
+
+/** A configuration mistake, reported at start with the variable's name and never its secret value. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/;
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/**
+ * Parses a duration such as `500ms`, `1s`, `5m`, `2h` or `1d` into milliseconds.
+ *
+ * @example
+ * ```ts
+ * parseDuration('30m'); // 1_800_000
+ * ```
+ */
+export function parseDuration(text: string, variable = 'duration'): number {
+  const match = DURATION.exec(text.trim());
+  if (!match?.[1] || !match[2])
+    throw new ConfigError(`${variable}: "${text}" is not a duration such as 500ms, 1s, 5m, 2h`);
+  return Math.round(Number(match[1]) * (UNIT_MS[match[2]] ?? 1));
+}
+
+function parseRateLimit(raw: string | undefined): RateLimitConfig {
+  if (!raw) return { limit: 100, windowMs: 1000, burst: 200 };
+  const match = /^(\d+)\/([^:]+)(?::(\d+))?$/.exec(raw.trim());
+  if (!match?.[1] || !match[2]) {
+    throw new ConfigError('HOLDFAST_RATE_LIMIT must look like 100/1s or 100/1s:200 (limit/window[:burst])');
+  }
+  const limit = Number(match[1]);
+  const windowMs = parseDuration(match[2], 'HOLDFAST_RATE_LIMIT');
+  const burst = match[3] ? Number(match[3]) : limit;
+  if (limit < 1 || windowMs < 1 || burst < 1)
+    throw new ConfigError('HOLDFAST_RATE_LIMIT values must be positive');
+  return { limit, windowMs, burst };
+}
+
+const SCOPES = new Set([
+  '*',
+  'orders:read',
+  'orders:write',
+  'payments:read',
+  'payments:write',
+  'subscriptions:read',
+  'subscriptions:write',
+  'webhooks:read',
+  'webhooks:write',
+]);
+
+/** The scopes of CONTRACT section 3. */
+export const ALL_SCOPES: ReadonlySet<string> = SCOPES;
+
+function parseApiKeys(raw: string | undefined): SeedKey[] {
+  if (!raw || raw.trim() === '') return [];
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    throw new ConfigError('HOLDFAST_API_KEYS is not valid JSON');
+  }
+  if (!Array.isArray(json)) throw new ConfigError('HOLDFAST_API_KEYS must be a JSON array');
+  return json.map((entry: unknown, i) => {
+    if (typeof entry !== 'object' || entry === null)
+      throw new ConfigError(`HOLDFAST_API_KEYS[${i}] must be an object`);
+    const { key, account, scopes } = entry as Record<string, unknown>;
+    if (typeof key !== 'string' || !/^hf_(live|test)_[A-Za-z0-9_-]{16,}$/.test(key)) {
+      throw new ConfigError(
+        `HOLDFAST_API_KEYS[${i}].key must look like hf_live_<opaque> or hf_test_<opaque>`,
+      );
+    }
+    if (typeof account !== 'string' || !/^acct_[A-Za-z0-9_-]+$/.test(account)) {
+      throw new ConfigError(`HOLDFAST_API_KEYS[${i}].account must look like acct_<opaque>`);
+    }
+    if (!Array.isArray(scopes) || !scopes.every((s): s is string => typeof s === 'string' && SCOPES.has(s))) {
+      throw new ConfigError(`HOLDFAST_API_KEYS[${i}].scopes must be an array of ${[...SCOPES].join(', ')}`);
+    }
+    return { key, account, scopes };
+  });
+}
+
+function parseFlag(raw: string | undefined): boolean {
+  return raw === '1' || raw === 'true' || raw === 'yes';
+}
+
+/**
+ * Reads the configuration from `env` (CONTRACT sections 3, 6, 8 and 9). `argv` flags
+ * `--api-only` and `--worker-only` override `HOLDFAST_ROLE`.
+ *
+ * @example
+ * ```ts
+ * const config = loadConfig(process.env, process.argv.slice(2));
+ * ```
+ */
+export function loadConfig(
+  env: Readonly<Record<string, string | undefined>>,
+  argv: readonly string[] = [],
+): Config {
+  const port = Number(env.PORT ?? 3000);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new ConfigError('PORT must be a port number');
+  let role: Role = 'all';
+  const rawRole = env.HOLDFAST_ROLE;
+  if (rawRole !== undefined && rawRole !== '') {
+    if (rawRole !== 'all' && rawRole !== 'api' && rawRole !== 'worker') {
+      throw new ConfigError('HOLDFAST_ROLE must be all, api or worker');
+    }
+    role = rawRole;
+  }
+  if (argv.includes('--api-only')) role = 'api';
+  if (argv.includes('--worker-only')) role = 'worker';
+  const dataDir = env.HOLDFAST_DATA_DIR || '.data';
+  const retentionHours = Number(env.HOLDFAST_IDEMPOTENCY_RETENTION_HOURS ?? 24);
+  if (!Number.isFinite(retentionHours) || retentionHours < 24) {
+    throw new ConfigError('HOLDFAST_IDEMPOTENCY_RETENTION_HOURS must be at least 24');
+  }
+  const disableAfterDays = Number(env.HOLDFAST_DISABLE_AFTER_DAYS ?? 5);
+  if (!Number.isFinite(disableAfterDays) || disableAfterDays < 1) {
+    throw new ConfigError('HOLDFAST_DISABLE_AFTER_DAYS must be at least 1');
+  }
+  const schedule = env.HOLDFAST_RETRY_SCHEDULE?.trim();
+  return {
+    port,
+    host: env.HOST || '127.0.0.1',
+    databaseUrl: env.DATABASE_URL || undefined,
+    dataDir: dataDir.startsWith('memory://') ? dataDir : resolve(dataDir),
+    production: env.NODE_ENV === 'production',
+    apiKeys: parseApiKeys(env.HOLDFAST_API_KEYS),
+    receiverSecrets: env.HOLDFAST_RECEIVER_SECRETS,
+    retrySchedule: schedule
+      ? schedule.split(',').map((part) => parseDuration(part, 'HOLDFAST_RETRY_SCHEDULE'))
+      : undefined,
+    allowPrivateDestinations: parseFlag(env.HOLDFAST_ALLOW_PRIVATE_DESTINATIONS),
+    rateLimit: parseRateLimit(env.HOLDFAST_RATE_LIMIT),
+    cursorSecret: env.HOLDFAST_CURSOR_SECRET || undefined,
+    role,
+    disableAfterDays,
+    idempotencyRetentionHours: retentionHours,
+    seedDemoKey:
+      env.HOLDFAST_SEED_DEMO_KEY === undefined
+        ? env.NODE_ENV !== 'test' && env.NODE_ENV !== 'production'
+        : parseFlag(env.HOLDFAST_SEED_DEMO_KEY),
+  };
+}

@@ -1,0 +1,33 @@
+import type { Keyring } from '@holdfast/cursor-pagination';
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import type postgres from 'postgres';
+import type { Config } from './config';
+
+/** Who is calling: resolved from the bearer key by `authenticate()`. */
+export interface Principal {
+  readonly keyId: string;
+  readonly account: string;
+  readonly scopes: ReadonlySet<string>;
+}
+
+/** Hono's environment for every route of the reference server. */
+export interface AppEnv {
+  Variables: {
+    requestId: string;
+    jsonBody: unknown;
+    principal: Principal;
+  };
+}
+
+/** The app type every route module registers on. */
+export type App = OpenAPIHono<AppEnv>;
+
+/** What route modules get: wiring only, no logic. */
+export interface Deps {
+  readonly sql: postgres.Sql;
+  readonly config: Config;
+  /** The cursor-signing keyring of `@holdfast/cursor-pagination`. */
+  readonly keyring: Keyring;
+  /** Wall clock in ms, injectable for tests. */
+  readonly now: () => number;
+}

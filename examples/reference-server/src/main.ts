@@ -1,0 +1,56 @@
+import { startServer } from './server';
+
+// `npm start`: the reference server with everything in one process by default.
+// Flags: --api-only (HTTP only), --worker-only (delivery and background workers only).
+
+const server = await startServer({ argv: process.argv.slice(2) }).catch((error: unknown) => {
+  console.error(`Holdfast could not start: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});
+
+const { config } = server;
+const lines = [
+  `Holdfast reference server (${config.role === 'all' ? 'API and workers' : config.role === 'api' ? 'API only' : 'workers only'})`,
+];
+lines.push(`  database:   ${server.database}`);
+if (server.url) {
+  lines.push(`  listening:  Holdfast reference server listening on ${server.url}`);
+  lines.push(`  dashboard:  ${server.url}/dashboard`);
+  lines.push(`  API docs:   ${server.url}/docs   (OpenAPI: ${server.url}/openapi.json)`);
+}
+if (server.demoKey) {
+  lines.push('');
+  lines.push(`  Demo API key (account acct_demo, all scopes). It is shown this once; save it now:`);
+  lines.push(`    ${server.demoKey}`);
+  if (server.url)
+    lines.push(`  Try: curl -H "Authorization: Bearer ${server.demoKey}" ${server.url}/v1/orders`);
+} else if (server.url) {
+  lines.push('');
+  lines.push(
+    '  Need an API key? npm run keys:create -w @holdfast/reference-server -- --account acct_demo --scopes "*"',
+  );
+}
+if (config.allowPrivateDestinations) {
+  lines.push('');
+  lines.push(
+    '  WARNING: HOLDFAST_ALLOW_PRIVATE_DESTINATIONS=1: webhooks may be sent to private and loopback',
+  );
+  lines.push('  addresses. This is for local development and tests only; never set it in production.');
+}
+console.log(lines.join('\n'));
+
+let stopping = false;
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.on(signal, () => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`\n${signal}: finishing in-flight work and stopping...`);
+    server.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        console.error('shutdown failed:', error);
+        process.exit(1);
+      },
+    );
+  });
+}

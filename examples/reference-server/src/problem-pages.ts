@@ -1,0 +1,80 @@
+import { holdfastDefinitions, holdfastProblems, problem } from '@holdfast/problem-details';
+import { Hono } from 'hono';
+import type { AppEnv } from './context';
+import { escapeHtml, page } from './html';
+
+/** What each code means and what a client should do, for `/problems/{code}`. */
+const ADVICE: Record<keyof typeof holdfastDefinitions, string> = {
+  invalid_json: 'The body is not UTF-8 JSON. Fix the client serialiser; do not retry unchanged.',
+  validation_failed:
+    'A field is missing, of the wrong type or out of range. `errors[]` names each field and pointer.',
+  unknown_field:
+    'The request has a body field or query parameter this endpoint does not define. Unknown fields are rejected, never ignored.',
+  invalid_sort:
+    'The `sort` parameter names a key outside the endpoint’s allowlist, repeats a key, or is malformed. The detail names the key.',
+  too_many_sort_keys: 'At most 3 sort keys are honoured per request.',
+  invalid_cursor:
+    'The cursor is malformed, was altered, or was issued for another sort, filter or account. Start again from the first page.',
+  idempotency_key_required:
+    'This endpoint moves money: send an `Idempotency-Key` header (up to 255 characters).',
+  webhook_timestamp_out_of_window:
+    'The webhook’s timestamp is more than 300 seconds from the receiver’s clock.',
+  unauthenticated: 'Send a valid API key as `Authorization: Bearer <key>`.',
+  webhook_signature_invalid: 'No `v1` signature matched any configured secret over the raw body.',
+  forbidden: 'The API key is valid but lacks the scope this action needs.',
+  not_found: 'Nothing is here, or it belongs to another account.',
+  method_not_allowed: 'The path exists but not with this method. `Allow` lists the methods.',
+  invalid_state_transition:
+    'The resource’s status does not allow this move (for example, cancelling a shipped order).',
+  version_conflict: 'The `If-Match` ETag no longer matches: fetch the resource again and reapply the change.',
+  idempotency_key_in_use: 'A request with this key is still running. Retry after `Retry-After` seconds.',
+  payload_too_large: 'The body is over 1 MiB.',
+  unsupported_media_type: 'Bodies must be `application/json`.',
+  idempotency_key_reused:
+    'This key was used with a different request (method, path or body). Use a new key for a new request.',
+  unprocessable:
+    'The request is well-formed but refers to something that cannot be used (for example, an unknown payment method).',
+  refund_exceeds_amount: 'The refund is larger than what is left unrefunded on the order.',
+  destination_url_forbidden:
+    'Webhook destinations must be public https URLs; private, loopback and link-local addresses are refused.',
+  rate_limited:
+    'Too many requests for this API key. Wait `Retry-After` seconds; `RateLimit` shows the quota.',
+  internal_error: 'A fault on our side. Retry with backoff and quote the request id if it persists.',
+  service_unavailable: 'Temporarily unavailable. Retry after `Retry-After` seconds.',
+};
+
+/** `/problems` and `/problems/{code}`: the documentation every problem `type` URI names. */
+export function problemPages(): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  const codes = Object.keys(holdfastDefinitions) as (keyof typeof holdfastDefinitions)[];
+  app.get('/', (c) =>
+    c.html(
+      page(
+        'Problem types',
+        `<h1>Problem types</h1><p>Every error is <code>application/problem+json</code> (RFC 9457) with a stable <code>code</code>. Branch on the code, never on the text.</p>
+<table><thead><tr><th>code</th><th>status</th><th>title</th></tr></thead><tbody>${codes
+          .map(
+            (code) =>
+              `<tr><td><a href="/problems/${code}"><code>${code}</code></a></td><td>${holdfastDefinitions[code].status}</td><td>${escapeHtml(holdfastDefinitions[code].title)}</td></tr>`,
+          )
+          .join('')}</tbody></table>`,
+      ),
+    ),
+  );
+  app.get('/:code', (c) => {
+    const code = c.req.param('code');
+    if (!holdfastProblems.has(code))
+      throw problem('not_found', { detail: `There is no problem type "${code}".` });
+    const definition = holdfastDefinitions[code];
+    return c.html(
+      page(
+        code,
+        `<p><a href="/problems">All problem types</a></p><h1><code>${code}</code></h1>
+<p><strong>${definition.status}</strong> ${escapeHtml(definition.title)}</p>
+<p>${escapeHtml(ADVICE[code]).replace(/`([^`]+)`/g, '<code>$1</code>')}</p>
+<p>Type URI: <code>${escapeHtml(holdfastProblems.typeUri(code))}</code></p>`,
+      ),
+    );
+  });
+  return app;
+}

@@ -1,0 +1,44 @@
+import { problem } from '@holdfast/problem-details';
+import type { MiddlewareHandler } from 'hono';
+import type { RateLimitConfig } from './config';
+import type { AppEnv } from './context';
+
+interface Bucket {
+  tokens: number;
+  updated: number;
+}
+
+/**
+ * A token bucket per API key (CONTRACT section 9): `limit` tokens per `windowMs`, holding up
+ * to `burst`. Every answer carries the IETF draft's `RateLimit` and `RateLimit-Policy` headers;
+ * a refused request gets 429 `rate_limited` with `Retry-After` (SPEC section 7 rule 4).
+ * Buckets live in this process: with several API processes each enforces its own share.
+ */
+export function rateLimit(config: RateLimitConfig, now: () => number = Date.now): MiddlewareHandler<AppEnv> {
+  const buckets = new Map<string, Bucket>();
+  const perMs = config.limit / config.windowMs;
+  const windowSeconds = Math.max(1, Math.round(config.windowMs / 1000));
+  const policy = `"default";q=${config.limit};w=${windowSeconds}`;
+  return async (c, next) => {
+    const key = c.get('principal').keyId;
+    const t = now();
+    const bucket = buckets.get(key) ?? { tokens: config.burst, updated: t };
+    bucket.tokens = Math.min(config.burst, bucket.tokens + (t - bucket.updated) * perMs);
+    bucket.updated = t;
+    buckets.set(key, bucket);
+    if (buckets.size > 100_000) buckets.clear();
+    if (bucket.tokens < 1) {
+      const retryAfter = Math.max(1, Math.ceil((1 - bucket.tokens) / perMs / 1000));
+      throw problem('rate_limited', {
+        detail: `This API key may make ${config.limit} requests per ${windowSeconds} s (burst ${config.burst}).`,
+        retryAfter,
+        headers: { RateLimit: `"default";r=0;t=${retryAfter}`, 'RateLimit-Policy': policy },
+      });
+    }
+    bucket.tokens -= 1;
+    const reset = Math.ceil((config.burst - bucket.tokens) / perMs / 1000);
+    await next();
+    c.res.headers.set('RateLimit', `"default";r=${Math.floor(bucket.tokens)};t=${reset}`);
+    c.res.headers.set('RateLimit-Policy', policy);
+  };
+}

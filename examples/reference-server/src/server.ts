@@ -1,0 +1,126 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { schedulePurge } from '@holdfast/idempotency';
+import { schema as idempotencySchema, PostgresIdempotencyStore } from '@holdfast/idempotency/postgres';
+import { serve } from '@hono/node-server';
+import type postgres from 'postgres';
+import { buildApp } from './app';
+import { createKey, storeKey } from './auth';
+import { type Config, loadConfig } from './config';
+import type { Deps } from './context';
+import { cursorKeyring, type Migration, migrate, migrationFiles, openDatabase } from './db';
+import { startInboxProcessor } from './workers';
+
+/** Options of {@link startServer}. */
+export interface StartOptions {
+  /** Variables merged over `process.env` (CONTRACT section 8). */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Command-line flags: `--api-only`, `--worker-only`. */
+  argv?: readonly string[];
+}
+
+/** A running reference server. */
+export interface RunningServer {
+  /** `http://host:port`, or an empty string for a worker-only process. */
+  readonly url: string;
+  readonly config: Config;
+  readonly sql: postgres.Sql;
+  /** Where the data lives, for the start-up banner. */
+  readonly database: string;
+  /** A demo key created on this start (first run of a fresh database only): shown once. */
+  readonly demoKey: string | undefined;
+  /** Graceful stop: no new connections, in-flight requests and worker rounds finish, then the database closes. */
+  close(): Promise<void>;
+}
+
+/** The packages' idempotent schemas, applied before the versioned migrations on every start. */
+function packageSchemas(): Migration[] {
+  return [{ id: '@holdfast/idempotency', sql: idempotencySchema }];
+}
+
+interface Stoppable {
+  stop(): Promise<void> | void;
+}
+
+/**
+ * Starts the reference server as `npm start` does: reads the configuration, opens the
+ * database (PostgreSQL or embedded PGlite), migrates under a lock, seeds keys, then serves
+ * HTTP (unless worker-only) and runs the background workers (unless API-only).
+ *
+ * @example
+ * ```ts
+ * const server = await startServer({ env: { PORT: '0', HOLDFAST_DATA_DIR: 'memory://' } });
+ * await fetch(`${server.url}/healthz`);
+ * await server.close();
+ * ```
+ */
+export async function startServer(options: StartOptions = {}): Promise<RunningServer> {
+  const config = loadConfig({ ...process.env, ...options.env }, options.argv ?? []);
+  const db = await openDatabase(config);
+  const stoppables: Stoppable[] = [];
+  let http: Server | undefined;
+  try {
+    await migrate(db.sql, packageSchemas(), await migrationFiles());
+    for (const key of config.apiKeys) await storeKey(db.sql, key);
+    let demoKey: string | undefined;
+    if (config.seedDemoKey) {
+      const [row] = await db.sql<{ count: number }[]>`select count(*)::int as count from holdfast_api_keys`;
+      if (row?.count === 0) demoKey = await createKey(db.sql, 'acct_demo', ['*']);
+    }
+    const deps: Deps = {
+      sql: db.sql,
+      config,
+      keyring: await cursorKeyring(db.sql, config.cursorSecret),
+      now: Date.now,
+    };
+    let url = '';
+    if (config.role !== 'worker') {
+      const app = buildApp(deps);
+      const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host });
+      http = server as Server;
+      await new Promise<void>((resolve, reject) => {
+        server.once('listening', () => resolve());
+        server.once('error', reject);
+      });
+      const address = server.address() as AddressInfo;
+      const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+      url = `http://${host}:${address.port}`;
+    }
+    if (config.role !== 'api') {
+      stoppables.push(startInboxProcessor({ sql: db.sql }));
+      stoppables.push(
+        schedulePurge(new PostgresIdempotencyStore(db.sql), {
+          onError: (error) => console.error('idempotency purge failed:', error),
+        }),
+      );
+    }
+    let closing: Promise<void> | undefined;
+    return {
+      url,
+      config,
+      sql: db.sql,
+      database: db.description,
+      demoKey,
+      close() {
+        closing ??= (async () => {
+          const server = http;
+          if (server) {
+            const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+            server.closeIdleConnections();
+            const force = setTimeout(() => server.closeAllConnections(), 5000);
+            await closed;
+            clearTimeout(force);
+          }
+          await Promise.all(stoppables.map((s) => s.stop()));
+          await db.close();
+        })();
+        return closing;
+      },
+    };
+  } catch (error) {
+    http?.close();
+    await Promise.all(stoppables.map((s) => s.stop()));
+    await db.close();
+    throw error;
+  }
+}
