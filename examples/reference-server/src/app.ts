@@ -53,7 +53,7 @@ export function buildApp(deps: Deps, options: AppOptions = {}): App {
   app.use(requestId());
   app.use(async (c, next) => {
     await next();
-    c.res.headers.set('X-Content-Type-Options', 'nosniff');
+    c.header('X-Content-Type-Options', 'nosniff');
   });
   app.onError(onProblem());
   app.notFound(notFoundProblem(app));

@@ -38,7 +38,7 @@ export function rateLimit(config: RateLimitConfig, now: () => number = Date.now)
     bucket.tokens -= 1;
     const reset = Math.ceil((config.burst - bucket.tokens) / perMs / 1000);
     await next();
-    c.res.headers.set('RateLimit', `"default";r=${Math.floor(bucket.tokens)};t=${reset}`);
-    c.res.headers.set('RateLimit-Policy', policy);
+    c.header('RateLimit', `"default";r=${Math.floor(bucket.tokens)};t=${reset}`);
+    c.header('RateLimit-Policy', policy);
   };
 }

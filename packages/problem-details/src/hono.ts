@@ -70,7 +70,8 @@ export function requestId(options: RequestIdOptions = {}): MiddlewareHandler {
     const id = generate();
     c.set('requestId', id);
     await next();
-    c.res.headers.set(header, id);
+    // c.header() rebuilds a finalized response, so the header survives Hono's HEAD handling too.
+    c.header(header, id);
   };
 }
 

@@ -175,3 +175,11 @@ describe('Hono adapter, over real HTTP', () => {
     );
   });
 });
+
+describe('Request-Id on HEAD', () => {
+  it('survives Hono answering HEAD with the GET route', async () => {
+    const response = await buildApp().request('/v1/orders', { method: 'HEAD' });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('request-id')).toMatch(/^req_/);
+  });
+});
