@@ -5,6 +5,7 @@ import { authenticate, requireScope, scopeFor } from './auth';
 import type { App, AppEnv, Deps } from './context';
 import { dashboardRoutes } from './dashboard/index';
 import { renderDocs } from './docs';
+import { finalizeDocument } from './openapi';
 import { problemPages } from './problem-pages';
 import { rateLimit } from './rate-limit';
 import { inboundEventRoutes } from './routes/inbound-events';
@@ -68,21 +69,33 @@ export function buildApp(deps: Deps, options: AppOptions = {}): App {
     description: 'An API key: hf_live_<opaque> or hf_test_<opaque>.',
   });
   const document = () =>
-    app.getOpenAPI31Document({
-      openapi: '3.1.0',
-      info: {
-        title: 'Holdfast reference API',
-        version: '1.0.0',
-        description:
-          'The Holdfast contract over HTTP: orders, refunds, payments, payment methods, subscriptions, webhook endpoints, events, deliveries, notifications and inbound events. JSON in camelCase; errors are application/problem+json (RFC 9457); lists are cursor-paginated ({ data, pageInfo }); Request-Id on every response.',
-        license: { name: 'MIT', url: 'https://opensource.org/license/mit' },
-        contact: { name: 'Holdfast', url: 'https://holdfast.dev' },
-      },
-      servers: [{ url: '/', description: 'This server' }],
-      security: [{ bearerAuth: [] }],
-    });
+    finalizeDocument(
+      JSON.parse(
+        JSON.stringify(
+          app.getOpenAPI31Document({
+            openapi: '3.1.0',
+            info: {
+              title: 'Holdfast reference API',
+              version: '1.0.0',
+              description:
+                'The Holdfast contract over HTTP: orders, refunds, payments, payment methods, subscriptions, webhook endpoints, events, deliveries, notifications and inbound events. JSON in camelCase; errors are application/problem+json (RFC 9457); lists are cursor-paginated ({ data, pageInfo }); Request-Id on every response.',
+              license: { name: 'MIT', url: 'https://opensource.org/license/mit' },
+              contact: { name: 'Holdfast', url: 'https://holdfast.dev', email: 'api@holdfast.dev' },
+            },
+            servers: [
+              {
+                url: '/',
+                description: 'This server (local development, staging or production)',
+                'x-internal': false,
+              },
+            ],
+            security: [{ bearerAuth: [] }],
+          }),
+        ),
+      ),
+    );
   app.get('/openapi.json', (c) => c.json(document()));
-  app.get('/docs', (c) => c.html(renderDocs(JSON.parse(JSON.stringify(document())))));
+  app.get('/docs', (c) => c.html(renderDocs(document())));
   app.route('/problems', problemPages());
   app.route('/dashboard', dashboardRoutes());
 

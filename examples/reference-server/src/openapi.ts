@@ -1,0 +1,88 @@
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+type JsonObject = { [key: string]: Json };
+
+function isObject(value: Json | undefined): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
+
+const header = (description: string, example: string): JsonObject => ({
+  description,
+  schema: { type: 'string', maxLength: 200 },
+  example,
+});
+
+const REQUEST_ID = header(
+  'Unique id of this request; also in problem bodies as requestId.',
+  'req_Hq0v2Wm1x8YqTf3Kc9L2sA',
+);
+const RATE_LIMIT = header(
+  'Remaining quota of this API key (IETF draft RateLimit header).',
+  '"default";r=199;t=1',
+);
+const RATE_LIMIT_POLICY = header('The quota policy of this API key.', '"default";q=100;w=1');
+const RETRY_AFTER = {
+  description: 'Seconds to wait before retrying.',
+  schema: { type: 'integer', minimum: 0, maximum: 86400 },
+};
+
+const TAG_DESCRIPTIONS: Record<string, string> = {
+  Orders: 'Orders, their lifecycle (pending, shipped, cancelled) and refunds.',
+  Payments: 'Payments, idempotent by Idempotency-Key; some settle later (202).',
+  'Payment methods': 'Descriptive card details; never a card number.',
+  Subscriptions: 'Subscriptions and their lifecycle events.',
+  'Webhook endpoints': 'Where signed webhooks are delivered; secrets are shown once.',
+  Events: 'What happened, as delivered to webhook endpoints.',
+  Deliveries: 'One delivery per (event, endpoint), its attempt log, dead letters and replay.',
+  Notifications: 'What the account is told, such as an endpoint about to be disabled.',
+  'Inbound events': 'Verified webhooks received at /hooks/{name}.',
+  'Webhook receiver': 'The Standard Webhooks receiver.',
+};
+
+function operationId(method: string, path: string): string {
+  const words = path
+    .split('/')
+    .filter(Boolean)
+    .map((part) => (part.startsWith('{') ? `by-${part.slice(1, -1)}` : part))
+    .join('-')
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean);
+  return [method, ...words].map((w, i) => (i === 0 ? w : w[0]?.toUpperCase() + w.slice(1))).join('');
+}
+
+/**
+ * Completes the generated OpenAPI document with what every operation shares, so no route has
+ * to repeat it: `Request-Id` on every response; the `RateLimit` headers on every 2xx and 4xx
+ * of the rate-limited `/v1` API and `Retry-After` on 429 and 503; an `operationId` where a
+ * route set none; and the tag list with descriptions.
+ */
+export function finalizeDocument(document: JsonObject): JsonObject {
+  const paths = isObject(document.paths) ? document.paths : {};
+  const tags = new Set<string>();
+  const ids = new Set<string>();
+  for (const [path, item] of Object.entries(paths)) {
+    if (!isObject(item)) continue;
+    for (const method of METHODS) {
+      const op = item[method];
+      if (!isObject(op)) continue;
+      if (typeof op.operationId !== 'string') op.operationId = operationId(method, path);
+      ids.add(String(op.operationId));
+      if (Array.isArray(op.tags)) for (const tag of op.tags) if (typeof tag === 'string') tags.add(tag);
+      const responses = isObject(op.responses) ? op.responses : {};
+      for (const [status, response] of Object.entries(responses)) {
+        if (!isObject(response)) continue;
+        const headers = isObject(response.headers) ? response.headers : {};
+        headers['Request-Id'] ??= REQUEST_ID;
+        if (path.startsWith('/v1/') && /^[24]/.test(status)) {
+          headers.RateLimit ??= RATE_LIMIT;
+          headers['RateLimit-Policy'] ??= RATE_LIMIT_POLICY;
+        }
+        if (status === '429' || status === '503') headers['Retry-After'] ??= RETRY_AFTER;
+        response.headers = headers;
+      }
+    }
+  }
+  document.tags = [...tags].sort().map((name) => ({ name, description: TAG_DESCRIPTIONS[name] ?? name }));
+  return document;
+}
