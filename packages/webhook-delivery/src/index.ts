@@ -1,1 +1,11 @@
-export {};
+export { classifyAttempt, type Outcome, parseRetryAfter } from './classify';
+export { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule, retryDelay } from './schedule';
+export {
+  checkDestination,
+  type DestinationCheck,
+  type DestinationOptions,
+  forbiddenAddress,
+  pinnedAgent,
+  type Resolver,
+  systemResolver,
+} from './ssrf';

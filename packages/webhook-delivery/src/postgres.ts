@@ -1,1 +1,35 @@
-export {};
+export { schema } from './schema';
+export {
+  createEndpoint,
+  type Delivery,
+  type DeliveryAttempt,
+  type DeliveryStatus,
+  deleteEndpoint,
+  type EndpointChanges,
+  type EndpointInput,
+  type EventInput,
+  enqueueEvent,
+  getDelivery,
+  getEndpoint,
+  getEvent,
+  type Notification,
+  ROTATION_OVERLAP_MS,
+  replayDelivery,
+  rotateSecret,
+  type Sql,
+  toAttempt,
+  toDelivery,
+  toEndpoint,
+  toEvent,
+  toNotification,
+  updateEndpoint,
+  type WebhookEndpoint,
+  type WebhookEvent,
+} from './store';
+export {
+  createDeliveryWorker,
+  type DeliveryWorker,
+  type DeliveryWorkerOptions,
+  type Notifier,
+  purgeDeliveryHistory,
+} from './worker';

@@ -1,0 +1,293 @@
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createTestDatabase, type TestDatabase } from '@holdfast/pg/testing';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import {
+  createDeliveryWorker,
+  createEndpoint,
+  enqueueEvent,
+  getDelivery,
+  replayDelivery,
+  rotateSecret,
+  schema,
+  toAttempt,
+  toNotification,
+  updateEndpoint,
+} from '../src/postgres';
+
+interface Received {
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+async function receiver(respond: (n: number) => { status: number; body?: string; delayMs?: number }) {
+  const received: Received[] = [];
+  let inFlight = 0;
+  let maxInFlight = 0;
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    inFlight += 1;
+    maxInFlight = Math.max(maxInFlight, inFlight);
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+      const answer = respond(received.length);
+      setTimeout(() => {
+        inFlight -= 1;
+        res.statusCode = answer.status;
+        res.end(answer.body ?? '');
+      }, answer.delayMs ?? 0);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    received,
+    maxInFlight: () => maxInFlight,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
+
+let db: TestDatabase;
+const ACCOUNT = 'acct_delivery';
+const options = { allowPrivateDestinations: true };
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  await db.sql.unsafe(schema);
+  await db.sql.unsafe(schema); // idempotent
+});
+afterAll(() => db.close());
+beforeEach(async () => {
+  await db.sql`truncate holdfast_webhook_endpoints, holdfast_events, holdfast_resource_sequences, holdfast_notifications cascade`;
+});
+
+function worker(extra: Partial<Parameters<typeof createDeliveryWorker>[0]> = {}) {
+  return createDeliveryWorker({
+    sql: db.sql,
+    schedule: [0, 0],
+    unsafeTimeoutMs: 1000,
+    ...options,
+    onError: () => {},
+    ...extra,
+  });
+}
+
+describe('webhook delivery', () => {
+  it('delivers the exact event bytes, signed so standardwebhooks verifies them, once per subscribed endpoint', async () => {
+    const hook = await receiver(() => ({ status: 204 }));
+    const other = await receiver(() => ({ status: 204 }));
+    const { secret } = await createEndpoint(
+      db.sql,
+      ACCOUNT,
+      { url: hook.url, eventTypes: ['subscription.created'] },
+      options,
+    );
+    await createEndpoint(db.sql, ACCOUNT, { url: other.url, eventTypes: ['order.refunded'] }, options);
+    const event = await db.sql.begin((tx) =>
+      enqueueEvent(tx, {
+        account: ACCOUNT,
+        type: 'subscription.created',
+        resourceId: 'sub_1',
+        object: { id: 'sub_1', updatedAt: '2026-11-22T16:30:19.123Z' },
+      }),
+    );
+    expect(await worker().runOnce()).toBe(1);
+    expect(hook.received).toHaveLength(1);
+    expect(other.received).toHaveLength(0);
+    const [got] = hook.received;
+    expect(got?.headers['webhook-id']).toBe(event.id);
+    expect(got?.headers['content-type']).toBe('application/json');
+    expect(JSON.parse(got?.body ?? '')).toEqual(event);
+    const verified = new Webhook(secret).verify(got?.body ?? '', {
+      'webhook-id': String(got?.headers['webhook-id']),
+      'webhook-timestamp': String(got?.headers['webhook-timestamp']),
+      'webhook-signature': String(got?.headers['webhook-signature']),
+    });
+    expect(verified).toEqual(event);
+    const [delivery] = await db.sql`select * from holdfast_deliveries`;
+    expect(delivery?.status).toBe('succeeded');
+    await hook.close();
+    await other.close();
+  });
+
+  it('raises the sequence per resource, in the business transaction', async () => {
+    const events = [];
+    for (let i = 0; i < 3; i += 1) {
+      events.push(
+        await db.sql.begin((tx) =>
+          enqueueEvent(tx, { account: ACCOUNT, type: 'order.updated', resourceId: 'ord_1', object: {} }),
+        ),
+      );
+    }
+    const otherResource = await db.sql.begin((tx) =>
+      enqueueEvent(tx, { account: ACCOUNT, type: 'order.updated', resourceId: 'ord_2', object: {} }),
+    );
+    expect(events.map((e) => e.sequence)).toEqual([1, 2, 3]);
+    expect(otherResource.sequence).toBe(1);
+    await expect(
+      db.sql.begin(async (tx) => {
+        await enqueueEvent(tx, { account: ACCOUNT, type: 'order.updated', resourceId: 'ord_1', object: {} });
+        throw new Error('business write failed');
+      }),
+    ).rejects.toThrow();
+    const [count] = await db.sql`select count(*)::int as n from holdfast_events where resource_id = 'ord_1'`;
+    expect(count?.n).toBe(3);
+  });
+
+  it('retries 5xx on the schedule, logs every attempt, then dead; replay delivers with the same Webhook-Id', async () => {
+    let healthy = false;
+    const hook = await receiver(() =>
+      healthy ? { status: 200, body: 'ok' } : { status: 503, body: 'x'.repeat(3000) },
+    );
+    await createEndpoint(db.sql, ACCOUNT, { url: hook.url }, options);
+    const event = await db.sql.begin((tx) =>
+      enqueueEvent(tx, { account: ACCOUNT, type: 'payment.succeeded', resourceId: 'pay_1', object: {} }),
+    );
+    const w = worker();
+    for (let i = 0; i < 5; i += 1) await w.runOnce();
+    expect(hook.received).toHaveLength(3); // schedule of two delays: three attempts
+    const [delivery] = await db.sql`select * from holdfast_deliveries`;
+    expect(delivery?.status).toBe('dead');
+    const attempts = (await db.sql`select * from holdfast_delivery_attempts order by created_at`).map(
+      toAttempt,
+    );
+    expect(attempts).toHaveLength(3);
+    for (const attempt of attempts) {
+      expect(attempt.status).toBe(503);
+      expect(attempt.responseBodyPrefix).toHaveLength(1024);
+      expect(attempt.latencyMs).toBeGreaterThanOrEqual(0);
+    }
+    healthy = true;
+    const replayed = await replayDelivery(db.sql, ACCOUNT, String(delivery?.id));
+    expect(replayed?.status).toBe('pending');
+    expect(await replayDelivery(db.sql, 'acct_other', String(delivery?.id))).toBeUndefined();
+    await w.runOnce();
+    expect(hook.received).toHaveLength(4);
+    expect(hook.received[3]?.headers['webhook-id']).toBe(event.id);
+    expect((await getDelivery(db.sql, ACCOUNT, String(delivery?.id)))?.status).toBe('succeeded');
+    await hook.close();
+  });
+
+  it('ends the delivery at once on a 4xx, and disables the endpoint with a notification on 410', async () => {
+    const bad = await receiver(() => ({ status: 400 }));
+    const gone = await receiver(() => ({ status: 410 }));
+    await createEndpoint(db.sql, ACCOUNT, { url: bad.url }, options);
+    const { endpoint } = await createEndpoint(db.sql, ACCOUNT, { url: gone.url }, options);
+    await db.sql.begin((tx) =>
+      enqueueEvent(tx, { account: ACCOUNT, type: 't.x', resourceId: 'r', object: {} }),
+    );
+    const w = worker();
+    await w.runOnce();
+    await w.runOnce();
+    expect(bad.received).toHaveLength(1);
+    expect(gone.received).toHaveLength(1);
+    const statuses = await db.sql`select status from holdfast_deliveries`;
+    expect(statuses.map((r) => r.status)).toEqual(['dead', 'dead']);
+    const [ep] = await db.sql`select status from holdfast_webhook_endpoints where id = ${endpoint.id}`;
+    expect(ep?.status).toBe('disabled');
+    const notes = (await db.sql`select * from holdfast_notifications`).map(toNotification);
+    expect(notes).toEqual([
+      expect.objectContaining({ type: 'webhook_endpoint.disabled', endpoint: endpoint.id }),
+    ]);
+    await bad.close();
+    await gone.close();
+  });
+
+  it('times out slow receivers and retries them', async () => {
+    const slow = await receiver(() => ({ status: 200, delayMs: 1500 }));
+    await createEndpoint(db.sql, ACCOUNT, { url: slow.url }, options);
+    await db.sql.begin((tx) =>
+      enqueueEvent(tx, { account: ACCOUNT, type: 't.x', resourceId: 'r', object: {} }),
+    );
+    await worker({ schedule: [60_000] }).runOnce();
+    const [attempt] = (await db.sql`select * from holdfast_delivery_attempts`).map(toAttempt);
+    expect(attempt?.status).toBeNull();
+    expect(attempt?.error).toMatch(/timeout/);
+    const [delivery] = await db.sql`select status from holdfast_deliveries`;
+    expect(delivery?.status).toBe('failed');
+    await slow.close();
+  });
+
+  it('bounds in-flight attempts per endpoint', async () => {
+    const slow = await receiver(() => ({ status: 200, delayMs: 100 }));
+    await createEndpoint(db.sql, ACCOUNT, { url: slow.url }, options);
+    for (let i = 0; i < 6; i += 1) {
+      await db.sql.begin((tx) =>
+        enqueueEvent(tx, { account: ACCOUNT, type: 't.x', resourceId: `r${i}`, object: {} }),
+      );
+    }
+    const w = worker({ perEndpointConcurrency: 2 });
+    for (let i = 0; i < 6 && slow.received.length < 6; i += 1) await w.runOnce();
+    expect(slow.received).toHaveLength(6);
+    expect(slow.maxInFlight()).toBeLessThanOrEqual(2);
+    await slow.close();
+  });
+
+  it('signs with both secrets for 24 h after a rotation', async () => {
+    const hook = await receiver(() => ({ status: 200 }));
+    const { endpoint, secret: old } = await createEndpoint(db.sql, ACCOUNT, { url: hook.url }, options);
+    const rotated = await rotateSecret(db.sql, ACCOUNT, endpoint.id);
+    await db.sql.begin((tx) =>
+      enqueueEvent(tx, { account: ACCOUNT, type: 't.x', resourceId: 'r', object: {} }),
+    );
+    await worker().runOnce();
+    const [got] = hook.received;
+    const headers = {
+      'webhook-id': String(got?.headers['webhook-id']),
+      'webhook-timestamp': String(got?.headers['webhook-timestamp']),
+      'webhook-signature': String(got?.headers['webhook-signature']),
+    };
+    expect(headers['webhook-signature'].split(' ')).toHaveLength(2);
+    expect(() => new Webhook(old).verify(got?.body ?? '', headers)).not.toThrow();
+    expect(() => new Webhook(String(rotated?.secret)).verify(got?.body ?? '', headers)).not.toThrow();
+    await hook.close();
+  });
+
+  it('warns a day ahead, then disables an endpoint failing for N days', async () => {
+    let clock = Date.parse('2026-11-01T00:00:00.000Z');
+    const hook = await receiver(() => ({ status: 500 }));
+    const { endpoint } = await createEndpoint(db.sql, ACCOUNT, { url: hook.url }, options);
+    const w = worker({ now: () => clock, schedule: [0, 0, 0, 0, 0, 0, 0, 0], disableAfterDays: 2 });
+    const fail = async () => {
+      await db.sql.begin((tx) =>
+        enqueueEvent(tx, { account: ACCOUNT, type: 't.x', resourceId: `r${clock}`, object: {}, now: clock }),
+      );
+      await w.runOnce();
+    };
+    await fail(); // day 0: the streak starts
+    clock += 86_400_000 + 1; // day 1: one day before the deadline
+    await fail();
+    let notes = (await db.sql`select * from holdfast_notifications order by created_at`).map(toNotification);
+    expect(notes.map((n) => n.type)).toEqual(['webhook_endpoint.disabling']);
+    expect(notes[0]?.disableAt).toBeTruthy();
+    clock += 86_400_000; // day 2: deadline reached, warned 24 h ago
+    await fail();
+    notes = (await db.sql`select * from holdfast_notifications order by created_at`).map(toNotification);
+    expect(notes.map((n) => n.type)).toEqual(['webhook_endpoint.disabling', 'webhook_endpoint.disabled']);
+    const [ep] = await db.sql`select status from holdfast_webhook_endpoints where id = ${endpoint.id}`;
+    expect(ep?.status).toBe('disabled');
+    // Re-enabling starts the clock again.
+    await updateEndpoint(db.sql, ACCOUNT, endpoint.id, { status: 'active' }, options);
+    const [again] =
+      await db.sql`select failing_since from holdfast_webhook_endpoints where id = ${endpoint.id}`;
+    expect(again?.failing_since).toBeNull();
+    await hook.close();
+  });
+
+  it('refuses forbidden destinations at registration and when changed', async () => {
+    await expect(createEndpoint(db.sql, ACCOUNT, { url: 'http://127.0.0.1/x' })).rejects.toMatchObject({
+      code: 'destination_url_forbidden',
+      status: 422,
+    });
+    const { endpoint } = await createEndpoint(db.sql, ACCOUNT, { url: 'https://93.184.216.34/x' });
+    await expect(
+      updateEndpoint(db.sql, ACCOUNT, endpoint.id, { url: 'http://[::1]/' }),
+    ).rejects.toMatchObject({ code: 'destination_url_forbidden' });
+  });
+});

@@ -1,0 +1,165 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkDestination, forbiddenAddress, pinnedAgent, type Resolver } from '../src/index';
+
+// A resolver for the names of the table below: what an attacker's DNS would answer.
+const records: Record<string, string[]> = {
+  'loopback.attacker.test': ['127.0.0.1'],
+  'private.attacker.test': ['10.1.2.3'],
+  'metadata.attacker.test': ['169.254.169.254'],
+  'cgnat.attacker.test': ['100.64.1.1'],
+  'v6loop.attacker.test': ['::1'],
+  'mapped.attacker.test': ['::ffff:192.168.0.1'],
+  'mixed.attacker.test': ['93.184.216.34', '10.0.0.1'],
+  'ula.attacker.test': ['fd12:3456::1'],
+  'public.example.test': ['93.184.216.34'],
+  'public6.example.test': ['2606:4700:4700::1111'],
+};
+const resolve: Resolver = async (host) => {
+  const found = records[host.toLowerCase()];
+  if (!found) throw Object.assign(new Error(`ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
+  return found;
+};
+
+// Destination forms that must all be refused (CONTRACT section 6; issue 7 asks for >= 30).
+const forbidden: string[] = [
+  'http://127.0.0.1/hook',
+  'http://127.1/hook',
+  'http://2130706433/hook', // decimal
+  'http://0x7f000001/hook', // hex
+  'http://0177.0.0.1/hook', // octal
+  'http://0x7f.0.0.1/hook',
+  'http://10.0.0.1/',
+  'http://172.16.5.4/',
+  'http://192.168.1.1/',
+  'http://169.254.169.254/latest/meta-data/', // cloud metadata
+  'http://100.64.0.1/', // CGNAT
+  'http://0.0.0.0/',
+  'http://0/',
+  'http://255.255.255.255/', // broadcast
+  'http://224.0.0.1/', // multicast
+  'http://[::1]/',
+  'http://[::]/',
+  'http://[::ffff:127.0.0.1]/', // IPv4-mapped
+  'http://[::ffff:7f00:1]/',
+  'http://[::ffff:10.0.0.1]/',
+  'http://[fe80::1]/', // link-local
+  'http://[fc00::1]/', // unique local
+  'http://[fd00:ec2::254]/',
+  'http://[64:ff9b::a00:1]/', // NAT64 of 10.0.0.1
+  'http://[64:ff9b::7f00:1]/',
+  'http://[ff02::1]/', // multicast
+  'http://[2002:7f00:1::]/', // 6to4
+  'http://localhost/',
+  'http://LOCALHOST./',
+  'http://api.localhost/',
+  'http://printer.local/',
+  'http://db.internal/',
+  'http://Metadata.Google.Internal./',
+  'http://loopback.attacker.test/',
+  'http://private.attacker.test/',
+  'http://metadata.attacker.test/',
+  'http://cgnat.attacker.test/',
+  'http://v6loop.attacker.test/',
+  'http://mapped.attacker.test/',
+  'http://mixed.attacker.test/',
+  'http://ula.attacker.test/',
+  'http://user:pass@public.example.test/',
+  'ftp://public.example.test/',
+  'file:///etc/passwd',
+  'javascript:alert(1)',
+  'not a url',
+];
+
+describe('checkDestination', () => {
+  it.each(forbidden)('refuses %s', async (url) => {
+    const check = await checkDestination(url, { resolve });
+    expect(check.ok, JSON.stringify(check)).toBe(false);
+  });
+
+  it('has at least 30 forbidden forms in its table', () => {
+    expect(forbidden.length).toBeGreaterThanOrEqual(30);
+  });
+
+  it.each([
+    'https://public.example.test/hooks',
+    'http://public6.example.test/',
+    'https://93.184.216.34/x',
+    'https://[2606:4700:4700::1111]/',
+  ])('accepts %s', async (url) => {
+    const check = await checkDestination(url, { resolve });
+    expect(check.ok).toBe(true);
+  });
+
+  it('accepts a name that does not resolve yet (checked again at each attempt)', async () => {
+    const check = await checkDestination('https://not-yet.example.test/', { resolve });
+    expect(check).toMatchObject({ ok: true, resolved: false });
+  });
+
+  it('requires https in production', async () => {
+    expect((await checkDestination('http://public.example.test/', { resolve, production: true })).ok).toBe(
+      false,
+    );
+    expect((await checkDestination('https://public.example.test/', { resolve, production: true })).ok).toBe(
+      true,
+    );
+  });
+
+  it('lets private destinations through only when told to', async () => {
+    expect((await checkDestination('http://127.0.0.1:9/', { allowPrivateDestinations: true })).ok).toBe(true);
+  });
+});
+
+describe('forbiddenAddress', () => {
+  it.each(['127.0.0.1', '10.9.9.9', '::ffff:169.254.1.1', '64:ff9b::1.2.3.4', '2001:db8::1', '192.0.2.1'])(
+    'refuses %s',
+    (address) => {
+      expect(forbiddenAddress(address)).toBeDefined();
+    },
+  );
+  it.each(['8.8.8.8', '1.1.1.1', '2606:4700::1'])('allows %s', (address) => {
+    expect(forbiddenAddress(address)).toBeUndefined();
+  });
+});
+
+describe('pinnedAgent', () => {
+  let port = 0;
+  const server = createServer((_req, res) => {
+    res.statusCode = 302;
+    res.setHeader('location', 'http://127.0.0.1/secret');
+    res.end();
+  });
+  beforeAll(async () => {
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+  it('refuses at connect time a name that resolves to a forbidden address (DNS rebinding)', async () => {
+    let calls = 0;
+    // First answer public (passes a registration check), then loopback: the connection-time check still refuses.
+    const rebinding: Resolver = async () => (calls++ === 0 ? ['93.184.216.34'] : ['127.0.0.1']);
+    expect((await checkDestination(`http://rebind.example.test:${port}/`, { resolve: rebinding })).ok).toBe(
+      true,
+    );
+    const agent = pinnedAgent({ resolve: rebinding });
+    await expect(request(`http://rebind.example.test:${port}/`, { dispatcher: agent })).rejects.toThrow(
+      /forbidden/,
+    );
+    await agent.close();
+  });
+
+  it('never follows redirects', async () => {
+    const agent = pinnedAgent({ allowPrivateDestinations: true });
+    const response = await request(`http://127.0.0.1:${port}/`, {
+      dispatcher: agent,
+      method: 'POST',
+      body: '{}',
+    });
+    expect(response.statusCode).toBe(302);
+    await response.body.dump();
+    await agent.close();
+  });
+});
