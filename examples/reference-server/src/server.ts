@@ -35,7 +35,10 @@ export interface RunningServer {
 
 /** The packages' idempotent schemas, applied before the versioned migrations on every start. */
 function packageSchemas(): Migration[] {
-  return [{ id: '@holdfast/idempotency', sql: idempotencySchema }];
+  return [
+    { id: '@holdfast/idempotency', sql: idempotencySchema },
+    { id: '@holdfast/webhook-delivery', sql: deliverySchema },
+  ];
 }
 
 interface Stoppable {
