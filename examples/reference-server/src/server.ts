@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { schedulePurge } from '@holdfast/idempotency';
 import { schema as idempotencySchema, PostgresIdempotencyStore } from '@holdfast/idempotency/postgres';
+import { schema as deliverySchema } from '@holdfast/webhook-delivery/postgres';
 import { serve } from '@hono/node-server';
 import type postgres from 'postgres';
 import { buildApp } from './app';
