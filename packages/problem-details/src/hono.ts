@@ -69,9 +69,12 @@ export function requestId(options: RequestIdOptions = {}): MiddlewareHandler {
   return async (c, next) => {
     const id = generate();
     c.set('requestId', id);
-    await next();
-    // c.header() rebuilds a finalized response, so the header survives Hono's HEAD handling too.
+    // Set before the handler runs, Hono passes it into every response it builds (HEAD included)
+    // without rebuilding one afterwards, which would cost a copy of the body per request.
     c.header(header, id);
+    await next();
+    // A handler that returned its own Response skipped the prepared headers.
+    if (!c.res.headers.has(header)) c.res.headers.set(header, id);
   };
 }
 

@@ -183,3 +183,17 @@ describe('Request-Id on HEAD', () => {
     expect(response.headers.get('request-id')).toMatch(/^req_/);
   });
 });
+
+describe('Request-Id on responses built by hand', () => {
+  it('is added to a Response a handler returns itself, and to HEAD answers', async () => {
+    const app = new Hono();
+    app.use(requestId());
+    app.get('/raw', () => new Response('raw', { status: 202 }));
+    app.get('/json', (c) => c.json({ ok: true }));
+    const raw = await app.request('/raw');
+    expect(raw.status).toBe(202);
+    expect(raw.headers.get('request-id')).toMatch(/^req_/);
+    const head = await app.request('/json', { method: 'HEAD' });
+    expect(head.headers.get('request-id')).toMatch(/^req_/);
+  });
+});
