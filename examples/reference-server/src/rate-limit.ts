@@ -37,8 +37,14 @@ export function rateLimit(config: RateLimitConfig, now: () => number = Date.now)
     }
     bucket.tokens -= 1;
     const reset = Math.ceil((config.burst - bucket.tokens) / perMs / 1000);
-    await next();
-    c.header('RateLimit', `"default";r=${Math.floor(bucket.tokens)};t=${reset}`);
+    const remaining = `"default";r=${Math.floor(bucket.tokens)};t=${reset}`;
+    // Prepared before the handler: Hono puts them into the response it builds, no rebuild needed.
+    c.header('RateLimit', remaining);
     c.header('RateLimit-Policy', policy);
+    await next();
+    if (!c.res.headers.has('RateLimit')) {
+      c.res.headers.set('RateLimit', remaining);
+      c.res.headers.set('RateLimit-Policy', policy);
+    }
   };
 }
