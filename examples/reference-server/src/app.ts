@@ -53,8 +53,9 @@ export function buildApp(deps: Deps, options: AppOptions = {}): App {
   const app: App = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   app.use(requestId());
   app.use(async (c, next) => {
-    await next();
     c.header('X-Content-Type-Options', 'nosniff');
+    await next();
+    if (!c.res.headers.has('X-Content-Type-Options')) c.res.headers.set('X-Content-Type-Options', 'nosniff');
   });
   app.onError(onProblem());
   app.notFound(notFoundProblem(app));
