@@ -1,1 +1,12 @@
-export {};
+export { type DedupStore, memoryDedupStore } from './dedup';
+export {
+  type Acknowledgement,
+  createReceiver,
+  type EventQueue,
+  memoryQueue,
+  type ReceiveFailure,
+  type Receiver,
+  type ReceiverOptions,
+  type WebhookEvent,
+} from './receive';
+export { memoryVersionStore, type VersionStore, versionOf } from './versions';
