@@ -9,6 +9,10 @@ import { finalizeDocument } from './openapi';
 import { problemPages } from './problem-pages';
 import { rateLimit } from './rate-limit';
 import { inboundEventRoutes } from './routes/inbound-events';
+import { orderRoutes } from './routes/orders';
+import { paymentMethodRoutes } from './routes/payment-methods';
+import { paymentRoutes } from './routes/payments';
+import { subscriptionRoutes } from './routes/subscriptions';
 import { validationHook } from './routes/webhook-openapi';
 import { strictQueries } from './strict-query';
 
@@ -56,6 +60,9 @@ export function buildApp(deps: Deps, options: AppOptions = {}): App {
     c.header('X-Content-Type-Options', 'nosniff');
     await next();
     if (!c.res.headers.has('X-Content-Type-Options')) c.res.headers.set('X-Content-Type-Options', 'nosniff');
+    // A 413 is answered before the body was read: close the connection, so the client cannot
+    // reuse a socket that still carries the rest of its body (RFC 9110 section 15.5.14).
+    if (c.res.status === 413) c.res.headers.set('Connection', 'close');
   });
   app.onError(onProblem());
   app.notFound(notFoundProblem(app));
@@ -106,6 +113,18 @@ export function buildApp(deps: Deps, options: AppOptions = {}): App {
   v1.use(rateLimit(deps.config.rateLimit, deps.now));
   v1.use(scopeByPath());
   v1.use(jsonBody({ maxBytes: 1024 * 1024 }));
+  v1.use(async (c, next) => {
+    // jsonBody() reads an empty body to its end without caching it; zod-openapi's validator
+    // would read the spent stream again (a 500). Cache "no value" so it answers 400 instead.
+    if (c.get('jsonBody') === undefined && c.req.raw.bodyUsed && !('json' in c.req.bodyCache)) {
+      Object.assign(c.req.bodyCache, { json: Promise.resolve(undefined) });
+    }
+    await next();
+  });
+  orderRoutes(v1, deps);
+  paymentRoutes(v1, deps);
+  paymentMethodRoutes(v1, deps);
+  subscriptionRoutes(v1, deps);
   inboundEventRoutes(v1, deps);
   for (const register of options.v1Routes ?? []) register(v1, deps);
   app.route('/v1', v1);

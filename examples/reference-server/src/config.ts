@@ -42,6 +42,8 @@ export interface Config {
   readonly idempotencyRetentionHours: number;
   /** Seed a demo key on a fresh database (`npm start`), off in tests and production. */
   readonly seedDemoKey: boolean;
+  /** How long a 202 payment stays `processing` (`HOLDFAST_PAYMENT_SETTLE_DELAY`, default 2s). */
+  readonly paymentSettleDelayMs: number;
 }
 
 /** A configuration mistake, reported at start with the variable's name and never its secret value. */
@@ -185,5 +187,9 @@ export function loadConfig(
       env.HOLDFAST_SEED_DEMO_KEY === undefined
         ? env.NODE_ENV !== 'test' && env.NODE_ENV !== 'production'
         : parseFlag(env.HOLDFAST_SEED_DEMO_KEY),
+    paymentSettleDelayMs: parseDuration(
+      env.HOLDFAST_PAYMENT_SETTLE_DELAY || '2s',
+      'HOLDFAST_PAYMENT_SETTLE_DELAY',
+    ),
   };
 }

@@ -10,6 +10,7 @@ import { createKey, storeKey } from './auth';
 import { type Config, loadConfig } from './config';
 import type { Deps } from './context';
 import { cursorKeyring, type Migration, migrate, migrationFiles, openDatabase } from './db';
+import { startSettlementWorker } from './settlement';
 import { startInboxProcessor } from './workers';
 
 /** Options of {@link startServer}. */
@@ -92,6 +93,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     }
     if (config.role !== 'api') {
       stoppables.push(startInboxProcessor({ sql: db.sql }));
+      stoppables.push(startSettlementWorker({ sql: db.sql, now: deps.now }));
       stoppables.push(
         schedulePurge(new PostgresIdempotencyStore(db.sql), {
           onError: (error) => console.error('idempotency purge failed:', error),

@@ -10,7 +10,7 @@ interface Loop {
  * Runs `tick` repeatedly: again at once while it reports work done, otherwise after `idleMs`.
  * Errors are logged and the loop carries on (a database restart must not end the worker).
  */
-function startLoop(
+export function startLoop(
   name: string,
   tick: () => Promise<number>,
   idleMs: number,

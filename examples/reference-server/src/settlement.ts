@@ -1,0 +1,28 @@
+import type postgres from 'postgres';
+import { settleDuePayments } from './routes/payments';
+import { startLoop } from './workers';
+
+/**
+ * Settles `processing` payments when due (the background half of POST /v1/payments' 202).
+ * Runs in every worker process; `for update skip locked` in `settleDuePayments` lets several
+ * share the table.
+ *
+ * @example
+ * ```ts
+ * const settlement = startSettlementWorker({ sql, now: Date.now });
+ * await settlement.stop();
+ * ```
+ */
+export function startSettlementWorker(options: {
+  readonly sql: postgres.Sql;
+  readonly now: () => number;
+  readonly idleMs?: number;
+  readonly log?: (message: string) => void;
+}): { stop(): Promise<void> } {
+  return startLoop(
+    'payment settlement',
+    () => settleDuePayments(options.sql, options.now()),
+    options.idleMs ?? 500,
+    options.log ?? ((message) => console.error(message)),
+  );
+}
