@@ -51,6 +51,21 @@ function operationId(method: string, path: string): string {
   return [method, ...words].map((w, i) => (i === 0 ? w : w[0]?.toUpperCase() + w.slice(1))).join('');
 }
 
+/** Gives every integer schema a `format`: int32 when its declared range fits, else int64. */
+function integerFormats(node: Json | undefined): void {
+  if (Array.isArray(node)) {
+    for (const item of node) integerFormats(item);
+    return;
+  }
+  if (!isObject(node)) return;
+  const integer = node.type === 'integer' || (Array.isArray(node.type) && node.type.includes('integer'));
+  if (integer && node.format === undefined) {
+    const fits = (v: Json | undefined) => typeof v === 'number' && Math.abs(v) <= 2 ** 31 - 1;
+    node.format = fits(node.minimum) && fits(node.maximum) ? 'int32' : 'int64';
+  }
+  for (const value of Object.values(node)) integerFormats(value);
+}
+
 /**
  * Completes the generated OpenAPI document with what every operation shares, so no route has
  * to repeat it: `Request-Id` on every response; the `RateLimit` headers on every 2xx and 4xx
@@ -83,6 +98,7 @@ export function finalizeDocument(document: JsonObject): JsonObject {
       }
     }
   }
+  integerFormats(document);
   document.tags = [...tags].sort().map((name) => ({ name, description: TAG_DESCRIPTIONS[name] ?? name }));
   return document;
 }
