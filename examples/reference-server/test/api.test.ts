@@ -197,11 +197,6 @@ describe('orders', () => {
 
     const got = await api('GET', `/v1/orders/${id}`);
     const etag = String(got.headers.get('etag'));
-    expectProblem(
-      await api('POST', `/v1/orders/${id}/refunds`, { body: { amount: 1 } }),
-      409,
-      'invalid_state_transition',
-    );
     const patched = await api('PATCH', `/v1/orders/${id}`, {
       body: { description: 'renamed' },
       headers: { 'if-match': etag },
@@ -265,6 +260,13 @@ describe('orders', () => {
     const again = await api('POST', `/v1/orders/${cancelled}/cancel`);
     expect(again.status).toBe(200);
     expect(again.body.status).toBe('cancelled');
+    expectProblem(
+      await api('POST', `/v1/orders/${cancelled}/refunds`, { body: { amount: 1 } }),
+      409,
+      'invalid_state_transition',
+    );
+    const refundable = String((await newOrder()).body.id);
+    expect((await api('POST', `/v1/orders/${refundable}/refunds`, { body: { amount: 1 } })).status).toBe(201);
 
     const pending = String((await newOrder()).body.id);
     const deleted = await fetch(`${t.url}/v1/orders/${pending}`, {

@@ -15,7 +15,7 @@ import { idParam } from './webhook-schemas';
 
 // Orders and their refunds (CONTRACT section 5). Moves: pending -> shipped (PATCH status),
 // pending -> cancelled (POST cancel, repeatable); anything else is 409 invalid_state_transition.
-// Refunds are for shipped orders only (a pending order is cancelled, not refunded), up to the
+// Refunds take any order that is not cancelled (the contract sets no state for them), up to the
 // amount not yet refunded. PATCH takes If-Match with the ETag of GET; a stale one is 409.
 
 export const ORDER_STATUSES = ['pending', 'shipped', 'cancelled'] as const;
@@ -226,7 +226,7 @@ const createRefund = createRoute({
   method: 'post',
   path: '/orders/{id}/refunds',
   tags,
-  summary: 'Refund part or all of a shipped order',
+  summary: 'Refund part or all of an order',
   description:
     'Emits order.refunded. Accepts Idempotency-Key. Location names the order’s refund list, where the refund appears (refunds have no URL of their own: nesting stops at one level).',
   request: {
@@ -237,7 +237,7 @@ const createRefund = createRoute({
   responses: {
     201: { description: 'The refund.', headers: locationHeader, content: json(RefundSchema) },
     ...problemResponses([400, 401, 403, 404, 409, 413, 415, 422], {
-      409: 'invalid_state_transition (the order is not shipped) or idempotency_key_in_use.',
+      409: 'invalid_state_transition (the order is cancelled) or idempotency_key_in_use.',
       422: 'refund_exceeds_amount: more than is left unrefunded; or idempotency_key_reused.',
     }),
   },
@@ -471,9 +471,9 @@ export function orderRoutes(app: App, deps: Deps): void {
     const { account } = c.get('principal');
     return withIdempotency(c, { sql, account }, async (tx) => {
       const order = await lockOrder(tx, account, id);
-      if (order.status !== 'shipped') {
+      if (order.status === 'cancelled') {
         throw problem('invalid_state_transition', {
-          detail: `Only shipped orders can be refunded; this one is ${order.status}.`,
+          detail: 'A cancelled order cannot be refunded.',
         });
       }
       const left = Number(order.total) - Number(order.amount_refunded);
