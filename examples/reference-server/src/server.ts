@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { schedulePurge } from '@holdfast/idempotency';
 import { schema as idempotencySchema, PostgresIdempotencyStore } from '@holdfast/idempotency/postgres';
 import { schema as deliverySchema } from '@holdfast/webhook-delivery/postgres';
+import { schema as verifierSchema } from '@holdfast/webhook-verifier/postgres';
 import { serve } from '@hono/node-server';
 import type postgres from 'postgres';
 import { buildApp } from './app';
@@ -40,6 +41,7 @@ function packageSchemas(): Migration[] {
   return [
     { id: '@holdfast/idempotency', sql: idempotencySchema },
     { id: '@holdfast/webhook-delivery', sql: deliverySchema },
+    { id: '@holdfast/webhook-verifier', sql: verifierSchema },
   ];
 }
 
