@@ -5,6 +5,7 @@ import { authenticate, requireScope, scopeFor } from './auth';
 import type { App, AppEnv, Deps } from './context';
 import { dashboardRoutes } from './dashboard/index';
 import { renderDocs } from './docs';
+import { refuseNul } from './no-nul';
 import { finalizeDocument } from './openapi';
 import { problemPages } from './problem-pages';
 import { rateLimit } from './rate-limit';
@@ -121,6 +122,7 @@ export function buildApp(deps: Deps, options: AppOptions = {}): App {
     }
     await next();
   });
+  v1.use(refuseNul());
   orderRoutes(v1, deps);
   paymentRoutes(v1, deps);
   paymentMethodRoutes(v1, deps);

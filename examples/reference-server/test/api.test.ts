@@ -119,6 +119,18 @@ describe('strictness', () => {
     expectProblem(await api('PATCH', '/v1/orders/ord_x', empty), 400, 'validation_failed');
   });
 
+  it('a NUL character (which PostgreSQL text cannot hold) is 404 in a path, 400 in a query or body', async () => {
+    expectProblem(await api('GET', '/v1/orders/ord_%00x'), 404, 'not_found');
+    expectProblem(await api('GET', '/v1/payments?order=x%00'), 400, 'validation_failed');
+    const body = await api('POST', '/v1/orders', {
+      body: '{"currency":"EUR","total":1,"metadata":{"k/1":"a\\u0000"}}',
+    });
+    expectProblem(body, 400, 'validation_failed');
+    expect(body.body.errors).toEqual([
+      expect.objectContaining({ field: 'metadata.k/1', pointer: '#/metadata/k~11' }),
+    ]);
+  });
+
   it('body guard: invalid_json 400, 415 for another media type, 413 over 1 MiB', async () => {
     expectProblem(await api('POST', '/v1/orders', { body: '{"total":' }), 400, 'invalid_json');
     expectProblem(
