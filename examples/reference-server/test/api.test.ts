@@ -279,6 +279,7 @@ describe('orders', () => {
     );
     const refundable = String((await newOrder()).body.id);
     expect((await api('POST', `/v1/orders/${refundable}/refunds`, { body: { amount: 1 } })).status).toBe(201);
+    expectProblem(await api('DELETE', `/v1/orders/${refundable}`), 409, 'invalid_state_transition');
 
     const pending = String((await newOrder()).body.id);
     const deleted = await fetch(`${t.url}/v1/orders/${pending}`, {

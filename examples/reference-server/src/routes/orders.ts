@@ -188,7 +188,8 @@ const deleteOrder = createRoute({
   path: '/orders/{id}',
   tags,
   summary: 'Delete a pending order',
-  description: 'Only while pending (else 409 invalid_state_transition). A repeated DELETE answers 404.',
+  description:
+    'Only while pending and without refunds (else 409 invalid_state_transition). A repeated DELETE answers 404.',
   request: { params },
   responses: {
     204: { description: 'Deleted.' },
@@ -406,6 +407,12 @@ export function orderRoutes(app: App, deps: Deps): void {
       if (current.status !== 'pending') {
         throw problem('invalid_state_transition', {
           detail: `Only pending orders can be deleted; this one is ${current.status}.`,
+        });
+      }
+      if (Number(current.amount_refunded) > 0) {
+        // Deleting would take the refund records with it: money history is never deleted.
+        throw problem('invalid_state_transition', {
+          detail: 'An order with refunds cannot be deleted; cancel it instead.',
         });
       }
       await tx`delete from holdfast_orders where id = ${id}`;
