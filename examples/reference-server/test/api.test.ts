@@ -465,3 +465,19 @@ describe('OpenAPI', () => {
     expect(paths['/v1/payments']?.post?.responses?.['202']).toBeDefined();
   });
 });
+
+describe('pages outside /v1', () => {
+  it('/healthz, /docs (self-contained HTML), /problems/{code}', async () => {
+    expect((await api('GET', '/healthz', { key: null })).body.status).toBe('ok');
+    const docs = await fetch(`${t.url}/docs`);
+    expect(docs.status).toBe(200);
+    const html = await docs.text();
+    expect(html).toContain('/v1/orders');
+    expect(html).not.toMatch(/<script[^>]+src=["']https?:/);
+    expect(html).not.toMatch(/<link[^>]+href=["']https?:/);
+    const page = await fetch(`${t.url}/problems/refund_exceeds_amount`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    expectProblem(await api('GET', '/problems/no_such_code', { key: null }), 404, 'not_found');
+  });
+});
