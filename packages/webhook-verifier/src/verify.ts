@@ -1,4 +1,4 @@
-import { decodeBase64 } from './base64';
+import { decodeBase64Into, decodedLength } from './base64';
 import { decodeSecret } from './secret';
 
 /**
@@ -117,28 +117,24 @@ function header(headers: HeadersInput, name: string): string | undefined | null 
 }
 
 /** Standard Webhooks names first, then Svix's, as Svix's own verifier accepts both. */
-function webhookHeader(headers: HeadersInput, name: string): string | undefined | null {
-  return header(headers, `webhook-${name}`) ?? header(headers, `svix-${name}`);
+function webhookHeader(headers: HeadersInput, name: string, svixName: string): string | undefined | null {
+  return header(headers, name) ?? header(headers, svixName);
 }
 
 function fail(code: VerifyErrorCode, detail: string): VerifyFailure {
   return { ok: false, code, status: code === 'webhook_signature_invalid' ? 401 : 400, detail };
 }
 
-/** Lengths first, then every byte, whatever the first difference (SPEC section 6 step 3). */
-function constantTimeEqual(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
+/**
+ * Lengths first (the caller decodes only 32-byte entries), then every byte of `given` at
+ * `at` against `expected`, whatever the first difference (SPEC section 6 step 3).
+ */
+function constantTimeEqualAt(given: Uint8Array, at: number, expected: Uint8Array): boolean {
+  if (expected.length !== SIGNATURE_BYTES) return false;
   let diff = 0;
-  // Indexing a view honours its byteOffset, unlike a DataView over `.buffer`.
-  for (let i = 0; i < a.length; i += 1) diff |= (a[i] ?? 0) ^ (b[i] ?? 0);
+  // Indexing views honours their byteOffset, unlike a DataView over `.buffer`.
+  for (let i = 0; i < SIGNATURE_BYTES; i += 1) diff |= (given[at + i] ?? 0) ^ (expected[i] ?? 0);
   return diff === 0;
-}
-
-function decodeBase64Signature(text: string): Uint8Array | undefined {
-  // 32 bytes are 44 base64 characters: the length is checked before any decoding.
-  if (text.length !== 44) return undefined;
-  const bytes = decodeBase64(text);
-  return bytes?.length === SIGNATURE_BYTES ? bytes : undefined;
 }
 
 function parseJson<T>(body: Uint8Array): JsonResult<T> {
@@ -152,6 +148,19 @@ function parseJson<T>(body: Uint8Array): JsonResult<T> {
     return { ok: true, value: JSON.parse(text) };
   } catch {
     return { ok: false, code: 'invalid_json', status: 400, detail: 'The signed body is not JSON.' };
+  }
+}
+
+// A class, not an object literal with a closure: `json` lives once on the prototype.
+class Verified implements VerifiedWebhook {
+  readonly ok = true as const;
+  constructor(
+    readonly id: string,
+    readonly timestamp: number,
+    readonly body: Uint8Array,
+  ) {}
+  json<T = unknown>(): JsonResult<T> {
+    return parseJson<T>(this.body);
   }
 }
 
@@ -171,6 +180,8 @@ export function verifierFactory(hmacSha256: HmacSha256): (options: VerifierOptio
       throw new RangeError('toleranceSeconds must be a non-negative integer');
     }
     const now = options.now ?? Date.now;
+    // Decoded v1 entries, reused across calls: verify is synchronous, so never shared mid-call.
+    const given = new Uint8Array(SIGNATURE_BYTES * MAX_ENTRIES);
 
     const verify = (headers: HeadersInput, rawBody: string | Uint8Array): VerifyResult => {
       // Step 1: the raw bytes, before anything else looks at them.
@@ -179,7 +190,7 @@ export function verifierFactory(hmacSha256: HmacSha256): (options: VerifierOptio
         throw new TypeError('body must be the raw request body: a string or a Uint8Array');
       }
       // Step 2: an all-digit timestamp within the window; "1700000000xyz" is not parsed by prefix.
-      const timestamp = webhookHeader(headers, 'timestamp');
+      const timestamp = webhookHeader(headers, 'webhook-timestamp', 'svix-timestamp');
       if (typeof timestamp !== 'string' || !/^[0-9]{1,15}$/.test(timestamp)) {
         return fail(
           'webhook_timestamp_out_of_window',
@@ -196,34 +207,44 @@ export function verifierFactory(hmacSha256: HmacSha256): (options: VerifierOptio
           `The webhook-timestamp is ${Math.abs(skew)} s ${skew > 0 ? 'old' : 'in the future'}; at most ${tolerance} s is accepted.`,
         );
       }
-      const id = webhookHeader(headers, 'id');
+      const id = webhookHeader(headers, 'webhook-id', 'svix-id');
       if (typeof id !== 'string' || id === '') {
         return fail('webhook_signature_invalid', 'The webhook-id header is missing.');
       }
-      const signature = webhookHeader(headers, 'signature');
+      const signature = webhookHeader(headers, 'webhook-signature', 'svix-signature');
       if (typeof signature !== 'string' || signature === '') {
         return fail('webhook_signature_invalid', 'The webhook-signature header is missing.');
       }
       // Step 3: entries of other schemes (v1a, ...) are ignored, not fatal.
-      const given: Uint8Array[] = [];
-      for (const entry of signature.split(' ')) {
-        if (!entry.startsWith('v1,')) continue;
-        const bytes = decodeBase64Signature(entry.slice(3));
-        if (bytes !== undefined) given.push(bytes);
-        if (given.length > MAX_ENTRIES) {
-          return fail('webhook_signature_invalid', `More than ${MAX_ENTRIES} v1 signatures.`);
+      let count = 0;
+      // Entries are separated by spaces; scanned in place rather than split into new strings.
+      for (let start = 0; start < signature.length; ) {
+        let end = signature.indexOf(' ', start);
+        if (end === -1) end = signature.length;
+        if (signature.startsWith('v1,', start)) {
+          if (count === MAX_ENTRIES) {
+            return fail('webhook_signature_invalid', `More than ${MAX_ENTRIES} v1 signatures.`);
+          }
+          // The decoded length is known from the entry's length, before any decoding.
+          const entry = end === signature.length && start === 0 ? signature : signature.slice(start, end);
+          if (
+            decodedLength(entry, 3) === SIGNATURE_BYTES &&
+            decodeBase64Into(entry, 3, given, count * SIGNATURE_BYTES)
+          ) {
+            count += 1;
+          }
         }
+        start = end + 1;
       }
-      if (given.length === 0) {
+      if (count === 0) {
         return fail('webhook_signature_invalid', 'The webhook-signature header has no v1 signature.');
       }
       const prefix = `${id}.${timestamp}.`;
       for (const mac of macs) {
         const expected = mac(prefix, body);
-        for (const candidate of given) {
-          if (constantTimeEqual(candidate, expected)) {
-            return { ok: true, id, timestamp: seconds, body, json: () => parseJson(body) };
-          }
+        for (let k = 0; k < count; k += 1) {
+          if (constantTimeEqualAt(given, k * SIGNATURE_BYTES, expected))
+            return new Verified(id, seconds, body);
         }
       }
       return fail('webhook_signature_invalid', 'No signature matches a configured secret.');
