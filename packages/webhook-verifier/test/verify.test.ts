@@ -334,3 +334,25 @@ describe.each([
     });
   });
 });
+
+describe('the two HMAC builds', () => {
+  it('property: node:crypto and noble give the same MAC for any key, prefix and body', () => {
+    fc.assert(
+      fc.property(
+        fc.uint8Array({ minLength: 24, maxLength: 80 }),
+        fc.string({ maxLength: 40 }),
+        fc.uint8Array({ maxLength: 2000 }),
+        (key, prefix, body) => {
+          expect(Array.from(nodeHmac(key)(prefix, body))).toEqual(Array.from(nobleHmac(key)(prefix, body)));
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  it('a noble MAC object is reusable: the keyed state is cloned, not consumed', () => {
+    const mac = nobleHmac(new Uint8Array(32).fill(1));
+    const body = encoder.encode('same');
+    expect(mac('a.1.', body)).toEqual(mac('a.1.', body));
+  });
+});
