@@ -226,7 +226,9 @@ export function verifierFactory(hmacSha256: HmacSha256): (options: VerifierOptio
             return fail('webhook_signature_invalid', `More than ${MAX_ENTRIES} v1 signatures.`);
           }
           // The decoded length is known from the entry's length, before any decoding.
-          const entry = end === signature.length && start === 0 ? signature : signature.slice(start, end);
+          // Fetch joins a repeated header with ", ": that comma is not part of the entry.
+          const stop = signature.charCodeAt(end - 1) === 44 ? end - 1 : end;
+          const entry = stop === signature.length && start === 0 ? signature : signature.slice(start, stop);
           if (
             decodedLength(entry, 3) === SIGNATURE_BYTES &&
             decodeBase64Into(entry, 3, given, count * SIGNATURE_BYTES)

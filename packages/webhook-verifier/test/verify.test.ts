@@ -135,6 +135,17 @@ describe.each([
     }
   });
 
+  it('reads a signature header repeated in Fetch Headers (joined with ", ")', () => {
+    const [a, b] = [generateSecret(), generateSecret()];
+    const verifier = createVerifier({ secrets: a, now: at(1_700_000_000) });
+    const input = { id: 'evt_1', timestamp: 1_700_000_000, body: '{}' };
+    const headers = new Headers({ 'webhook-id': 'evt_1', 'webhook-timestamp': '1700000000' });
+    headers.append('webhook-signature', createSigner({ secrets: a }).sign(input));
+    headers.append('webhook-signature', createSigner({ secrets: b }).sign(input));
+    expect(headers.get('webhook-signature')).toContain(', v1,');
+    expect(verifier.verify(headers, '{}').ok).toBe(true);
+  });
+
   it('ignores unknown schemes such as v1a next to a valid v1 entry', () => {
     const secret = generateSecret();
     const verifier = createVerifier({ secrets: secret, now: at(1_700_000_000) });
