@@ -9,11 +9,16 @@ import { refuseNul } from './no-nul';
 import { finalizeDocument } from './openapi';
 import { problemPages } from './problem-pages';
 import { rateLimit } from './rate-limit';
+import { deliveryRoutes } from './routes/deliveries';
+import { eventRoutes } from './routes/events';
+import { hooksRoutes } from './routes/hooks';
 import { inboundEventRoutes } from './routes/inbound-events';
+import { notificationRoutes } from './routes/notifications';
 import { orderRoutes } from './routes/orders';
 import { paymentMethodRoutes } from './routes/payment-methods';
 import { paymentRoutes } from './routes/payments';
 import { subscriptionRoutes } from './routes/subscriptions';
+import { webhookEndpointRoutes } from './routes/webhook-endpoints';
 import { validationHook } from './routes/webhook-openapi';
 import { strictQueries } from './strict-query';
 
@@ -127,9 +132,20 @@ export function buildApp(deps: Deps, options: AppOptions = {}): App {
   paymentRoutes(v1, deps);
   paymentMethodRoutes(v1, deps);
   subscriptionRoutes(v1, deps);
+  webhookEndpointRoutes(v1, deps);
+  eventRoutes(v1, deps);
+  deliveryRoutes(v1, deps);
+  notificationRoutes(v1, deps);
   inboundEventRoutes(v1, deps);
   for (const register of options.v1Routes ?? []) register(v1, deps);
   app.route('/v1', v1);
+  // The receiver is outside /v1: no API key, and it reads the raw body itself. It is limited
+  // per receiver name, so a flood at one name cannot starve the API.
+  app.use(
+    '/hooks/:name',
+    rateLimit(deps.config.rateLimit, deps.now, (c) => `hooks:${c.req.param('name') ?? ''}`),
+  );
+  hooksRoutes(app, deps);
   for (const register of options.rootRoutes ?? []) register(app, deps);
   return app;
 }

@@ -69,7 +69,7 @@ function integerFormats(node: Json | undefined): void {
 /**
  * Completes the generated OpenAPI document with what every operation shares, so no route has
  * to repeat it: `Request-Id` on every response; the `RateLimit` headers on every 2xx and 4xx
- * of the rate-limited `/v1` API and `Retry-After` on 429 and 503; an `operationId` where a
+ * of the rate-limited `/v1` API and receiver and `Retry-After` on 429 and 503; an `operationId` where a
  * route set none; and the tag list with descriptions.
  */
 export function finalizeDocument(document: JsonObject): JsonObject {
@@ -89,7 +89,7 @@ export function finalizeDocument(document: JsonObject): JsonObject {
         if (!isObject(response)) continue;
         const headers = isObject(response.headers) ? response.headers : {};
         headers['Request-Id'] ??= REQUEST_ID;
-        if (path.startsWith('/v1/') && /^[24]/.test(status)) {
+        if ((path.startsWith('/v1/') || path.startsWith('/hooks/')) && /^[24]/.test(status)) {
           headers.RateLimit ??= RATE_LIMIT;
           headers['RateLimit-Policy'] ??= RATE_LIMIT_POLICY;
         }
@@ -98,6 +98,20 @@ export function finalizeDocument(document: JsonObject): JsonObject {
       }
     }
   }
+  // The receiver authenticates the sender by the Standard Webhooks signature, not an API key.
+  const receive = isObject(paths['/hooks/{name}']) ? paths['/hooks/{name}'].post : undefined;
+  if (isObject(receive)) receive.security = [{ webhookSignature: [] }];
+  const components = isObject(document.components) ? document.components : {};
+  const schemes = isObject(components.securitySchemes) ? components.securitySchemes : {};
+  schemes.webhookSignature = {
+    type: 'apiKey',
+    in: 'header',
+    name: 'webhook-signature',
+    description:
+      'Standard Webhooks: v1,<base64 HMAC-SHA256 of "webhook-id.webhook-timestamp.body"> with the receiver secret; webhook-id and webhook-timestamp headers are required too.',
+  };
+  components.securitySchemes = schemes;
+  document.components = components;
   integerFormats(document);
   document.tags = [...tags].sort().map((name) => ({ name, description: TAG_DESCRIPTIONS[name] ?? name }));
   return document;

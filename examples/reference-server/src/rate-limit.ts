@@ -1,5 +1,5 @@
 import { problem } from '@holdfast/problem-details';
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import type { RateLimitConfig } from './config';
 import type { AppEnv } from './context';
 
@@ -13,14 +13,19 @@ interface Bucket {
  * to `burst`. Every answer carries the IETF draft's `RateLimit` and `RateLimit-Policy` headers;
  * a refused request gets 429 `rate_limited` with `Retry-After` (SPEC section 7 rule 4).
  * Buckets live in this process: with several API processes each enforces its own share.
+ * The webhook receiver is limited per receiver name with the same quota (`keyOf`).
  */
-export function rateLimit(config: RateLimitConfig, now: () => number = Date.now): MiddlewareHandler<AppEnv> {
+export function rateLimit(
+  config: RateLimitConfig,
+  now: () => number = Date.now,
+  keyOf: (c: Context<AppEnv>) => string = (c) => c.get('principal').keyId,
+): MiddlewareHandler<AppEnv> {
   const buckets = new Map<string, Bucket>();
   const perMs = config.limit / config.windowMs;
   const windowSeconds = Math.max(1, Math.round(config.windowMs / 1000));
   const policy = `"default";q=${config.limit};w=${windowSeconds}`;
   return async (c, next) => {
-    const key = c.get('principal').keyId;
+    const key = keyOf(c);
     const t = now();
     const bucket = buckets.get(key) ?? { tokens: config.burst, updated: t };
     bucket.tokens = Math.min(config.burst, bucket.tokens + (t - bucket.updated) * perMs);

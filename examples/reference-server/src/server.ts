@@ -12,7 +12,7 @@ import { type Config, loadConfig } from './config';
 import type { Deps } from './context';
 import { cursorKeyring, type Migration, migrate, migrationFiles, openDatabase } from './db';
 import { startSettlementWorker } from './settlement';
-import { startInboxProcessor } from './workers';
+import { startWebhookWorkers } from './workers';
 
 /** Options of {@link startServer}. */
 export interface StartOptions {
@@ -94,7 +94,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       url = `http://${host}:${address.port}`;
     }
     if (config.role !== 'api') {
-      stoppables.push(startInboxProcessor({ sql: db.sql }));
+      stoppables.push(startWebhookWorkers(deps));
       stoppables.push(startSettlementWorker({ sql: db.sql, now: deps.now }));
       stoppables.push(
         schedulePurge(new PostgresIdempotencyStore(db.sql), {

@@ -1,8 +1,10 @@
+import { createDeliveryWorker, purgeDeliveryHistory } from '@holdfast/webhook-delivery/postgres';
 import type postgres from 'postgres';
+import type { Deps } from './context';
 import { processInbox } from './inbox';
 
 /** A background loop that can be stopped; `stop` waits for the round in flight. */
-interface Loop {
+export interface Loop {
   stop(): Promise<void>;
 }
 
@@ -69,4 +71,44 @@ export function startInboxProcessor(options: InboxProcessorOptions): Loop {
     options.idleMs ?? 250,
     options.log ?? ((message) => console.error(message)),
   );
+}
+
+/**
+ * Everything a worker process runs for webhooks: the delivery workers of
+ * `@holdfast/webhook-delivery` (schedule, private destinations and disabling from the
+ * configuration), the inbox processor for verified inbound events, and the retention purge.
+ *
+ * @example
+ * ```ts
+ * const workers = startWebhookWorkers(deps);
+ * await workers.stop();
+ * ```
+ */
+export function startWebhookWorkers(deps: Deps): Loop {
+  const { sql, config } = deps;
+  const worker = createDeliveryWorker({
+    sql,
+    ...(config.retrySchedule ? { schedule: config.retrySchedule } : {}),
+    allowPrivateDestinations: config.allowPrivateDestinations,
+    production: config.production,
+    disableAfterDays: config.disableAfterDays,
+    now: deps.now,
+    pollMs: 200,
+  });
+  worker.start();
+  const inbox = startInboxProcessor({ sql });
+  const purge = startLoop(
+    'delivery history purge',
+    async () => {
+      await purgeDeliveryHistory(sql);
+      return 0;
+    },
+    60 * 60 * 1000,
+    (message) => console.error(message),
+  );
+  return {
+    async stop() {
+      await Promise.all([worker.stop(), inbox.stop(), purge.stop()]);
+    },
+  };
 }

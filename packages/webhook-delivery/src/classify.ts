@@ -4,14 +4,20 @@ export type Outcome = 'succeeded' | 'retry' | 'dead' | 'gone';
 /**
  * Classifies an attempt (SPEC section 6, "Delivery"; Standard Webhooks on 410): 2xx succeeded;
  * 408, 429 and 5xx retried, as are timeouts and connection errors (`status` undefined); 410
- * disables the endpoint at once; redirects are failures and are never followed, so they are
- * retried like any transient failure; any other 4xx ends the delivery.
+ * disables the endpoint at once; redirects are never followed (the Location could point
+ * anywhere, SSRF) and, like any other 4xx, end the delivery at once: `dead`.
+ *
+ * @example
+ * ```ts
+ * classifyAttempt(503); // 'retry'
+ * classifyAttempt(302); // 'dead'
+ * ```
  */
 export function classifyAttempt(status: number | undefined): Outcome {
   if (status === undefined) return 'retry';
   if (status >= 200 && status < 300) return 'succeeded';
   if (status === 410) return 'gone';
-  if (status === 408 || status === 429 || status >= 500 || (status >= 300 && status < 400)) return 'retry';
+  if (status === 408 || status === 429 || status >= 500) return 'retry';
   return 'dead';
 }
 

@@ -1,5 +1,6 @@
 export { schema } from './schema';
 export {
+  type AccountRef,
   createEndpoint,
   type Delivery,
   type DeliveryAttempt,
@@ -12,6 +13,7 @@ export {
   getDelivery,
   getEndpoint,
   getEvent,
+  listAttempts,
   type Notification,
   ROTATION_OVERLAP_MS,
   replayDelivery,

@@ -60,6 +60,8 @@ create table if not exists holdfast_deliveries (
 );
 create index if not exists holdfast_deliveries_due
   on holdfast_deliveries (next_attempt_at) where status in ('pending', 'failed');
+create index if not exists holdfast_deliveries_endpoint_due
+  on holdfast_deliveries (endpoint_id, next_attempt_at) where status in ('pending', 'failed');
 create index if not exists holdfast_deliveries_endpoint_live
   on holdfast_deliveries (endpoint_id) where lease_expires_at is not null;
 create index if not exists holdfast_deliveries_list

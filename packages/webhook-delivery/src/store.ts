@@ -127,6 +127,7 @@ export function toNotification(row: postgres.Row): Notification {
 }
 
 export interface EndpointInput {
+  account: string;
   url: string;
   eventTypes?: readonly string[] | undefined;
   description?: string | null | undefined;
@@ -148,12 +149,11 @@ async function assertDestination(url: string, options: DestinationOptions): Prom
  *
  * @example
  * ```ts
- * const { endpoint, secret } = await createEndpoint(sql, 'acct_1', { url: 'https://example.com/hooks' });
+ * const { endpoint, secret } = await createEndpoint(sql, { account: 'acct_1', url: 'https://example.com/hooks' });
  * ```
  */
 export async function createEndpoint(
   sql: Sql,
-  account: string,
   input: EndpointInput,
   options: DestinationOptions & { now?: number } = {},
 ): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
@@ -163,18 +163,30 @@ export async function createEndpoint(
   const [row] = await sql`
     insert into holdfast_webhook_endpoints
       (id, account_id, url, description, event_types, secret, created_at, updated_at)
-    values (${newId('we')}, ${account}, ${input.url}, ${input.description ?? null},
+    values (${newId('we')}, ${input.account}, ${input.url}, ${input.description ?? null},
             ${sql.array([...(input.eventTypes ?? [])])}, ${secret}, ${now}, ${now})
     returning *`;
   if (!row) throw new Error('insert returned no row');
   return { endpoint: toEndpoint(row), secret };
 }
 
-/** The endpoint, or `undefined` when absent, deleted or another account's. */
+/** Names one row of an account: another account's rows are invisible. */
+export interface AccountRef {
+  account: string;
+  id: string;
+}
+
+/**
+ * The endpoint, or `undefined` when absent, deleted or another account's.
+ *
+ * @example
+ * ```ts
+ * const endpoint = await getEndpoint(sql, { account: 'acct_1', id: 'we_...' });
+ * ```
+ */
 export async function getEndpoint(
   sql: Sql,
-  account: string,
-  id: string,
+  { account, id }: AccountRef,
 ): Promise<WebhookEndpoint | undefined> {
   const [row] = await sql`
     select * from holdfast_webhook_endpoints
@@ -182,7 +194,7 @@ export async function getEndpoint(
   return row ? toEndpoint(row) : undefined;
 }
 
-export interface EndpointChanges {
+export interface EndpointChanges extends AccountRef {
   url?: string | undefined;
   eventTypes?: readonly string[] | undefined;
   description?: string | null | undefined;
@@ -192,11 +204,14 @@ export interface EndpointChanges {
 /**
  * Changes an endpoint. A new URL is checked like a new endpoint's; re-enabling clears the
  * failure streak so the disabling clock starts again.
+ *
+ * @example
+ * ```ts
+ * await updateEndpoint(sql, { account: 'acct_1', id: 'we_...', status: 'active' });
+ * ```
  */
 export async function updateEndpoint(
   sql: Sql,
-  account: string,
-  id: string,
   changes: EndpointChanges,
   options: DestinationOptions & { now?: number } = {},
 ): Promise<WebhookEndpoint | undefined> {
@@ -212,17 +227,23 @@ export async function updateEndpoint(
       disable_warned_at = case when ${changes.status === 'active'} then null else disable_warned_at end,
       disabled_reason = case when ${changes.status !== undefined} then null else disabled_reason end,
       updated_at = ${now}
-    where id = ${id} and account_id = ${account} and deleted_at is null
+    where id = ${changes.id} and account_id = ${changes.account} and deleted_at is null
     returning *`;
   return row ? toEndpoint(row) : undefined;
 }
 
-/** Deletes an endpoint: no further deliveries; its history stays readable. */
+/**
+ * Deletes an endpoint: no further deliveries; its history stays readable. `false` when absent.
+ *
+ * @example
+ * ```ts
+ * await deleteEndpoint(sql, { account: 'acct_1', id: 'we_...' });
+ * ```
+ */
 export async function deleteEndpoint(
   sql: Sql,
-  account: string,
-  id: string,
-  now: number = Date.now(),
+  { account, id }: AccountRef,
+  { now = Date.now() }: { now?: number } = {},
 ): Promise<boolean> {
   const rows = await sql`
     update holdfast_webhook_endpoints set deleted_at = ${new Date(now)}, status = 'disabled', updated_at = ${new Date(now)}
@@ -238,12 +259,16 @@ export const ROTATION_OVERLAP_MS: number = 24 * 60 * 60 * 1000;
  * Rotates the endpoint's secret. The old one keeps signing beside the new for 24 h (two `v1,`
  * entries), so the receiver can switch without a coordinated cutover. The new secret is
  * returned this once.
+ *
+ * @example
+ * ```ts
+ * const rotated = await rotateSecret(sql, { account: 'acct_1', id: 'we_...' });
+ * ```
  */
 export async function rotateSecret(
   sql: Sql,
-  account: string,
-  id: string,
-  now: number = Date.now(),
+  { account, id }: AccountRef,
+  { now = Date.now() }: { now?: number } = {},
 ): Promise<{ endpoint: WebhookEndpoint; secret: string } | undefined> {
   const secret = generateSecret();
   const [row] = await sql`
@@ -308,27 +333,69 @@ export async function enqueueEvent(tx: Sql, input: EventInput): Promise<WebhookE
   return event;
 }
 
-/** The event, or `undefined` when absent or another account's. */
-export async function getEvent(sql: Sql, account: string, id: string): Promise<WebhookEvent | undefined> {
+/**
+ * The event, or `undefined` when absent or another account's.
+ *
+ * @example
+ * ```ts
+ * const event = await getEvent(sql, { account: 'acct_1', id: 'evt_...' });
+ * ```
+ */
+export async function getEvent(sql: Sql, { account, id }: AccountRef): Promise<WebhookEvent | undefined> {
   const [row] = await sql`select payload from holdfast_events where id = ${id} and account_id = ${account}`;
   return row ? toEvent(row) : undefined;
 }
 
-/** The delivery, or `undefined` when absent or another account's. */
-export async function getDelivery(sql: Sql, account: string, id: string): Promise<Delivery | undefined> {
+/**
+ * The delivery, or `undefined` when absent or another account's.
+ *
+ * @example
+ * ```ts
+ * const delivery = await getDelivery(sql, { account: 'acct_1', id: 'dlv_...' });
+ * ```
+ */
+export async function getDelivery(sql: Sql, { account, id }: AccountRef): Promise<Delivery | undefined> {
   const [row] = await sql`select * from holdfast_deliveries where id = ${id} and account_id = ${account}`;
   return row ? toDelivery(row) : undefined;
 }
 
 /**
+ * Every attempt of a delivery, oldest first (a delivery has at most one attempt per schedule
+ * step and replay, so the list is short); `undefined` when the delivery is absent or another
+ * account's. For a paginated list, query `holdfast_delivery_attempts` and map rows with `toAttempt`.
+ *
+ * @example
+ * ```ts
+ * const attempts = await listAttempts(sql, { account: 'acct_1', deliveryId: 'dlv_...' });
+ * ```
+ */
+export async function listAttempts(
+  sql: Sql,
+  { account, deliveryId }: { account: string; deliveryId: string },
+): Promise<DeliveryAttempt[] | undefined> {
+  const [delivery] = await sql`
+    select id from holdfast_deliveries where id = ${deliveryId} and account_id = ${account}`;
+  if (!delivery) return undefined;
+  const rows = await sql`
+    select * from holdfast_delivery_attempts
+    where delivery_id = ${deliveryId} and account_id = ${account}
+    order by created_at, id`;
+  return rows.map(toAttempt);
+}
+
+/**
  * Replays a delivery (dead-letter replay, SPEC section 6): the same delivery and Webhook-Id,
  * back to `pending`, due now, with a fresh retry schedule; earlier attempts stay in the log.
+ *
+ * @example
+ * ```ts
+ * const delivery = await replayDelivery(sql, { account: 'acct_1', id: 'dlv_...' }); // answer 202 with it
+ * ```
  */
 export async function replayDelivery(
   sql: Sql,
-  account: string,
-  id: string,
-  now: number = Date.now(),
+  { account, id }: AccountRef,
+  { now = Date.now() }: { now?: number } = {},
 ): Promise<Delivery | undefined> {
   const [row] = await sql`
     update holdfast_deliveries set

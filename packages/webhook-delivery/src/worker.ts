@@ -67,7 +67,7 @@ interface LeasedRow {
  * Creates a worker that delivers due deliveries (SPEC section 6, "Delivery"): leased with
  * `FOR UPDATE SKIP LOCKED` and a lease expiry (a killed worker's leases are taken over),
  * at most `perEndpointConcurrency` in flight per endpoint across every worker (the lease
- * statement locks the endpoint row while it counts), each attempt signed afresh over the
+ * transaction locks the endpoint rows, then counts their live leases), each attempt signed afresh over the
  * event's exact bytes, sent to the address that passed the SSRF check, redirects never
  * followed, and logged with status, latency and the first 1 KiB of the answer.
  *
@@ -107,33 +107,46 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
 
   async function lease(limit: number): Promise<LeasedRow[]> {
     const at = new Date(now());
-    return sql<LeasedRow[]>`
-      with endpoints as (
+    return sql.begin(async (tx): Promise<LeasedRow[]> => {
+      // First lock the endpoints this round serves (skipping those another worker is leasing
+      // for right now), then count their live leases in a second statement: under READ
+      // COMMITTED it takes a fresh snapshot after the locks, so it sees every lease committed
+      // by the worker that held a lock before us, and the bound holds across workers.
+      const endpoints = await tx<{ id: string }[]>`
         select e.id from holdfast_webhook_endpoints e
         where e.status = 'active' and e.deleted_at is null
           and exists (
             select 1 from holdfast_deliveries d
             where d.endpoint_id = e.id and d.status in ('pending', 'failed') and d.next_attempt_at <= ${at}
               and (d.lease_expires_at is null or d.lease_expires_at < ${at}))
+          -- Skip endpoints already at their bound (rechecked below, after the lock), so a
+          -- saturated slow endpoint is not locked, and fought over, by every round.
+          and (select count(*) from holdfast_deliveries l
+               where l.endpoint_id = e.id and l.lease_expires_at >= ${at} and l.status in ('pending', 'failed')) < ${perEndpoint}
         order by random()
         limit ${limit}
-        for update of e skip locked
-      ), picked as (
-        select p.id from endpoints cross join lateral (
-          select d.id from holdfast_deliveries d
-          where d.endpoint_id = endpoints.id and d.status in ('pending', 'failed') and d.next_attempt_at <= ${at}
-            and (d.lease_expires_at is null or d.lease_expires_at < ${at})
-          order by d.next_attempt_at, d.id
-          limit greatest(0, ${perEndpoint} - (
-            select count(*) from holdfast_deliveries l
-            where l.endpoint_id = endpoints.id and l.lease_expires_at >= ${at} and l.status in ('pending', 'failed')))
-          for update skip locked
-        ) p
-        limit ${limit}
-      )
-      update holdfast_deliveries d set lease_owner = ${owner}, lease_expires_at = ${new Date(at.getTime() + leaseMs)}
-      from picked where d.id = picked.id
-      returning d.id, d.account_id, d.event_id, d.endpoint_id, d.attempt_count`;
+        for update of e skip locked`;
+      if (endpoints.length === 0) return [];
+      const leased = await tx<LeasedRow[]>`
+        with picked as (
+          select p.id from unnest(${tx.array(endpoints.map((e) => e.id))}::text[]) as en (id)
+          cross join lateral (
+            select d.id from holdfast_deliveries d
+            where d.endpoint_id = en.id and d.status in ('pending', 'failed') and d.next_attempt_at <= ${at}
+              and (d.lease_expires_at is null or d.lease_expires_at < ${at})
+            order by d.next_attempt_at, d.id
+            limit greatest(0, ${perEndpoint} - (
+              select count(*) from holdfast_deliveries l
+              where l.endpoint_id = en.id and l.lease_expires_at >= ${at} and l.status in ('pending', 'failed')))
+            for update skip locked
+          ) p
+          limit ${limit}
+        )
+        update holdfast_deliveries d set lease_owner = ${owner}, lease_expires_at = ${new Date(at.getTime() + leaseMs)}
+        from picked where d.id = picked.id
+        returning d.id, d.account_id, d.event_id, d.endpoint_id, d.attempt_count`;
+      return [...leased];
+    });
   }
 
   async function notify(

@@ -84,11 +84,14 @@ describe('webhook delivery', () => {
     const other = await receiver(() => ({ status: 204 }));
     const { secret } = await createEndpoint(
       db.sql,
-      ACCOUNT,
-      { url: hook.url, eventTypes: ['subscription.created'] },
+      { account: ACCOUNT, url: hook.url, eventTypes: ['subscription.created'] },
       options,
     );
-    await createEndpoint(db.sql, ACCOUNT, { url: other.url, eventTypes: ['order.refunded'] }, options);
+    await createEndpoint(
+      db.sql,
+      { account: ACCOUNT, url: other.url, eventTypes: ['order.refunded'] },
+      options,
+    );
     const event = await db.sql.begin((tx) =>
       enqueueEvent(tx, {
         account: ACCOUNT,
@@ -145,7 +148,7 @@ describe('webhook delivery', () => {
     const hook = await receiver(() =>
       healthy ? { status: 200, body: 'ok' } : { status: 503, body: 'x'.repeat(3000) },
     );
-    await createEndpoint(db.sql, ACCOUNT, { url: hook.url }, options);
+    await createEndpoint(db.sql, { account: ACCOUNT, url: hook.url }, options);
     const event = await db.sql.begin((tx) =>
       enqueueEvent(tx, { account: ACCOUNT, type: 'payment.succeeded', resourceId: 'pay_1', object: {} }),
     );
@@ -164,21 +167,23 @@ describe('webhook delivery', () => {
       expect(attempt.latencyMs).toBeGreaterThanOrEqual(0);
     }
     healthy = true;
-    const replayed = await replayDelivery(db.sql, ACCOUNT, String(delivery?.id));
+    const replayed = await replayDelivery(db.sql, { account: ACCOUNT, id: String(delivery?.id) });
     expect(replayed?.status).toBe('pending');
-    expect(await replayDelivery(db.sql, 'acct_other', String(delivery?.id))).toBeUndefined();
+    expect(await replayDelivery(db.sql, { account: 'acct_other', id: String(delivery?.id) })).toBeUndefined();
     await w.runOnce();
     expect(hook.received).toHaveLength(4);
     expect(hook.received[3]?.headers['webhook-id']).toBe(event.id);
-    expect((await getDelivery(db.sql, ACCOUNT, String(delivery?.id)))?.status).toBe('succeeded');
+    expect((await getDelivery(db.sql, { account: ACCOUNT, id: String(delivery?.id) }))?.status).toBe(
+      'succeeded',
+    );
     await hook.close();
   });
 
   it('ends the delivery at once on a 4xx, and disables the endpoint with a notification on 410', async () => {
     const bad = await receiver(() => ({ status: 400 }));
     const gone = await receiver(() => ({ status: 410 }));
-    await createEndpoint(db.sql, ACCOUNT, { url: bad.url }, options);
-    const { endpoint } = await createEndpoint(db.sql, ACCOUNT, { url: gone.url }, options);
+    await createEndpoint(db.sql, { account: ACCOUNT, url: bad.url }, options);
+    const { endpoint } = await createEndpoint(db.sql, { account: ACCOUNT, url: gone.url }, options);
     await db.sql.begin((tx) =>
       enqueueEvent(tx, { account: ACCOUNT, type: 't.x', resourceId: 'r', object: {} }),
     );
@@ -201,7 +206,7 @@ describe('webhook delivery', () => {
 
   it('times out slow receivers and retries them', async () => {
     const slow = await receiver(() => ({ status: 200, delayMs: 1500 }));
-    await createEndpoint(db.sql, ACCOUNT, { url: slow.url }, options);
+    await createEndpoint(db.sql, { account: ACCOUNT, url: slow.url }, options);
     await db.sql.begin((tx) =>
       enqueueEvent(tx, { account: ACCOUNT, type: 't.x', resourceId: 'r', object: {} }),
     );
@@ -216,7 +221,7 @@ describe('webhook delivery', () => {
 
   it('bounds in-flight attempts per endpoint', async () => {
     const slow = await receiver(() => ({ status: 200, delayMs: 100 }));
-    await createEndpoint(db.sql, ACCOUNT, { url: slow.url }, options);
+    await createEndpoint(db.sql, { account: ACCOUNT, url: slow.url }, options);
     for (let i = 0; i < 6; i += 1) {
       await db.sql.begin((tx) =>
         enqueueEvent(tx, { account: ACCOUNT, type: 't.x', resourceId: `r${i}`, object: {} }),
@@ -231,8 +236,12 @@ describe('webhook delivery', () => {
 
   it('signs with both secrets for 24 h after a rotation', async () => {
     const hook = await receiver(() => ({ status: 200 }));
-    const { endpoint, secret: old } = await createEndpoint(db.sql, ACCOUNT, { url: hook.url }, options);
-    const rotated = await rotateSecret(db.sql, ACCOUNT, endpoint.id);
+    const { endpoint, secret: old } = await createEndpoint(
+      db.sql,
+      { account: ACCOUNT, url: hook.url },
+      options,
+    );
+    const rotated = await rotateSecret(db.sql, { account: ACCOUNT, id: endpoint.id });
     await db.sql.begin((tx) =>
       enqueueEvent(tx, { account: ACCOUNT, type: 't.x', resourceId: 'r', object: {} }),
     );
@@ -252,7 +261,7 @@ describe('webhook delivery', () => {
   it('warns a day ahead, then disables an endpoint failing for N days', async () => {
     let clock = Date.parse('2026-11-01T00:00:00.000Z');
     const hook = await receiver(() => ({ status: 500 }));
-    const { endpoint } = await createEndpoint(db.sql, ACCOUNT, { url: hook.url }, options);
+    const { endpoint } = await createEndpoint(db.sql, { account: ACCOUNT, url: hook.url }, options);
     const w = worker({ now: () => clock, schedule: [0, 0, 0, 0, 0, 0, 0, 0], disableAfterDays: 2 });
     const fail = async () => {
       await db.sql.begin((tx) =>
@@ -273,7 +282,7 @@ describe('webhook delivery', () => {
     const [ep] = await db.sql`select status from holdfast_webhook_endpoints where id = ${endpoint.id}`;
     expect(ep?.status).toBe('disabled');
     // Re-enabling starts the clock again.
-    await updateEndpoint(db.sql, ACCOUNT, endpoint.id, { status: 'active' }, options);
+    await updateEndpoint(db.sql, { account: ACCOUNT, id: endpoint.id, status: 'active' }, options);
     const [again] =
       await db.sql`select failing_since from holdfast_webhook_endpoints where id = ${endpoint.id}`;
     expect(again?.failing_since).toBeNull();
@@ -281,13 +290,15 @@ describe('webhook delivery', () => {
   });
 
   it('refuses forbidden destinations at registration and when changed', async () => {
-    await expect(createEndpoint(db.sql, ACCOUNT, { url: 'http://127.0.0.1/x' })).rejects.toMatchObject({
+    await expect(
+      createEndpoint(db.sql, { account: ACCOUNT, url: 'http://127.0.0.1/x' }),
+    ).rejects.toMatchObject({
       code: 'destination_url_forbidden',
       status: 422,
     });
-    const { endpoint } = await createEndpoint(db.sql, ACCOUNT, { url: 'https://93.184.216.34/x' });
+    const { endpoint } = await createEndpoint(db.sql, { account: ACCOUNT, url: 'https://93.184.216.34/x' });
     await expect(
-      updateEndpoint(db.sql, ACCOUNT, endpoint.id, { url: 'http://[::1]/' }),
+      updateEndpoint(db.sql, { account: ACCOUNT, id: endpoint.id, url: 'http://[::1]/' }),
     ).rejects.toMatchObject({ code: 'destination_url_forbidden' });
   });
 });

@@ -17,6 +17,20 @@ export function idParam(prefix: string, description: string) {
   });
 }
 
+/** An absolute URL (400 otherwise); whether it may be a destination is the SSRF check's (422). */
+const destinationUrl = z
+  .string()
+  .min(1)
+  .max(2048)
+  .refine((value) => {
+    try {
+      return new URL(value).protocol.length > 1;
+    } catch {
+      return false;
+    }
+  }, 'an absolute URL')
+  .meta({ format: 'uri' });
+
 export const EVENT_TYPE = z
   .string()
   .min(1)
@@ -45,7 +59,7 @@ export const WebhookEndpointWithSecretSchema = WebhookEndpointSchema.extend({
 
 export const CreateWebhookEndpointSchema = z
   .strictObject({
-    url: z.string().min(1).max(2048).meta({
+    url: destinationUrl.meta({
       description:
         'Where deliveries are POSTed. https only in production; loopback, private, link-local, CGNAT, multicast and similar destinations are refused with 422 destination_url_forbidden.',
     }),
@@ -56,7 +70,7 @@ export const CreateWebhookEndpointSchema = z
 
 export const UpdateWebhookEndpointSchema = z
   .strictObject({
-    url: z.string().min(1).max(2048).optional(),
+    url: destinationUrl.optional(),
     eventTypes: z.array(EVENT_TYPE).max(100).optional(),
     description: z.string().max(500).nullable().optional(),
     status: z.enum(['active', 'disabled']).optional(),

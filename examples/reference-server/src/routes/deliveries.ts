@@ -1,0 +1,174 @@
+import { paginate } from '@holdfast/cursor-pagination/postgres';
+import { listQueryShape, pageSchema } from '@holdfast/cursor-pagination/zod';
+import { problem } from '@holdfast/problem-details';
+import { defineSortAllowlist } from '@holdfast/sort-allowlist';
+import {
+  getDelivery as getStoredDelivery,
+  replayDelivery as replayStoredDelivery,
+  toAttempt,
+  toDelivery,
+} from '@holdfast/webhook-delivery/postgres';
+import { createRoute, z } from '@hono/zod-openapi';
+import type { App, Deps } from '../context';
+import { problemResponses } from './webhook-openapi';
+import {
+  AttemptSchema,
+  DELIVERY_STATUSES,
+  DeliverySchema,
+  deliverySort,
+  EVENT_TYPE,
+  idParam,
+} from './webhook-schemas';
+
+const tags = ['Deliveries'];
+const json = <T>(schema: T) => ({ 'application/json': { schema } });
+const params = idParam('dlv', 'The delivery id.');
+
+export const attemptSort = defineSortAllowlist({
+  fields: { createdAt: { column: 'created_at', type: 'timestamp' } },
+  id: { column: 'id' },
+  default: '-createdAt',
+});
+
+export const listDeliveries = createRoute({
+  method: 'get',
+  path: '/deliveries',
+  tags,
+  summary: 'List deliveries',
+  description:
+    'One delivery per (event, endpoint). `status=dead` is the dead-letter view. Filters are bound into the cursor.',
+  request: {
+    query: z.strictObject({
+      ...listQueryShape(deliverySort),
+      status: z
+        .enum(DELIVERY_STATUSES)
+        .optional()
+        .meta({ description: 'Only deliveries in this status; dead is the dead-letter view.' }),
+      endpoint: z
+        .string()
+        .min(1)
+        .max(255)
+        .optional()
+        .meta({ description: 'Only deliveries to this webhook endpoint id.' }),
+      eventType: EVENT_TYPE.optional().meta({ description: 'Only deliveries of this event type.' }),
+    }),
+  },
+  responses: {
+    200: { description: 'A page of deliveries.', content: json(pageSchema(DeliverySchema)) },
+    ...problemResponses([400, 401, 403]),
+  },
+});
+
+export const getDelivery = createRoute({
+  method: 'get',
+  path: '/deliveries/{id}',
+  tags,
+  summary: 'Fetch a delivery',
+  request: { params },
+  responses: {
+    200: { description: 'The delivery.', content: json(DeliverySchema) },
+    ...problemResponses([400, 401, 403, 404]),
+  },
+});
+
+export const listAttempts = createRoute({
+  method: 'get',
+  path: '/deliveries/{id}/attempts',
+  tags,
+  summary: 'The attempt log of a delivery',
+  description: 'Every attempt: HTTP status or error, latency, the first 1 KiB of the response body, time.',
+  request: { params, query: z.strictObject(listQueryShape(attemptSort)) },
+  responses: {
+    200: { description: 'A page of attempts.', content: json(pageSchema(AttemptSchema)) },
+    ...problemResponses([400, 401, 403, 404]),
+  },
+});
+
+export const replayDelivery = createRoute({
+  method: 'post',
+  path: '/deliveries/{id}/replay',
+  tags,
+  summary: 'Replay a delivery',
+  description:
+    'Re-queues the same delivery for an attempt now with a fresh retry schedule: same Webhook-Id, signed afresh. Answers 202 with the delivery; its URL is the status to poll.',
+  request: { params },
+  responses: {
+    202: {
+      description: 'Queued; Location is the delivery to poll.',
+      headers: z.object({ Location: z.string() }),
+      content: json(DeliverySchema),
+    },
+    ...problemResponses([400, 401, 403, 404]),
+  },
+});
+
+/**
+ * `/v1/deliveries`: one per (event, endpoint), filterable (the dead-letter view is
+ * `status=dead`), with the attempt log and manual replay (SPEC section 6).
+ *
+ * @example
+ * ```ts
+ * deliveryRoutes(v1, deps);
+ * ```
+ */
+export function deliveryRoutes(app: App, deps: Deps): void {
+  const { sql, keyring } = deps;
+  const missing = (id: string) => problem('not_found', { detail: `No delivery ${id}.` });
+
+  app.openapi(listDeliveries, async (c) => {
+    const { account } = c.get('principal');
+    const query = c.req.valid('query');
+    const page = await paginate(sql, {
+      from: sql`holdfast_deliveries`,
+      where: sql`account_id = ${account}`,
+      allowlist: deliverySort,
+      sort: query.sort,
+      cursor: query.cursor,
+      limit: query.limit,
+      include: query.include,
+      filterColumns: { status: 'status', endpoint: 'endpoint_id', eventType: 'event_type' },
+      filter: { status: query.status, endpoint: query.endpoint, eventType: query.eventType },
+      binding: { account, resource: 'deliveries' },
+      keyring,
+      map: toDelivery,
+    });
+    return c.json(page, 200);
+  });
+
+  app.openapi(getDelivery, async (c) => {
+    const { account } = c.get('principal');
+    const { id } = c.req.valid('param');
+    const delivery = await getStoredDelivery(sql, { account, id });
+    if (!delivery) throw missing(id);
+    return c.json(delivery, 200);
+  });
+
+  app.openapi(listAttempts, async (c) => {
+    const { account } = c.get('principal');
+    const { id } = c.req.valid('param');
+    const query = c.req.valid('query');
+    if (!(await getStoredDelivery(sql, { account, id }))) throw missing(id);
+    const page = await paginate(sql, {
+      from: sql`holdfast_delivery_attempts`,
+      where: sql`account_id = ${account} and delivery_id = ${id}`,
+      allowlist: attemptSort,
+      sort: query.sort,
+      cursor: query.cursor,
+      limit: query.limit,
+      include: query.include,
+      binding: { account, resource: `attempts:${id}` },
+      keyring,
+      map: toAttempt,
+    });
+    return c.json(page, 200);
+  });
+
+  app.openapi(replayDelivery, async (c) => {
+    const { account } = c.get('principal');
+    const { id } = c.req.valid('param');
+    const delivery = await replayStoredDelivery(sql, { account, id });
+    if (!delivery) throw missing(id);
+    c.header('Location', `/v1/deliveries/${delivery.id}`);
+    return c.json(delivery, 202);
+  });
+}

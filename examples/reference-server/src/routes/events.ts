@@ -1,0 +1,79 @@
+import { paginate } from '@holdfast/cursor-pagination/postgres';
+import { listQueryShape, pageSchema } from '@holdfast/cursor-pagination/zod';
+import { problem } from '@holdfast/problem-details';
+import { defineSortAllowlist } from '@holdfast/sort-allowlist';
+import { getEvent as getStoredEvent, toEvent } from '@holdfast/webhook-delivery/postgres';
+import { createRoute, z } from '@hono/zod-openapi';
+import type { App, Deps } from '../context';
+import { problemResponses } from './webhook-openapi';
+import { EventSchema, idParam } from './webhook-schemas';
+
+const tags = ['Events'];
+const json = <T>(schema: T) => ({ 'application/json': { schema } });
+
+export const eventSort = defineSortAllowlist({
+  fields: { createdAt: { column: 'created_at', type: 'timestamp' } },
+  id: { column: 'id' },
+  default: '-createdAt',
+});
+
+export const listEvents = createRoute({
+  method: 'get',
+  path: '/events',
+  tags,
+  summary: 'List events',
+  description: 'Events of this account, as delivered to webhook endpoints (the payload of each delivery).',
+  request: { query: z.strictObject(listQueryShape(eventSort)) },
+  responses: {
+    200: { description: 'A page of events.', content: json(pageSchema(EventSchema)) },
+    ...problemResponses([400, 401, 403]),
+  },
+});
+
+export const getEvent = createRoute({
+  method: 'get',
+  path: '/events/{id}',
+  tags,
+  summary: 'Fetch an event',
+  request: { params: idParam('evt', 'The event id (the Webhook-Id of its deliveries).') },
+  responses: {
+    200: { description: 'The event.', content: json(EventSchema) },
+    ...problemResponses([400, 401, 403, 404]),
+  },
+});
+
+/**
+ * `/v1/events`: what happened, exactly as delivered (the stored payload of each event).
+ *
+ * @example
+ * ```ts
+ * eventRoutes(v1, deps);
+ * ```
+ */
+export function eventRoutes(app: App, deps: Deps): void {
+  const { sql, keyring } = deps;
+  app.openapi(listEvents, async (c) => {
+    const { account } = c.get('principal');
+    const query = c.req.valid('query');
+    const page = await paginate(sql, {
+      from: sql`holdfast_events`,
+      where: sql`account_id = ${account}`,
+      allowlist: eventSort,
+      sort: query.sort,
+      cursor: query.cursor,
+      limit: query.limit,
+      include: query.include,
+      binding: { account, resource: 'events' },
+      keyring,
+      map: toEvent,
+    });
+    return c.json(page, 200);
+  });
+  app.openapi(getEvent, async (c) => {
+    const { account } = c.get('principal');
+    const { id } = c.req.valid('param');
+    const event = await getStoredEvent(sql, { account, id });
+    if (!event) throw problem('not_found', { detail: `No event ${id}.` });
+    return c.json(event, 200);
+  });
+}

@@ -1,0 +1,205 @@
+import { paginate } from '@holdfast/cursor-pagination/postgres';
+import { listQueryShape, pageSchema } from '@holdfast/cursor-pagination/zod';
+import { problem } from '@holdfast/problem-details';
+import {
+  createEndpoint as createWebhookEndpoint,
+  deleteEndpoint as deleteWebhookEndpoint,
+  getEndpoint as getWebhookEndpoint,
+  rotateSecret as rotateWebhookSecret,
+  toEndpoint,
+  updateEndpoint as updateWebhookEndpoint,
+} from '@holdfast/webhook-delivery/postgres';
+import { createRoute, z } from '@hono/zod-openapi';
+import type { App, Deps } from '../context';
+import { problemResponses } from './webhook-openapi';
+import {
+  CreateWebhookEndpointSchema,
+  endpointSort,
+  idParam,
+  UpdateWebhookEndpointSchema,
+  WebhookEndpointSchema,
+  WebhookEndpointWithSecretSchema,
+} from './webhook-schemas';
+
+const tags = ['Webhook endpoints'];
+const params = idParam('we', 'The webhook endpoint id.');
+const json = <T>(schema: T) => ({ 'application/json': { schema } });
+
+const forbiddenDestination =
+  'destination_url_forbidden: the URL resolves to (or names) a loopback, private, link-local, CGNAT, multicast, unspecified or otherwise non-global address, or is not https in production.';
+
+export const listEndpoints = createRoute({
+  method: 'get',
+  path: '/webhook-endpoints',
+  tags,
+  summary: 'List webhook endpoints',
+  request: { query: z.strictObject(listQueryShape(endpointSort)) },
+  responses: {
+    200: {
+      description: 'A page of endpoints (secrets are never listed).',
+      content: json(pageSchema(WebhookEndpointSchema)),
+    },
+    ...problemResponses([400, 401, 403]),
+  },
+});
+
+export const createEndpoint = createRoute({
+  method: 'post',
+  path: '/webhook-endpoints',
+  tags,
+  summary: 'Register a webhook endpoint',
+  description:
+    'The signing secret is in this response only. The URL is checked now and again at every attempt (DNS resolved at request time, the connection pinned to the checked address).',
+  request: { body: { required: true, content: json(CreateWebhookEndpointSchema) } },
+  responses: {
+    201: {
+      description: 'Created; Location names it.',
+      headers: z.object({ Location: z.string() }),
+      content: json(WebhookEndpointWithSecretSchema),
+    },
+    ...problemResponses([400, 401, 403, 413, 415, 422], { 422: forbiddenDestination }),
+  },
+});
+
+export const getEndpoint = createRoute({
+  method: 'get',
+  path: '/webhook-endpoints/{id}',
+  tags,
+  summary: 'Fetch a webhook endpoint',
+  request: { params },
+  responses: {
+    200: { description: 'The endpoint (without its secret).', content: json(WebhookEndpointSchema) },
+    ...problemResponses([400, 401, 403, 404]),
+  },
+});
+
+export const updateEndpoint = createRoute({
+  method: 'patch',
+  path: '/webhook-endpoints/{id}',
+  tags,
+  summary: 'Update a webhook endpoint',
+  description: 'Partial update. `status` moves it between active and disabled.',
+  request: { params, body: { required: true, content: json(UpdateWebhookEndpointSchema) } },
+  responses: {
+    200: { description: 'The updated endpoint.', content: json(WebhookEndpointSchema) },
+    ...problemResponses([400, 401, 403, 404, 413, 415, 422], { 422: forbiddenDestination }),
+  },
+});
+
+export const deleteEndpoint = createRoute({
+  method: 'delete',
+  path: '/webhook-endpoints/{id}',
+  tags,
+  summary: 'Delete a webhook endpoint',
+  description: 'No further deliveries. A repeated DELETE answers 404.',
+  request: { params },
+  responses: {
+    204: { description: 'Deleted.' },
+    ...problemResponses([400, 401, 403, 404]),
+  },
+});
+
+export const rotateSecret = createRoute({
+  method: 'post',
+  path: '/webhook-endpoints/{id}/rotate-secret',
+  tags,
+  summary: 'Rotate the signing secret',
+  description:
+    'A new secret, in this response only. For 24 hours deliveries carry a signature by the old secret too, so receivers switch without missing one.',
+  request: { params },
+  responses: {
+    200: { description: 'The endpoint with its new secret.', content: json(WebhookEndpointWithSecretSchema) },
+    ...problemResponses([400, 401, 403, 404]),
+  },
+});
+
+/**
+ * `/v1/webhook-endpoints`: registration (SSRF-checked, the secret shown once), changes,
+ * deletion and secret rotation, all through `@holdfast/webhook-delivery`.
+ *
+ * @example
+ * ```ts
+ * webhookEndpointRoutes(v1, deps);
+ * ```
+ */
+export function webhookEndpointRoutes(app: App, deps: Deps): void {
+  const { sql, keyring, config } = deps;
+  const destination = {
+    allowPrivateDestinations: config.allowPrivateDestinations,
+    production: config.production,
+  };
+  const missing = (id: string) => problem('not_found', { detail: `No webhook endpoint ${id}.` });
+
+  app.openapi(listEndpoints, async (c) => {
+    const { account } = c.get('principal');
+    const query = c.req.valid('query');
+    const page = await paginate(sql, {
+      from: sql`holdfast_webhook_endpoints`,
+      where: sql`account_id = ${account} and deleted_at is null`,
+      allowlist: endpointSort,
+      sort: query.sort,
+      cursor: query.cursor,
+      limit: query.limit,
+      include: query.include,
+      binding: { account, resource: 'webhook_endpoints' },
+      keyring,
+      map: toEndpoint,
+    });
+    return c.json(page, 200);
+  });
+
+  app.openapi(createEndpoint, async (c) => {
+    const { account } = c.get('principal');
+    const body = c.req.valid('json');
+    const { endpoint, secret } = await createWebhookEndpoint(
+      sql,
+      { account, url: body.url, eventTypes: body.eventTypes, description: body.description },
+      destination,
+    );
+    c.header('Location', `/v1/webhook-endpoints/${endpoint.id}`);
+    return c.json({ ...endpoint, secret }, 201);
+  });
+
+  app.openapi(getEndpoint, async (c) => {
+    const { account } = c.get('principal');
+    const { id } = c.req.valid('param');
+    const endpoint = await getWebhookEndpoint(sql, { account, id });
+    if (!endpoint) throw missing(id);
+    return c.json(endpoint, 200);
+  });
+
+  app.openapi(updateEndpoint, async (c) => {
+    const { account } = c.get('principal');
+    const { id } = c.req.valid('param');
+    const body = c.req.valid('json');
+    const endpoint = await updateWebhookEndpoint(
+      sql,
+      {
+        account,
+        id,
+        url: body.url,
+        eventTypes: body.eventTypes,
+        description: body.description,
+        status: body.status,
+      },
+      destination,
+    );
+    if (!endpoint) throw missing(id);
+    return c.json(endpoint, 200);
+  });
+
+  app.openapi(deleteEndpoint, async (c) => {
+    const { account } = c.get('principal');
+    const { id } = c.req.valid('param');
+    if (!(await deleteWebhookEndpoint(sql, { account, id }))) throw missing(id);
+    return c.body(null, 204);
+  });
+
+  app.openapi(rotateSecret, async (c) => {
+    const { account } = c.get('principal');
+    const { id } = c.req.valid('param');
+    const rotated = await rotateWebhookSecret(sql, { account, id });
+    if (!rotated) throw missing(id);
+    return c.json({ ...rotated.endpoint, secret: rotated.secret }, 200);
+  });
+}
