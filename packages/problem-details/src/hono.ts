@@ -72,7 +72,13 @@ export function requestId(options: RequestIdOptions = {}): MiddlewareHandler {
     // Set before the handler runs, Hono passes it into every response it builds (HEAD included)
     // without rebuilding one afterwards, which would cost a copy of the body per request.
     c.header(header, id);
-    await next();
+    try {
+      await next();
+    } catch (thrown) {
+      // Hono hands only Error instances to onError and re-throws anything else; answer those
+      // here, as a 500 problem that reveals nothing, instead of the server's bare text.
+      c.res = fromUnknown(thrown).toResponse({ instance: c.req.path, requestId: id });
+    }
     // A handler that returned its own Response skipped the prepared headers.
     if (!c.res.headers.has(header)) c.res.headers.set(header, id);
   };
@@ -256,7 +262,11 @@ export function jsonBody(options: JsonBodyOptions = {}): MiddlewareHandler {
     if (declared !== null && Number(declared) > maxBytes) throw tooLarge();
     const bytes = await readLimited(raw.body, maxBytes);
     if (bytes === null) throw tooLarge();
-    if (bytes.byteLength === 0) return next();
+    if (bytes.byteLength === 0) {
+      // The stream is spent: cache the empty body so later readers (validators) see it, not an error.
+      Object.assign(c.req.bodyCache, { arrayBuffer: Promise.resolve(new ArrayBuffer(0)) });
+      return next();
+    }
     const contentType = raw.headers.get('content-type') ?? undefined;
     if (!isJsonMediaType(contentType)) {
       throw problem('unsupported_media_type', {

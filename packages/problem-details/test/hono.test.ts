@@ -197,3 +197,35 @@ describe('Request-Id on responses built by hand', () => {
     expect(head.headers.get('request-id')).toMatch(/^req_/);
   });
 });
+
+describe('bodies and throws the framework passes through', () => {
+  it('lets a validator read an empty JSON body after jsonBody()', async () => {
+    const app = new Hono();
+    app.use(requestId());
+    app.use(jsonBody());
+    app.onError(onProblem({ log: () => {} }));
+    app.post('/empty', async (c) => c.json({ text: await c.req.text() }));
+    const response = await app.request('/empty', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: '',
+    });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ text: '' });
+  });
+
+  it('answers a thrown non-Error as a 500 problem with the request id, revealing nothing', async () => {
+    const app = new Hono();
+    app.use(requestId());
+    app.onError(onProblem({ log: () => {} }));
+    app.get('/string', () => {
+      throw 'S3CR3T string';
+    });
+    const response = await app.request('/string');
+    expect(response.status).toBe(500);
+    const body = await problemOf(response);
+    expect(body.code).toBe('internal_error');
+    expect(body.requestId).toBe(response.headers.get('request-id'));
+    expect(JSON.stringify(body)).not.toContain('S3CR3T');
+  });
+});
