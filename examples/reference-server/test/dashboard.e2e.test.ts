@@ -1,0 +1,483 @@
+import { existsSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { childDatabaseUrl, createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
+import { type Browser, type BrowserContext, chromium, type Locator, type Page } from 'playwright-core';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer } from '../src/server';
+
+/**
+ * The dashboard in a real browser (Debian's Chromium through playwright-core) against the real
+ * reference server and a real local receiver: sign in, create an endpoint, watch a delivery fail
+ * into the dead-letter view, heal the receiver, replay, and see the successful attempt.
+ * Screenshots of every view, at laptop and phone width, land in test-results/dashboard/.
+ */
+
+const CHROMIUM = '/usr/bin/chromium';
+const hasChromium = existsSync(CHROMIUM);
+const ARTIFACTS = new URL('../test-results/dashboard/', import.meta.url);
+/** Set to refresh the README's screenshot (docs/dashboard.png) from this run. */
+const UPDATE_DOCS = process.env.HOLDFAST_UPDATE_DASHBOARD_SCREENSHOT === '1';
+const DOCS_SCREENSHOT = new URL('../../../docs/dashboard.png', import.meta.url);
+
+const KEY = 'hf_test_dashboardE2eKey0123456789abcdef';
+const ACCOUNT = 'acct_dashboardE2e';
+const LAPTOP = { width: 1280, height: 800 };
+const PHONE = { width: 375, height: 812 };
+
+interface Receipt {
+  webhookId: string | undefined;
+  answered: number;
+  verified: boolean;
+}
+
+/** A local receiver that answers 500 until it is switched healthy, then verifies and answers 200. */
+interface Receiver {
+  url: string;
+  healthy: boolean;
+  secret: string | undefined;
+  receipts: Receipt[];
+  close(): Promise<void>;
+}
+
+function headerRecord(headers: IncomingHttpHeaders): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (typeof value === 'string') out[name] = value;
+    else if (Array.isArray(value)) out[name] = value.join(', ');
+  }
+  return out;
+}
+
+async function startReceiver(): Promise<Receiver> {
+  const receiver: Receiver = {
+    url: '',
+    healthy: false,
+    secret: undefined,
+    receipts: [],
+    close: async () => {},
+  };
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const headers = headerRecord(req.headers);
+      const webhookId = headers['webhook-id'];
+      if (!receiver.healthy) {
+        receiver.receipts.push({ webhookId, answered: 500, verified: false });
+        res.writeHead(500, { 'Content-Type': 'text/plain' });
+        res.end('receiver down: simulated outage');
+        return;
+      }
+      let verified = false;
+      try {
+        if (receiver.secret !== undefined) {
+          new Webhook(receiver.secret).verify(Buffer.concat(chunks).toString('utf8'), headers);
+          verified = true;
+        }
+      } catch {
+        verified = false;
+      }
+      const answered = verified ? 200 : 401;
+      receiver.receipts.push({ webhookId, answered, verified });
+      res.writeHead(answered, { 'Content-Type': 'text/plain' });
+      res.end(verified ? 'ok: received' : 'signature did not verify');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('the receiver has no TCP address');
+  receiver.url = `http://127.0.0.1:${address.port}/webhooks`;
+  receiver.close = () =>
+    new Promise<void>((resolve, reject) => {
+      server.closeAllConnections();
+      server.close((error) => (error ? reject(error) : resolve()));
+    });
+  return receiver;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Repeats `refresh` until `check` holds: the UI polls the API the way a person presses Refresh. */
+async function until(
+  what: string,
+  check: () => Promise<boolean>,
+  refresh: () => Promise<void>,
+  timeoutMs = 45_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check()) return;
+    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
+    await refresh();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
+describe.skipIf(!hasChromium)('dashboard in Chromium (needs /usr/bin/chromium)', () => {
+  let db: TestDatabase | undefined;
+  let server: { url: string; close(): Promise<void> };
+  let receiver: Receiver;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  const consoleLines: string[] = [];
+  const foreignRequests: string[] = [];
+  let endpointId = '';
+  let deliveryId = '';
+  let secret = '';
+  let extra = { id: '', secret: '' };
+
+  const api = async (method: string, path: string, body?: unknown): Promise<Record<string, unknown>> => {
+    const res = await fetch(`${server.url}/v1${path}`, {
+      method,
+      headers: {
+        Authorization: `Bearer ${KEY}`,
+        ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const json: unknown = await res.json();
+    if (!res.ok) throw new Error(`${method} ${path}: HTTP ${res.status} ${JSON.stringify(json)}`);
+    if (!isRecord(json)) throw new Error(`${method} ${path}: the body is not an object`);
+    return json;
+  };
+
+  /** Saves the current view at laptop width and at phone width (checking nothing overflows sideways). */
+  const shoot = async (name: string, fullPage = true): Promise<void> => {
+    await page.screenshot({ path: new URL(`laptop-${name}.png`, ARTIFACTS).pathname, fullPage });
+    await page.setViewportSize(PHONE);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    expect(overflow, `${name} overflows sideways at phone width`).toBeLessThanOrEqual(0);
+    await page.screenshot({ path: new URL(`phone-${name}.png`, ARTIFACTS).pathname, fullPage });
+    await page.setViewportSize(LAPTOP);
+  };
+
+  const main = (): Locator => page.getByRole('main');
+  /** Rows of the attempt log whose HTTP status cell reads exactly `status`. */
+  const attemptRows = (status: number): Locator =>
+    main()
+      .locator('tbody tr')
+      .filter({ has: page.locator('td[data-label="HTTP status"]', { hasText: new RegExp(`^${status}$`) }) });
+  const refresh = async (): Promise<void> => {
+    await main().getByRole('button', { name: 'Refresh', exact: true }).click();
+  };
+
+  beforeAll(async () => {
+    await mkdir(ARTIFACTS, { recursive: true });
+    receiver = await startReceiver();
+    db = realPostgres ? await createTestDatabase({ max: 1 }) : undefined;
+    server = await startServer({
+      env: {
+        PORT: '0',
+        HOST: '127.0.0.1',
+        HOLDFAST_DATA_DIR: 'memory://',
+        HOLDFAST_API_KEYS: JSON.stringify([{ key: KEY, account: ACCOUNT, scopes: ['*'] }]),
+        HOLDFAST_RETRY_SCHEDULE: '1s,1s',
+        HOLDFAST_ALLOW_PRIVATE_DESTINATIONS: '1',
+        DATABASE_URL: db === undefined ? undefined : childDatabaseUrl(db),
+      },
+    });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    });
+    context = await browser.newContext({
+      viewport: LAPTOP,
+      colorScheme: 'light',
+      locale: 'en-US',
+      timezoneId: 'UTC',
+    });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], {
+      origin: new URL(server.url).origin,
+    });
+    page = await context.newPage();
+    page.setDefaultTimeout(15_000);
+    page.on('console', (message) => consoleLines.push(message.text()));
+    page.on('request', (request) => {
+      const url = request.url();
+      if (!url.startsWith(server.url) && !url.startsWith('data:')) foreignRequests.push(url);
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+    await receiver?.close();
+    await db?.close();
+  });
+
+  it('serves the page with strict security headers and no inline script', async () => {
+    const res = await fetch(`${server.url}/dashboard`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+    const csp = res.headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("default-src 'self'");
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).not.toContain('unsafe-inline');
+    expect(res.headers.get('referrer-policy')).toBe('no-referrer');
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    const html = await res.text();
+    expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+    expect(html).not.toMatch(/\sstyle=|\son[a-z]+=/i);
+    for (const asset of ['app.js', 'app.css']) {
+      const file = await fetch(`${server.url}/dashboard/${asset}`);
+      expect(file.status).toBe(200);
+      expect(file.headers.get('cache-control')).toBe('no-cache');
+      expect(file.headers.get('content-security-policy')).toContain("default-src 'self'");
+      await file.arrayBuffer();
+    }
+  });
+
+  it('refuses a wrong key with a readable error and its request id, then signs in by keyboard', async () => {
+    await page.goto(`${server.url}/dashboard`);
+    const keyField = page.getByLabel('API key');
+    await expect.poll(() => keyField.evaluate((el) => el === document.activeElement)).toBe(true);
+    await page.keyboard.type('hf_test_not_a_real_key');
+    await page.keyboard.press('Enter');
+    const alert = main().getByRole('alert');
+    await alert.waitFor();
+    expect(await alert.textContent()).toMatch(/HTTP 401/);
+    expect(await alert.textContent()).toMatch(/Request ID: ?req_/);
+    await shoot('sign-in-error');
+
+    await keyField.fill(KEY);
+    await keyField.press('Enter');
+    await main().getByRole('heading', { name: 'Webhook endpoints', level: 1 }).waitFor();
+    expect(page.url()).not.toContain(KEY);
+    expect(await page.evaluate(() => sessionStorage.getItem('holdfast.dashboard.apiKey'))).toBe(KEY);
+    expect(await page.evaluate(() => localStorage.length)).toBe(0);
+    expect((await context.cookies()).length).toBe(0);
+  });
+
+  it('explains a refused endpoint with the problem detail and request id', async () => {
+    await main().getByRole('button', { name: 'Add endpoint' }).click();
+    await page.getByLabel('Endpoint URL').fill('not a url');
+    await main().getByRole('button', { name: 'Create endpoint' }).click();
+    const alert = main().getByRole('alert');
+    await alert.waitFor();
+    expect(await alert.textContent()).toMatch(/HTTP 4\d\d/);
+    expect(await alert.textContent()).toMatch(/Request ID: ?req_/);
+    await shoot('endpoint-error');
+  });
+
+  it('creates an endpoint for the receiver and shows its secret once, with a working copy button', async () => {
+    await page.getByLabel('Endpoint URL').fill(receiver.url);
+    await page.getByLabel('Description').fill('Local receiver (fails until healed)');
+    await page.getByRole('checkbox', { name: 'subscription.created' }).check();
+    await main().getByRole('button', { name: 'Create endpoint' }).click();
+
+    const secretField = page.getByRole('textbox', { name: 'Signing secret' });
+    await secretField.waitFor();
+    secret = await secretField.inputValue();
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
+    receiver.secret = secret;
+    await page.getByRole('button', { name: 'Copy signing secret' }).click();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secret);
+    const row = main().getByRole('row').filter({ hasText: receiver.url });
+    await row.waitFor();
+    endpointId = (await row.getAttribute('data-id')) ?? '';
+    expect(endpointId).toMatch(/^we_/);
+    await shoot('endpoint-secret');
+
+    await page.getByRole('button', { name: 'I have saved it' }).click();
+    await refresh();
+    await row.waitFor();
+    expect(await page.content()).not.toContain(secret);
+    await shoot('endpoints');
+  });
+
+  it('labels every control', async () => {
+    const unlabelled = await page.evaluate(() =>
+      [...document.querySelectorAll('input, select, textarea, button, a[href]')]
+        .filter((el) => {
+          const labelled =
+            (el instanceof HTMLInputElement ||
+              el instanceof HTMLSelectElement ||
+              el instanceof HTMLTextAreaElement) &&
+            (el.labels?.length ?? 0) > 0;
+          return !labelled && !el.getAttribute('aria-label') && !el.textContent?.trim();
+        })
+        .map((el) => el.outerHTML),
+    );
+    expect(unlabelled).toEqual([]);
+  });
+
+  it('shows the failing attempts and the dead delivery in the dead-letter view', {
+    timeout: 90_000,
+  }, async () => {
+    const method = await api('POST', '/payment-methods', {
+      type: 'card',
+      card: { brand: 'visa', last4: '4242', expMonth: 12, expYear: 2030 },
+    });
+    await api('POST', '/subscriptions', { paymentMethod: method.id, plan: 'pro' });
+
+    await page
+      .getByRole('navigation', { name: 'Dashboard' })
+      .getByRole('link', { name: 'Dead letters' })
+      .click();
+    await main().getByRole('heading', { name: 'Dead letters', level: 1 }).waitFor();
+    const deadRow = main().getByRole('row').filter({ hasText: 'subscription.created' });
+    await until('the delivery to die', async () => (await deadRow.count()) > 0, refresh);
+    expect(await deadRow.first().textContent()).toContain(endpointId);
+    await shoot('dead-letters');
+
+    await page
+      .getByRole('navigation', { name: 'Dashboard' })
+      .getByRole('link', { name: 'Deliveries' })
+      .click();
+    await page.getByLabel('Status', { exact: true }).selectOption('dead');
+    await page.getByLabel('Endpoint', { exact: true }).selectOption(endpointId);
+    await page.getByLabel('Event type', { exact: true }).fill('subscription.created');
+    await main().getByRole('button', { name: 'Apply filters' }).click();
+    await expect.poll(() => page.url()).toContain('status=dead');
+    const filtered = main().getByRole('row').filter({ hasText: endpointId });
+    await filtered.first().waitFor();
+    await shoot('deliveries-filtered');
+
+    const link = filtered.first().getByRole('link');
+    deliveryId = (await link.textContent()) ?? '';
+    expect(deliveryId).toMatch(/^dlv_/);
+    await link.click();
+    await main().getByRole('heading', { name: 'Attempt log' }).waitFor();
+    const failed = attemptRows(500);
+    await until('three failed attempts', async () => (await failed.count()) === 3, refresh);
+    expect(await failed.first().textContent()).toContain('receiver down: simulated outage');
+    expect(await failed.first().textContent()).toMatch(/\d+ ms/);
+    expect(await main().getByText('dead', { exact: true }).count()).toBeGreaterThan(0);
+    await shoot('delivery-dead');
+    expect(receiver.receipts.filter((r) => r.answered === 500)).toHaveLength(3);
+  });
+
+  it('replays the dead delivery once the receiver is healthy and shows the successful attempt', {
+    timeout: 90_000,
+  }, async () => {
+    receiver.healthy = true;
+    await main()
+      .getByRole('button', { name: `Replay delivery ${deliveryId}` })
+      .click();
+    const succeeded = attemptRows(200);
+    await until(
+      'the replayed attempt to succeed',
+      async () => (await succeeded.count()) === 1,
+      async () => {},
+    );
+    await main().getByText('succeeded', { exact: true }).first().waitFor();
+    expect(await succeeded.textContent()).toContain('ok: received');
+    expect(await attemptRows(500).count()).toBe(3);
+
+    const ok = receiver.receipts.filter((r) => r.answered === 200);
+    expect(ok).toHaveLength(1);
+    expect(ok[0]?.verified).toBe(true);
+    // Standard Webhooks: the id is the event id and stays the same across retries and replays.
+    expect(new Set(receiver.receipts.map((r) => r.webhookId)).size).toBe(1);
+    await shoot('delivery-replayed');
+    if (UPDATE_DOCS) {
+      await writeFile(DOCS_SCREENSHOT, await page.screenshot({ fullPage: false }));
+    }
+  });
+
+  it('lists events and notifications', async () => {
+    const nav = page.getByRole('navigation', { name: 'Dashboard' });
+    await nav.getByRole('link', { name: 'Events' }).click();
+    await main().getByRole('heading', { name: 'Events', level: 1 }).waitFor();
+    await main().getByRole('row').filter({ hasText: 'subscription.created' }).first().waitFor();
+    await shoot('events');
+
+    await nav.getByRole('link', { name: 'Notifications' }).click();
+    await main().getByRole('heading', { name: 'Notifications', level: 1 }).waitFor();
+    await main()
+      .getByText(/Showing \d+|No notifications/)
+      .waitFor();
+    await shoot('notifications');
+  });
+
+  it('pages through a long list with the cursor', async () => {
+    for (let i = 0; i < 21; i += 1) {
+      const created = await api('POST', '/webhook-endpoints', {
+        url: `${receiver.url}/extra-${i}`,
+        eventTypes: ['order.refunded'],
+        description: `Extra endpoint ${i}`,
+      });
+      if (i === 0) extra = { id: String(created.id), secret: String(created.secret) };
+    }
+    await page
+      .getByRole('navigation', { name: 'Dashboard' })
+      .getByRole('link', { name: 'Endpoints' })
+      .click();
+    const rows = main().locator('tbody tr');
+    await expect.poll(() => rows.count()).toBe(20);
+    await main().getByRole('button', { name: 'Load more' }).click();
+    await expect.poll(() => rows.count()).toBe(22);
+    await expect.poll(() => main().getByRole('button', { name: 'Load more' }).isHidden()).toBe(true);
+    const ids = await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-id')));
+    expect(new Set(ids).size).toBe(22);
+  });
+
+  it('rotates a secret, edits, disables, enables and deletes an endpoint (the delete by keyboard)', async () => {
+    const row = main().locator(`tr[data-id="${extra.id}"]`);
+    await row.getByRole('button', { name: /^Rotate secret of / }).click();
+    await page
+      .getByRole('dialog', { name: 'Rotate the signing secret?' })
+      .getByRole('button', { name: 'Rotate secret' })
+      .click();
+    const secretField = page.getByRole('textbox', { name: 'Signing secret' });
+    await secretField.waitFor();
+    const rotated = await secretField.inputValue();
+    expect(rotated).toMatch(/^whsec_/);
+    expect(rotated).not.toBe(extra.secret);
+    await shoot('endpoint-rotated');
+    await page.getByRole('button', { name: 'I have saved it' }).click();
+    expect(await page.content()).not.toContain(rotated);
+
+    await row.getByRole('button', { name: /^Edit / }).click();
+    await page.getByLabel('Description').fill('Renamed by the dashboard');
+    await page.getByRole('checkbox', { name: 'subscription.updated' }).check();
+    await main().getByRole('button', { name: 'Save changes' }).click();
+    await expect.poll(() => row.textContent()).toContain('Renamed by the dashboard');
+    expect(await row.textContent()).toContain('subscription.updated');
+
+    await row.getByRole('button', { name: /^Disable / }).click();
+    await expect.poll(() => row.locator('.badge').textContent()).toBe('disabled');
+    await row.getByRole('button', { name: /^Enable / }).click();
+    await expect.poll(() => row.locator('.badge').textContent()).toBe('active');
+
+    await row.getByRole('button', { name: /^Delete / }).focus();
+    await page.keyboard.press('Enter');
+    const dialog = page.getByRole('dialog', { name: 'Delete this endpoint?' });
+    await dialog.waitFor();
+    await shoot('endpoint-delete-dialog', false);
+    // Cancel has the focus first, so a stray Enter never deletes.
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => row.count()).toBe(0);
+    const gone = await fetch(`${server.url}/v1/webhook-endpoints/${extra.id}`, {
+      headers: { Authorization: `Bearer ${KEY}` },
+    });
+    expect(gone.status).toBe(404);
+    await gone.arrayBuffer();
+  });
+
+  it('signs out, forgetting the key, and never leaked it', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('API key').waitFor();
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+    expect(consoleLines.filter((line) => line.includes(KEY))).toEqual([]);
+    expect(foreignRequests).toEqual([]);
+    await shoot('sign-in');
+  });
+});
