@@ -304,16 +304,26 @@ function errorBox(error, options = {}) {
           status: 0,
         });
   const heading = e.status > 0 ? `${e.title} (HTTP ${e.status})` : e.title;
+  // A detail that already reads "url: an absolute URL" needs no second line saying the same.
+  const fieldErrors = e.errors.filter(
+    (f) =>
+      !(
+        e.detail !== undefined &&
+        f.detail !== undefined &&
+        e.detail.includes(f.detail) &&
+        e.detail.includes(f.field ?? '')
+      ),
+  );
   return h(
     'div',
     { class: 'error', role: 'alert' },
     h('p', { class: 'error-title' }, heading),
     e.detail !== undefined && e.detail !== e.title ? h('p', {}, e.detail) : null,
-    e.errors.length > 0
+    fieldErrors.length > 0
       ? h(
           'ul',
           { class: 'error-fields' },
-          e.errors.map((f) =>
+          fieldErrors.map((f) =>
             h(
               'li',
               {},
