@@ -48,6 +48,7 @@ create table if not exists holdfast_deliveries (
   event_type text not null,
   status text not null default 'pending' check (status in ('pending', 'succeeded', 'failed', 'dead')),
   attempt_count integer not null default 0,
+  retry_base integer not null default 0,
   next_attempt_at timestamptz(3),
   lease_owner text,
   lease_expires_at timestamptz(3),
@@ -58,6 +59,7 @@ create table if not exists holdfast_deliveries (
   updated_at timestamptz(3) not null,
   unique (event_id, endpoint_id)
 );
+alter table holdfast_deliveries add column if not exists retry_base integer not null default 0;
 create index if not exists holdfast_deliveries_due
   on holdfast_deliveries (next_attempt_at) where status in ('pending', 'failed');
 create index if not exists holdfast_deliveries_endpoint_due

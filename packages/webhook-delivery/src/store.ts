@@ -399,7 +399,7 @@ export async function replayDelivery(
 ): Promise<Delivery | undefined> {
   const [row] = await sql`
     update holdfast_deliveries set
-      status = 'pending', attempt_count = 0, next_attempt_at = ${new Date(now)},
+      status = 'pending', retry_base = attempt_count, next_attempt_at = ${new Date(now)},
       lease_owner = null, lease_expires_at = null, updated_at = ${new Date(now)}
     where id = ${id} and account_id = ${account}
     returning *`;

@@ -61,6 +61,7 @@ interface LeasedRow {
   event_id: string;
   endpoint_id: string;
   attempt_count: number;
+  retry_base: number;
 }
 
 /**
@@ -144,7 +145,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
         )
         update holdfast_deliveries d set lease_owner = ${owner}, lease_expires_at = ${new Date(at.getTime() + leaseMs)}
         from picked where d.id = picked.id
-        returning d.id, d.account_id, d.event_id, d.endpoint_id, d.attempt_count`;
+        returning d.id, d.account_id, d.event_id, d.endpoint_id, d.attempt_count, d.retry_base`;
       return [...leased];
     });
   }
@@ -316,7 +317,8 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     }
     const finished = now();
     const outcome: Outcome = error && status === undefined ? 'retry' : classifyAttempt(status);
-    const retry = row.attempt_count + 1;
+    // A replay starts a fresh schedule (retry_base) while attempt_count keeps the total.
+    const retry = row.attempt_count + 1 - row.retry_base;
     const delay = outcome === 'retry' ? retryDelay(schedule, retry, random, retryAfterMs) : undefined;
     const nextStatus =
       outcome === 'succeeded' ? 'succeeded' : outcome === 'retry' && delay !== undefined ? 'failed' : 'dead';

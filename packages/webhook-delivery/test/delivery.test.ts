@@ -173,9 +173,27 @@ describe('webhook delivery', () => {
     await w.runOnce();
     expect(hook.received).toHaveLength(4);
     expect(hook.received[3]?.headers['webhook-id']).toBe(event.id);
-    expect((await getDelivery(db.sql, { account: ACCOUNT, id: String(delivery?.id) }))?.status).toBe(
-      'succeeded',
+    const after = await getDelivery(db.sql, { account: ACCOUNT, id: String(delivery?.id) });
+    expect(after?.status).toBe('succeeded');
+    expect(after?.attemptCount).toBe(4); // the total; the replay restarted only the schedule
+    await hook.close();
+  });
+
+  it('gives a replayed delivery the whole retry schedule again', async () => {
+    const hook = await receiver(() => ({ status: 500 }));
+    await createEndpoint(db.sql, { account: ACCOUNT, url: hook.url }, options);
+    await db.sql.begin((tx) =>
+      enqueueEvent(tx, { account: ACCOUNT, type: 't.x', resourceId: 'r', object: {} }),
     );
+    const w = worker();
+    for (let i = 0; i < 4; i += 1) await w.runOnce();
+    const [dead] = await db.sql`select id, status, attempt_count from holdfast_deliveries`;
+    expect(dead).toMatchObject({ status: 'dead', attempt_count: 3 });
+    await replayDelivery(db.sql, { account: ACCOUNT, id: String(dead?.id) });
+    for (let i = 0; i < 4; i += 1) await w.runOnce();
+    const [again] = await db.sql`select status, attempt_count from holdfast_deliveries`;
+    expect(again).toMatchObject({ status: 'dead', attempt_count: 6 });
+    expect(hook.received).toHaveLength(6);
     await hook.close();
   });
 
