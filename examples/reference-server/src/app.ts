@@ -111,6 +111,7 @@ export function buildApp(deps: Deps, options: AppOptions = {}): App {
   app.get('/openapi.json', (c) => c.json(document()));
   app.get('/docs', (c) => c.html(renderDocs(document())));
   app.route('/problems', problemPages());
+  app.get('/dashboard/', (c) => c.redirect('/dashboard', 308));
   app.route('/dashboard', dashboardRoutes());
 
   const v1: App = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
