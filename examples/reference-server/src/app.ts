@@ -1,4 +1,11 @@
-import { jsonBody, notFoundProblem, onProblem, requestId } from '@holdfast/problem-details/hono';
+import { problem } from '@holdfast/problem-details';
+import {
+  jsonBody,
+  notFoundProblem,
+  onProblem,
+  problemResponse,
+  requestId,
+} from '@holdfast/problem-details/hono';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import { authenticate, requireScope, scopeFor } from './auth';
@@ -21,6 +28,24 @@ import { subscriptionRoutes } from './routes/subscriptions';
 import { webhookEndpointRoutes } from './routes/webhook-endpoints';
 import { validationHook } from './routes/webhook-openapi';
 import { strictQueries } from './strict-query';
+
+const UNAVAILABLE = new Set([
+  'CONNECTION_ENDED',
+  'CONNECTION_CLOSED',
+  'CONNECTION_DESTROYED',
+  'CONNECT_TIMEOUT',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  '57P01',
+  '57P03',
+]);
+
+/** Whether `error` says the database is unreachable (postgres.js and PostgreSQL codes): a 503, not a 500. */
+function databaseUnavailable(error: unknown): boolean {
+  return (
+    error instanceof Error && 'code' in error && typeof error.code === 'string' && UNAVAILABLE.has(error.code)
+  );
+}
 
 /** The scope family of each first path segment under /v1 (CONTRACT section 3). */
 const SCOPE_OF_SEGMENT: Record<string, 'orders' | 'payments' | 'subscriptions' | 'webhooks'> = {
@@ -70,7 +95,19 @@ export function buildApp(deps: Deps, options: AppOptions = {}): App {
     // reuse a socket that still carries the rest of its body (RFC 9110 section 15.5.14).
     if (c.res.status === 413) c.res.headers.set('Connection', 'close');
   });
-  app.onError(onProblem());
+  const onError = onProblem();
+  app.onError((error, c) =>
+    databaseUnavailable(error)
+      ? problemResponse(
+          c,
+          problem('service_unavailable', {
+            detail: 'The database cannot be reached right now. Retry after the Retry-After delay.',
+            retryAfter: 5,
+            cause: error,
+          }),
+        )
+      : onError(error, c),
+  );
   app.notFound(notFoundProblem(app));
 
   app.get('/healthz', async (c) => {
