@@ -8,6 +8,8 @@ import {
   createEndpoint,
   enqueueEvent,
   getDelivery,
+  listAttempts,
+  purgeDeliveryHistory,
   replayDelivery,
   rotateSecret,
   schema,
@@ -220,6 +222,37 @@ describe('webhook delivery', () => {
     ]);
     await bad.close();
     await gone.close();
+  });
+
+  it('never follows a redirect: the delivery is dead at once, its attempt listed, then purged after retention', async () => {
+    const target = await receiver(() => ({ status: 204 }));
+    const redirect = await receiver(() => ({ status: 302 }));
+    await createEndpoint(db.sql, { account: ACCOUNT, url: redirect.url }, options);
+    await db.sql.begin((tx) =>
+      enqueueEvent(tx, {
+        account: ACCOUNT,
+        type: 't.x',
+        resourceId: 'r',
+        object: {},
+        now: Date.now() - 40 * 86_400_000,
+      }),
+    );
+    await worker().runOnce();
+    expect(redirect.received).toHaveLength(1);
+    expect(target.received).toHaveLength(0);
+    const [delivery] = await db.sql`select id, status from holdfast_deliveries`;
+    expect(delivery?.status).toBe('dead');
+    const attempts = await listAttempts(db.sql, { account: ACCOUNT, deliveryId: String(delivery?.id) });
+    expect(attempts).toEqual([expect.objectContaining({ status: 302, error: null })]);
+    expect(
+      await listAttempts(db.sql, { account: 'acct_other', deliveryId: String(delivery?.id) }),
+    ).toBeUndefined();
+    // The attempt is recent, so only the 40-day-old finished event (and its delivery) goes.
+    expect(await purgeDeliveryHistory(db.sql, { batchSize: 1 })).toBe(1);
+    expect(await db.sql`select id from holdfast_events`).toHaveLength(0);
+    expect(await purgeDeliveryHistory(db.sql, { now: Date.now() + 40 * 86_400_000 })).toBe(0);
+    await target.close();
+    await redirect.close();
   });
 
   it('times out slow receivers and retries them', async () => {
