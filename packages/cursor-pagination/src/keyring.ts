@@ -14,7 +14,7 @@ const KEY_ID = /^[A-Za-z0-9_-]{1,32}$/;
 export const MIN_SECRET_BYTES = 32;
 
 const encoder = new TextEncoder();
-const imported = new WeakMap<Keyring, Map<string, Promise<CryptoKey>>>();
+const imported = new WeakMap<Keyring, Map<string, Uint8Array>>();
 
 function secretBytes(kid: string, secret: unknown): Uint8Array<ArrayBuffer> {
   if (typeof secret === 'string') return secretBytes(kid, encoder.encode(secret));
@@ -49,8 +49,8 @@ export function checkKeyring(keyring: Keyring): void {
   }
 }
 
-/** @internal The WebCrypto HMAC-SHA256 key for a key id, or undefined when the ring lacks it. */
-export function hmacKey(keyring: Keyring, kid: string): Promise<CryptoKey> | undefined {
+/** @internal The HMAC-SHA256 key bytes for a key id, or undefined when the ring lacks it. */
+export function hmacKey(keyring: Keyring, kid: string): Uint8Array | undefined {
   if (!KEY_ID.test(kid) || !Object.hasOwn(keyring.keys, kid)) return undefined;
   let cache = imported.get(keyring);
   if (!cache) {
@@ -59,11 +59,7 @@ export function hmacKey(keyring: Keyring, kid: string): Promise<CryptoKey> | und
   }
   let key = cache.get(kid);
   if (!key) {
-    const bytes = secretBytes(kid, keyring.keys[kid]);
-    key = globalThis.crypto.subtle.importKey('raw', bytes, { name: 'HMAC', hash: 'SHA-256' }, false, [
-      'sign',
-      'verify',
-    ]);
+    key = secretBytes(kid, keyring.keys[kid]);
     cache.set(kid, key);
   }
   return key;
