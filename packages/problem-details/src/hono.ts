@@ -207,9 +207,96 @@ const BODYLESS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS']);
 /** `application/json` or any `+json` type, with no charset or UTF-8 (RFC 8259 section 8.1). */
 function isJsonMediaType(value: string | undefined): boolean {
   if (!value) return false;
+  if (value === 'application/json') return true;
   const [essence = '', ...params] = value.split(';').map((part) => part.trim().toLowerCase());
   if (essence !== 'application/json' && !/^application\/[a-z0-9.!#$&^_-]+\+json$/.test(essence)) return false;
   return params.every((param) => !param.startsWith('charset=') || /^charset="?utf-8"?$/.test(param));
+}
+
+/** The parts of Node's `IncomingMessage` that `readIncoming` uses (no Node types needed). */
+interface NodeIncoming {
+  on(event: string, listener: (...args: never[]) => void): unknown;
+  off(event: string, listener: (...args: never[]) => void): unknown;
+  pause(): unknown;
+  readonly readableFlowing?: boolean | null;
+  readonly readableDidRead?: boolean;
+  readonly complete?: boolean;
+  rawBody?: unknown;
+}
+
+interface NodeBuffer {
+  concat(list: readonly Uint8Array[], total: number): Uint8Array;
+}
+
+/** Node's `Buffer`, where there is one: the Node fast path of `jsonBody()` needs it. */
+const nodeBuffer = (globalThis as { Buffer?: NodeBuffer }).Buffer;
+
+/**
+ * The Node request behind `c.req.raw` under `@hono/node-server` (`c.env.incoming`), when
+ * nothing has started reading it: its bytes can then be read straight from the socket stream,
+ * without the WHATWG Request and ReadableStream that `c.req.raw.body` would build first.
+ */
+function unreadIncoming(env: unknown): NodeIncoming | undefined {
+  const incoming = (env as { incoming?: unknown } | undefined)?.incoming as NodeIncoming | undefined;
+  if (!incoming || !nodeBuffer || typeof incoming.on !== 'function' || typeof incoming.pause !== 'function') {
+    return undefined;
+  }
+  if (incoming.readableFlowing !== null || incoming.readableDidRead !== false || 'rawBody' in incoming) {
+    return undefined;
+  }
+  return incoming;
+}
+
+/**
+ * Reads a Node request body up to `maxBytes` (null beyond it: reading stops and the rest is
+ * left unread) and leaves the bytes as `rawBody`, which `@hono/node-server` serves to anyone
+ * who asks `c.req.raw` for the body afterwards.
+ */
+function readIncoming(
+  incoming: NodeIncoming,
+  maxBytes: number,
+  buffer: NodeBuffer,
+): Promise<Uint8Array | null> {
+  return new Promise((resolve, reject) => {
+    const chunks: Uint8Array[] = [];
+    let total = 0;
+    const done = () => {
+      incoming.off('data', onData);
+      incoming.off('end', onEnd);
+      incoming.off('error', onError);
+      incoming.off('close', onClose);
+    };
+    const onData = (chunk: Uint8Array) => {
+      total += chunk.byteLength;
+      if (total > maxBytes) {
+        done();
+        incoming.pause();
+        resolve(null);
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      done();
+      const bytes = chunks.length === 1 ? (chunks[0] as Uint8Array) : buffer.concat(chunks, total);
+      incoming.rawBody = bytes;
+      resolve(bytes);
+    };
+    const onError = (error: unknown) => {
+      done();
+      reject(error);
+    };
+    // The client went away before the end of its body: nothing to answer.
+    const onClose = () => {
+      if (incoming.complete) return;
+      done();
+      reject(new Error('the request body ended early: the client closed the connection'));
+    };
+    incoming.on('data', onData);
+    incoming.on('end', onEnd);
+    incoming.on('error', onError);
+    incoming.on('close', onClose);
+  });
 }
 
 async function readLimited(body: ReadableStream<Uint8Array>, maxBytes: number): Promise<Uint8Array | null> {
@@ -256,11 +343,16 @@ export function jsonBody(options: JsonBodyOptions = {}): MiddlewareHandler {
     problem('payload_too_large', { detail: `The request body is larger than ${maxBytes} bytes.` });
   return async (c, next) => {
     c.set('jsonBody', undefined);
+    if (BODYLESS.has(c.req.method)) return next();
     const raw = c.req.raw;
-    if (BODYLESS.has(c.req.method) || raw.body === null) return next();
+    const incoming = unreadIncoming(c.env);
+    if (!incoming && raw.body === null) return next();
     const declared = raw.headers.get('content-length');
     if (declared !== null && Number(declared) > maxBytes) throw tooLarge();
-    const bytes = await readLimited(raw.body, maxBytes);
+    const bytes =
+      incoming && nodeBuffer
+        ? await readIncoming(incoming, maxBytes, nodeBuffer)
+        : await readLimited(raw.body as ReadableStream<Uint8Array>, maxBytes);
     if (bytes === null) throw tooLarge();
     if (bytes.byteLength === 0) {
       // The stream is spent: cache the empty body so later readers (validators) see it, not an error.

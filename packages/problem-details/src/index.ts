@@ -24,5 +24,5 @@ export {
   type ProblemInit,
   type RetryAfter,
 } from './problem-error';
-export { newRequestId } from './request-id';
+export { newRequestId, opaqueId } from './request-id';
 export { type FromZodOptions, fromZodError, type ZodLikeError, type ZodLikeIssue } from './zod';

@@ -129,6 +129,18 @@ describe('Hono adapter, in process', () => {
   });
 });
 
+/** One request to `app` served by @hono/node-server on a free port, read to its end. */
+async function overHttp(app: Hono, path: string, init: RequestInit): Promise<Response> {
+  const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
+  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+  try {
+    const response = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`, init);
+    return new Response(await response.arrayBuffer(), response);
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
+
 describe('Hono adapter, over real HTTP', () => {
   let url = '';
   let close: () => Promise<void> = async () => {};
@@ -158,6 +170,79 @@ describe('Hono adapter, over real HTTP', () => {
     } as RequestInit);
     expect(response.status).toBe(413);
     expect((await problemOf(response)).code).toBe('payload_too_large');
+  });
+
+  it('reads JSON bodies from the Node request itself, in one chunk or many, and hands the same bytes to c.req', async () => {
+    const text = '{ "a" : [1, 2], "b": "ü" }';
+    const one = await fetch(`${url}/v1/echo-validated`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: text,
+    });
+    expect(await one.json()).toEqual({ viaHono: { a: [1, 2], b: 'ü' }, text });
+    const bytes = new TextEncoder().encode(text);
+    const pieces = [bytes.slice(0, 3), bytes.slice(3, 22), bytes.slice(22)];
+    const many = await fetch(`${url}/v1/echo-validated`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          const next = pieces.shift();
+          await new Promise((resolve) => setTimeout(resolve, 5));
+          if (next === undefined) controller.close();
+          else controller.enqueue(next);
+        },
+      }),
+      duplex: 'half',
+    } as RequestInit);
+    expect(await many.json()).toEqual({ viaHono: { a: [1, 2], b: 'ü' }, text });
+  });
+
+  it('serves the exact bytes to a handler that reads the WHATWG body after jsonBody()', async () => {
+    const app = new Hono();
+    app.use(jsonBody());
+    app.post('/raw', async (c) => c.json({ raw: await c.req.raw.text(), parsed: c.get('jsonBody') }));
+    const response = await overHttp(app, '/raw', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: '[1,  2]',
+    });
+    expect(await response.json()).toEqual({ raw: '[1,  2]', parsed: [1, 2] });
+  });
+
+  it('reads an empty body as no value, and leaves c.req.text() an empty string', async () => {
+    const app = new Hono();
+    app.use(jsonBody());
+    app.post('/empty', async (c) =>
+      c.json({ viaGet: c.get('jsonBody') ?? 'none', text: await c.req.text() }),
+    );
+    const response = await overHttp(app, '/empty', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+    });
+    expect(await response.json()).toEqual({ viaGet: 'none', text: '' });
+  });
+
+  it('survives a client that disconnects in the middle of its body, and keeps serving', async () => {
+    const { connect } = await import('node:net');
+    const { port } = new URL(url);
+    await new Promise<void>((resolve, reject) => {
+      const socket = connect(Number(port), '127.0.0.1', () => {
+        socket.write(
+          'POST /v1/orders HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 50\r\n\r\n{"a":',
+        );
+        setTimeout(() => socket.destroy(), 20);
+      });
+      socket.on('close', () => resolve());
+      socket.on('error', reject);
+    });
+    const after = await fetch(`${url}/v1/orders`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: '{"a":1}',
+    });
+    expect(after.status).toBe(201);
+    expect(await after.json()).toEqual({ received: { a: 1 } });
   });
 
   it('never leaks what a crashing handler threw', async () => {
