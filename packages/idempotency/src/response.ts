@@ -13,6 +13,11 @@ export type HandlerResult =
       readonly body?: unknown;
     };
 
+const encoder = new TextEncoder();
+// The bytes of each response `toResponse` built from a value: `storeResponse` stores them as
+// they are, instead of cloning the response (a stream tee) and reading the copy back.
+const bodies = new WeakMap<Response, Uint8Array>();
+
 /**
  * The `Response` for a handler's result.
  *
@@ -29,7 +34,10 @@ export function toResponse(result: HandlerResult): Response {
   const headers = new Headers(result.headers);
   if (result.body === undefined) return new Response(null, { status: result.status, headers });
   if (!headers.has('content-type')) headers.set('Content-Type', 'application/json');
-  return new Response(JSON.stringify(result.body), { status: result.status, headers });
+  const bytes = encoder.encode(JSON.stringify(result.body));
+  const response = new Response(bytes, { status: result.status, headers });
+  bodies.set(response, bytes);
+  return response;
 }
 
 /** The response a thrown 4xx problem is answered with, before the request id is known. */
@@ -65,7 +73,8 @@ export async function storeResponse(
     if (allowlist.has(lower)) headers[lower] = value;
   });
   let body: Uint8Array | null =
-    response.body === null ? null : new Uint8Array(await response.clone().arrayBuffer());
+    bodies.get(response) ??
+    (response.body === null ? null : new Uint8Array(await response.clone().arrayBuffer()));
   if (body !== null && isProblemJson(headers['content-type'])) {
     body = withRequestId(body, undefined);
   }

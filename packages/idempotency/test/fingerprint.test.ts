@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, requestFingerprint } from '../src/index';
@@ -35,6 +36,18 @@ describe('canonicalJson and requestFingerprint', () => {
         expect(JSON.parse(canonicalJson(body))).toEqual(JSON.parse(JSON.stringify(body)));
         const other = await requestFingerprint({ ...base, body: [body] });
         expect(other).not.toBe(await requestFingerprint({ ...base, body }));
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('property: is SHA-256 (hex) of [METHOD, path, account, 1, canonical body], so stored fingerprints stay valid', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.jsonValue(), fc.string(), async (body, path) => {
+        const text = JSON.stringify(['POST', path, 'acct_1', 1, canonicalJson(body)]);
+        expect(await requestFingerprint({ method: 'post', path, account: 'acct_1', body })).toBe(
+          createHash('sha256').update(text).digest('hex'),
+        );
       }),
       { numRuns: 200 },
     );
