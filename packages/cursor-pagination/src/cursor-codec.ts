@@ -1,8 +1,7 @@
 import { type ProblemError, problem } from '@holdfast/problem-details';
-import { hmac } from '@noble/hashes/hmac';
 import { sha256 } from '@noble/hashes/sha2';
 import { decodeBase64url, encodeBase64url } from './base64url';
-import { hmacKey, type Keyring } from './keyring';
+import { type Keyring, macFor } from './keyring';
 
 /** The position a cursor carries: one text value (or null) per ORDER BY term, the id last. */
 export interface CursorPayload {
@@ -49,6 +48,10 @@ const MAX_VALUES = 4;
 export const MAX_CURSOR_LENGTH = 12_288;
 
 const encoder = new TextEncoder();
+// Recent bindings by canonical input: a list is paged with the same sort, filter and account
+// over and over, and the digest of one canonical string never changes.
+const BINDING_CACHE_SIZE = 1024;
+const bindings = new Map<string, string>();
 const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 function canonicalEntries(record: Readonly<Record<string, unknown>> | undefined): [string, unknown][] {
@@ -74,8 +77,14 @@ export async function cursorBinding(input: CursorBindingInput): Promise<string> 
     canonicalEntries(input.filter),
     canonicalEntries(input.scope),
   ]);
-  // Synchronous SHA-256: WebCrypto's async digest costs a thread-pool round trip per page.
-  return encodeBase64url(sha256(encoder.encode(canonical)).subarray(0, 16));
+  let binding = bindings.get(canonical);
+  if (binding === undefined) {
+    // Synchronous SHA-256: WebCrypto's async digest costs a thread-pool round trip per page.
+    binding = encodeBase64url(sha256(encoder.encode(canonical)).subarray(0, 16));
+    if (bindings.size >= BINDING_CACHE_SIZE) bindings.clear();
+    bindings.set(canonical, binding);
+  }
+  return binding;
 }
 
 function signedPart(
@@ -109,9 +118,9 @@ export async function encodeCursor(keyring: Keyring, payload: CursorPayload): Pr
     );
   }
   const kid = keyring.current;
-  const key = hmacKey(keyring, kid);
-  if (!key) throw new TypeError('keyring.current must name one of keyring.keys');
-  const mac = hmac(sha256, key, signedPart(kid, payload.binding, payload.values));
+  const sign = macFor(keyring, kid);
+  if (!sign) throw new TypeError('keyring.current must name one of keyring.keys');
+  const mac = sign(signedPart(kid, payload.binding, payload.values));
   return encodeBase64url(encoder.encode(serialize(kid, payload, encodeBase64url(mac))));
 }
 
@@ -192,10 +201,10 @@ export async function decodeCursor(
   // Only the exact bytes this package writes are accepted: a re-encoded or padded variant of a
   // valid cursor is an altered cursor too.
   if (serialize(kid, payload, s) !== text) return invalid(MALFORMED);
-  const key = hmacKey(keyring, kid);
+  const sign = macFor(keyring, kid);
   const mac = decodeBase64url(s);
-  if (!key || !mac || mac.length !== 32) return invalid(MALFORMED);
-  if (!equalConstantTime(mac, hmac(sha256, key, signedPart(kid, b, k)))) return invalid(MALFORMED);
+  if (!sign || !mac || mac.length !== 32) return invalid(MALFORMED);
+  if (!equalConstantTime(mac, sign(signedPart(kid, b, k)))) return invalid(MALFORMED);
   if (expected && (b !== expected.binding || k.length !== expected.size)) return invalid(MISMATCH);
   return { ok: true, value: payload };
 }

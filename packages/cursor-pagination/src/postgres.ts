@@ -1,6 +1,11 @@
 import { problem } from '@holdfast/problem-details';
-import { parseSort, type SortAllowlist } from '@holdfast/sort-allowlist';
-import { joinFragments, orderByTerm, sortExpressions } from '@holdfast/sort-allowlist/postgres';
+import { parseSort, type Sort, type SortAllowlist } from '@holdfast/sort-allowlist';
+import {
+  joinFragments,
+  orderByTerm,
+  type SortExpression,
+  sortExpressions,
+} from '@holdfast/sort-allowlist/postgres';
 import type postgres from 'postgres';
 import { cursorBinding, decodeCursor, encodeCursor, type FilterValue } from './cursor-codec';
 import { cappedTotal, type Page, pageEnvelope, TOTAL_COUNT_CAP, type TotalCount } from './envelope';
@@ -65,6 +70,68 @@ const HELPER_PREFIX = '_hf_';
 const keyName = (index: number) => `${HELPER_PREFIX}key_${index}`;
 const sortName = (index: number) => `${HELPER_PREFIX}sort_${index}`;
 
+/** What a sort contributes to the page query: the same for every page of every list using it. */
+interface SortShape {
+  readonly terms: readonly SortExpression[];
+  /** The helper columns: each term as lossless text and as itself. */
+  readonly keys: Fragment;
+  /** ORDER BY over the helper columns. */
+  readonly order: Fragment;
+  /** The names of the text helper columns, in term order: what the next cursor holds. */
+  readonly keyNames: readonly string[];
+  /** Every helper column name, last added first. */
+  readonly helpers: readonly string[];
+}
+
+// Built fragments per connection object, allowlist and canonical sort. postgres.js fragments
+// hold only text, identifiers and constant parameters here (enum ranks), and are re-read, never
+// changed, each time a query embeds them; building them costs a dozen Query objects per page.
+const SHAPE_CACHE_SIZE = 256;
+const shapes = new WeakMap<Sql, WeakMap<SortAllowlist, Map<string, SortShape>>>();
+
+function sortShape(sql: Sql, allowlist: SortAllowlist, sort: Sort): SortShape {
+  let byAllowlist = shapes.get(sql);
+  if (!byAllowlist) {
+    byAllowlist = new WeakMap();
+    shapes.set(sql, byAllowlist);
+  }
+  let bySort = byAllowlist.get(allowlist);
+  if (!bySort) {
+    bySort = new Map();
+    byAllowlist.set(allowlist, bySort);
+  }
+  let shape = bySort.get(sort.canonical);
+  if (shape) return shape;
+  const terms = sortExpressions(sql, sort);
+  const keys = joinFragments(
+    sql,
+    terms.flatMap((term, index) => [
+      sql`(${term.expression})::text as ${sql(keyName(index))}`,
+      sql`${term.expression} as ${sql(sortName(index))}`,
+    ]),
+    sql`, `,
+  );
+  // ORDER BY names the helper columns, never a bare column name: a bare name in ORDER BY means
+  // an output column first (SQL-92 rule), so `select total::text as total` would silently sort
+  // as text while the keyset predicate in WHERE compares the real column. The planner still
+  // sees the column itself and uses an index on it.
+  const order = joinFragments(
+    sql,
+    terms.map((term, index) => orderByTerm(sql, { ...term, expression: sql`${sql(sortName(index))}` })),
+    sql`, `,
+  );
+  shape = {
+    terms,
+    keys,
+    order,
+    keyNames: terms.map((_, index) => keyName(index)),
+    helpers: terms.flatMap((_, index) => [keyName(index), sortName(index)]).reverse(),
+  };
+  if (bySort.size >= SHAPE_CACHE_SIZE) bySort.clear();
+  bySort.set(sort.canonical, shape);
+  return shape;
+}
+
 function filterConditions(
   sql: Sql,
   columns: Readonly<Record<string, string>>,
@@ -128,7 +195,7 @@ export async function paginate<T>(
     ...(options.where ? [sql`(${options.where})`] : []),
     ...filterConditions(sql, options.filterColumns ?? {}, filter),
   ];
-  const terms = sortExpressions(sql, sort);
+  const { terms, keys, order, keyNames, helpers } = sortShape(sql, options.allowlist, sort);
   const binding = await cursorBinding({ sort: sort.canonical, filter, scope: options.binding });
 
   const conditions = [...base];
@@ -139,23 +206,6 @@ export async function paginate<T>(
   }
 
   const where = conditions.length > 0 ? joinFragments(sql, conditions, sql` and `) : sql`true`;
-  const keys = joinFragments(
-    sql,
-    terms.flatMap((term, index) => [
-      sql`(${term.expression})::text as ${sql(keyName(index))}`,
-      sql`${term.expression} as ${sql(sortName(index))}`,
-    ]),
-    sql`, `,
-  );
-  // ORDER BY names the helper columns, never a bare column name: a bare name in ORDER BY means
-  // an output column first (SQL-92 rule), so `select total::text as total` would silently sort
-  // as text while the keyset predicate in WHERE compares the real column. The planner still
-  // sees the column itself and uses an index on it.
-  const order = joinFragments(
-    sql,
-    terms.map((term, index) => orderByTerm(sql, { ...term, expression: sql`${sql(sortName(index))}` })),
-    sql`, `,
-  );
   const select = options.select ?? sql`*`;
   // Pagination rule 5: one row more than the limit tells whether another page exists.
   const pageQuery = sql`select ${select}, ${keys} from ${options.from} where ${where} order by ${order} limit ${limit + 1}`;
@@ -167,17 +217,17 @@ export async function paginate<T>(
   const [rows, counted] = await Promise.all([pageQuery, countQuery]);
 
   const hasMore = rows.length > limit;
-  const pageRows = hasMore ? rows.slice(0, limit) : [...rows];
-  const keyNames = terms.map((_, index) => keyName(index));
-  const data: (T | Row)[] = [];
-  for (const row of pageRows) {
-    const plain: Row = {};
-    for (const [column, value] of Object.entries(row))
-      if (!column.startsWith(HELPER_PREFIX)) plain[column] = value;
-    data.push(options.map ? options.map(plain) : plain);
-  }
-  const last = pageRows[pageRows.length - 1];
+  const size = Math.min(rows.length, limit);
+  const last = size > 0 ? rows[size - 1] : undefined;
   const lastValues = last ? keyNames.map((name) => (typeof last[name] === 'string' ? last[name] : null)) : [];
+  // The helper columns come last in every row (`select <list>, <helpers>`); deleting them last
+  // first undoes the property additions, so the rows stay fast objects and need no copying.
+  const data: (T | Row)[] = new Array(size);
+  for (let r = 0; r < size; r += 1) {
+    const row = rows[r] as Row;
+    for (const helper of helpers) delete row[helper];
+    data[r] = options.map ? options.map(row) : row;
+  }
   let nextCursor: string | null = null;
   if (hasMore) {
     if (lastValues[lastValues.length - 1] == null) {

@@ -144,6 +144,28 @@ describe('cursor codec (pagination rules 3 and 7)', () => {
   ])('checkKeyring refuses a bad keyring (%#)', (ring, message) => {
     expect(() => checkKeyring(ring)).toThrow(message);
   });
+
+  it('checkKeyring sees a keyring changed after it was accepted', () => {
+    const ring: { current: string; keys: Record<string, string> } = { current: 'k1', keys: { k1 } };
+    checkKeyring(ring);
+    ring.keys.k1 = 'short';
+    expect(() => checkKeyring(ring)).toThrow(/32 bytes/);
+    ring.keys.k1 = k1;
+    ring.current = 'k9';
+    expect(() => checkKeyring(ring)).toThrow(/current/);
+  });
+
+  it('a key id given a new secret stops accepting what the old secret signed', async () => {
+    const ring: { current: string; keys: Record<string, string> } = { current: 'k1', keys: { k1 } };
+    const payload = { binding: 'b', values: ['2026-11-22 16:30:19.123+00', 'ord_1'] };
+    const old = await encodeCursor(ring, payload);
+    expect((await decodeCursor(ring, old)).ok).toBe(true);
+    ring.keys.k1 = 'another-secret-another-secret-0003';
+    expect((await decodeCursor(ring, old)).ok).toBe(false);
+    const fresh = await encodeCursor(ring, payload);
+    expect(fresh).not.toBe(old);
+    expect((await decodeCursor(ring, fresh)).ok).toBe(true);
+  });
 });
 
 describe('envelope (CONTRACT section 4)', () => {
