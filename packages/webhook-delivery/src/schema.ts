@@ -39,6 +39,9 @@ create table if not exists holdfast_events (
 );
 create index if not exists holdfast_events_list
   on holdfast_events (account_id, created_at desc nulls last, id desc nulls last);
+-- Oldest first, for consumers catching up on missed events (sort=createdAt).
+create index if not exists holdfast_events_list_asc
+  on holdfast_events (account_id, created_at asc nulls last, id desc nulls last);
 
 create table if not exists holdfast_deliveries (
   id text primary key,
@@ -68,6 +71,11 @@ create index if not exists holdfast_deliveries_endpoint_live
   on holdfast_deliveries (endpoint_id) where lease_expires_at is not null;
 create index if not exists holdfast_deliveries_list
   on holdfast_deliveries (account_id, created_at desc nulls last, id desc nulls last);
+create index if not exists holdfast_deliveries_list_asc
+  on holdfast_deliveries (account_id, created_at asc nulls last, id desc nulls last);
+-- The deliveries of one endpoint, newest first: what an endpoint's page and its dashboard list.
+create index if not exists holdfast_deliveries_endpoint_list
+  on holdfast_deliveries (account_id, endpoint_id, created_at desc nulls last, id desc nulls last);
 
 create table if not exists holdfast_delivery_attempts (
   id text primary key,

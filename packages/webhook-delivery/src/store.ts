@@ -1,7 +1,6 @@
-import { problem } from '@holdfast/problem-details';
+import { opaqueId, problem } from '@holdfast/problem-details';
 import { generateSecret } from '@holdfast/webhook-signer';
 import type postgres from 'postgres';
-import { newId } from './ids';
 import { checkDestination, type DestinationOptions } from './ssrf';
 
 /** Any postgres.js client: a pool, a reserved connection or a transaction. */
@@ -163,7 +162,7 @@ export async function createEndpoint(
   const [row] = await sql`
     insert into holdfast_webhook_endpoints
       (id, account_id, url, description, event_types, secret, created_at, updated_at)
-    values (${newId('we')}, ${input.account}, ${input.url}, ${input.description ?? null},
+    values (${opaqueId('we')}, ${input.account}, ${input.url}, ${input.description ?? null},
             ${sql.array([...(input.eventTypes ?? [])])}, ${secret}, ${now}, ${now})
     returning *`;
   if (!row) throw new Error('insert returned no row');
@@ -313,7 +312,7 @@ export async function enqueueEvent(tx: Sql, input: EventInput): Promise<WebhookE
     on conflict (resource_id) do update set sequence = holdfast_resource_sequences.sequence + 1
     returning sequence`;
   const event: WebhookEvent = {
-    id: newId('evt'),
+    id: opaqueId('evt'),
     type: input.type,
     createdAt: now.toISOString(),
     sequence: Number(seq?.sequence ?? 1),

@@ -1,8 +1,8 @@
+import { opaqueId } from '@holdfast/problem-details';
 import { createSigner } from '@holdfast/webhook-signer';
 import type postgres from 'postgres';
 import { type Agent, request } from 'undici';
 import { classifyAttempt, type Outcome, parseRetryAfter } from './classify';
-import { newId } from './ids';
 import { DEFAULT_RETRY_SCHEDULE, retryDelay } from './schedule';
 import { checkDestination, pinnedAgent, type Resolver } from './ssrf';
 import { type Notification, toNotification } from './store';
@@ -94,7 +94,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
   const now = options.now ?? Date.now;
   const random = options.random ?? Math.random;
   const onError = options.onError ?? ((error: unknown) => console.error('webhook delivery worker:', error));
-  const owner = newId('wrk');
+  const owner = opaqueId('wrk');
   const destination = {
     allowPrivateDestinations: options.allowPrivateDestinations ?? false,
     production: options.production ?? false,
@@ -159,7 +159,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
   ) {
     const [row] = await sql`
       insert into holdfast_notifications (id, account_id, type, endpoint_id, message, disable_at, created_at)
-      values (${newId('ntf')}, ${account}, ${type}, ${endpointId}, ${message}, ${disableAt}, ${new Date(now())})
+      values (${opaqueId('ntf')}, ${account}, ${type}, ${endpointId}, ${message}, ${disableAt}, ${new Date(now())})
       returning *`;
     if (row && options.notifier) await options.notifier.notify(account, toNotification(row));
   }
@@ -326,7 +326,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       await tx`
         insert into holdfast_delivery_attempts
           (id, delivery_id, account_id, endpoint_id, status, error, latency_ms, response_body_prefix, created_at)
-        values (${newId('att')}, ${row.id}, ${row.account_id}, ${row.endpoint_id}, ${status ?? null}, ${error},
+        values (${opaqueId('att')}, ${row.id}, ${row.account_id}, ${row.endpoint_id}, ${status ?? null}, ${error},
                 ${Math.max(0, Math.round(finished - started))}, ${prefix}, ${new Date(finished)})`;
       await tx`
         update holdfast_deliveries set
