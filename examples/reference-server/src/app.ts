@@ -8,10 +8,12 @@ import {
 } from '@holdfast/problem-details/hono';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
+import { HTTPException } from 'hono/http-exception';
 import { authenticate, requireScope, scopeFor } from './auth';
 import type { App, AppEnv, Deps } from './context';
 import { dashboardRoutes } from './dashboard/index';
 import { renderDocs } from './docs';
+import { missingBody } from './missing-body';
 import { refuseNul } from './no-nul';
 import { finalizeDocument } from './openapi';
 import { problemPages } from './problem-pages';
@@ -46,6 +48,9 @@ function databaseUnavailable(error: unknown): boolean {
     error instanceof Error && 'code' in error && typeof error.code === 'string' && UNAVAILABLE.has(error.code)
   );
 }
+
+/** Methods whose requests carry a body that jsonBody() reads. */
+const hasBody = (method: string) => method === 'POST' || method === 'PATCH' || method === 'PUT';
 
 /** The scope family of each first path segment under /v1 (CONTRACT section 3). */
 const SCOPE_OF_SEGMENT: Record<string, 'orders' | 'payments' | 'subscriptions' | 'webhooks'> = {
@@ -96,18 +101,30 @@ export function buildApp(deps: Deps, options: AppOptions = {}): App {
     if (c.res.status === 413) c.res.headers.set('Connection', 'close');
   });
   const onError = onProblem();
-  app.onError((error, c) =>
-    databaseUnavailable(error)
-      ? problemResponse(
-          c,
-          problem('service_unavailable', {
-            detail: 'The database cannot be reached right now. Retry after the Retry-After delay.',
-            retryAfter: 5,
-            cause: error,
-          }),
-        )
-      : onError(error, c),
-  );
+  app.onError((error, c) => {
+    // Hono's JSON validator refuses an empty body with a bare 400; jsonBody() has already
+    // answered every body that is present but not JSON, so this one had no body at all.
+    if (
+      error instanceof HTTPException &&
+      error.status === 400 &&
+      c.req.path.startsWith('/v1/') &&
+      c.get('jsonBody') === undefined &&
+      hasBody(c.req.method)
+    ) {
+      return problemResponse(c, missingBody());
+    }
+    if (databaseUnavailable(error)) {
+      return problemResponse(
+        c,
+        problem('service_unavailable', {
+          detail: 'The database cannot be reached right now. Retry after the Retry-After delay.',
+          retryAfter: 5,
+          cause: error,
+        }),
+      );
+    }
+    return onError(error, c);
+  });
   app.notFound(notFoundProblem(app));
 
   app.get('/healthz', async (c) => {
@@ -157,14 +174,6 @@ export function buildApp(deps: Deps, options: AppOptions = {}): App {
   v1.use(rateLimit(deps.config.rateLimit, deps.now));
   v1.use(scopeByPath());
   v1.use(jsonBody({ maxBytes: 1024 * 1024 }));
-  v1.use(async (c, next) => {
-    // jsonBody() reads an empty body to its end without caching it; zod-openapi's validator
-    // would read the spent stream again (a 500). Cache "no value" so it answers 400 instead.
-    if (c.get('jsonBody') === undefined && c.req.raw.bodyUsed && !('json' in c.req.bodyCache)) {
-      Object.assign(c.req.bodyCache, { json: Promise.resolve(undefined) });
-    }
-    await next();
-  });
   v1.use(refuseNul());
   orderRoutes(v1, deps);
   paymentRoutes(v1, deps);

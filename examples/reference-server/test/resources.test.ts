@@ -29,6 +29,37 @@ const card = (key?: string) =>
     body: { type: 'card', card: { brand: 'visa', last4: '4242', expMonth: 12, expYear: 2030 } },
   });
 
+describe('a request that needs a body and has none', () => {
+  it('is one clear 400 whether or not it says Content-Type: application/json', async () => {
+    const [order] = [(await api('POST', '/v1/orders', { body: { currency: 'EUR', total: 1 } })).body];
+    const cases: [string, string][] = [
+      ['POST', '/v1/orders'],
+      ['POST', '/v1/payments'],
+      ['POST', '/v1/payment-methods'],
+      ['POST', '/v1/subscriptions'],
+      ['POST', '/v1/webhook-endpoints'],
+      ['POST', `/v1/orders/${order.id}/refunds`],
+    ];
+    for (const [method, path] of cases) {
+      for (const headers of [{}, { 'content-type': 'application/json' }]) {
+        const answer = await api(method, path, {
+          headers: { ...headers, 'idempotency-key': crypto.randomUUID() },
+        });
+        expectProblem(answer, 400, 'validation_failed');
+        expect(answer.body.detail, `${method} ${path} ${JSON.stringify(headers)}`).toMatch(
+          /needs a JSON body/,
+        );
+      }
+    }
+    // A PATCH with a JSON Content-Type and nothing after it: the same answer.
+    const patch = await api('PATCH', `/v1/orders/${order.id}`, {
+      headers: { 'content-type': 'application/json' },
+    });
+    expectProblem(patch, 400, 'validation_failed');
+    expect(patch.body.detail).toMatch(/needs a JSON body/);
+  });
+});
+
 describe('money and currency', () => {
   it('rejects fractional, string, negative and unsafe totals with 400, never 500', async () => {
     for (const total of [10.5, '100', -1, 2 ** 53, 1e300, null, true, [1], { v: 1 }]) {

@@ -3,12 +3,17 @@ import type { RouteConfig } from '@hono/zod-openapi';
 import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { App, AppEnv } from '../context';
+import { missingBody } from '../missing-body';
 
 /** What {@link answerRoute} hands its handler: the request, validated by the route's own schemas. */
 export interface ValidatedRequest<Body, Params> {
   readonly body: Body;
   readonly params: Params;
 }
+
+// Built once: zod compiles an object schema's fast path on its first parse, so a schema made per
+// request would be compiled per request.
+const NO_QUERY = z.strictObject({});
 
 function validate<S extends z.ZodType>(
   schema: S,
@@ -46,9 +51,11 @@ export function answerRoute<Body extends z.ZodType, Params extends z.ZodType>(
   app.openAPIRegistry.registerPath(route);
   const path = route.path.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1');
   app.on(route.method.toUpperCase(), path, async (c) => {
-    validate(z.strictObject({}), c.req.query(), 'query');
+    validate(NO_QUERY, c.req.query(), 'query');
     const params = validate(paramsSchema, c.req.param(), 'path');
-    const body = validate(bodySchema, c.get('jsonBody'), 'body');
+    const raw: unknown = c.get('jsonBody');
+    if (raw === undefined) throw missingBody();
+    const body = validate(bodySchema, raw, 'body');
     return handler(c, { body, params });
   });
 }

@@ -1,5 +1,6 @@
 import { fromZodError, problem, type ZodLikeError } from '@holdfast/problem-details';
 import { z } from '@hono/zod-openapi';
+import { missingBody } from '../missing-body';
 
 // Shared OpenAPI pieces of the webhook routes: the problem+json error responses every route
 // declares and the validation hook that turns zod failures into the contract's 400s.
@@ -77,8 +78,16 @@ export function problemResponses(
  * const app = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
  * ```
  */
-export function validationHook(result: { success: boolean; error?: unknown; target?: string }): void {
+export function validationHook(
+  result: { success: boolean; error?: unknown; target?: string },
+  c?: { get(key: 'jsonBody'): unknown; req: { method: string } },
+): void {
   if (result.success) return;
+  // No body at all (Hono validates {} when there is no JSON Content-Type): say so, rather than
+  // listing every required field as missing.
+  if (result.target === 'json' && c && c.req.method !== 'GET' && c.get('jsonBody') === undefined) {
+    throw missingBody();
+  }
   if (!isZodLikeError(result.error)) throw problem('validation_failed');
   const location =
     result.target === 'query'

@@ -137,7 +137,7 @@ export const NotificationSchema = z
   })
   .meta({ id: 'Notification' });
 
-export const INBOUND_STATUSES = ['pending', 'processed', 'stale', 'ignored'] as const;
+export const INBOUND_STATUSES = ['pending', 'processed', 'stale', 'ignored', 'failed'] as const;
 
 export const InboundEventSchema = z
   .object({
@@ -147,7 +147,7 @@ export const InboundEventSchema = z
     type: z.string().nullable(),
     status: z.enum(INBOUND_STATUSES).meta({
       description:
-        'pending (queued), processed, stale (an equal or newer version of the resource was already applied) or ignored (unknown event type, acknowledged with 200).',
+        'pending (queued, or waiting to be retried), processed, stale (an equal or newer version of the resource was already applied), ignored (unknown event type, acknowledged with 200) or failed (processing failed 5 times; kept for inspection).',
     }),
     resource: z.string().nullable(),
     sequence: z.number().int().nullable(),
