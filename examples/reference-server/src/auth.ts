@@ -1,10 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { problem } from '@holdfast/problem-details';
+import { opaqueId, problem } from '@holdfast/problem-details';
 import type { MiddlewareHandler } from 'hono';
 import type postgres from 'postgres';
 import type { SeedKey } from './config';
 import type { AppEnv, Principal } from './context';
-import { newId } from './ids';
 
 // API keys (CONTRACT section 3): `hf_live_<opaque>` / `hf_test_<opaque>`, stored only as
 // SHA-256 hashes (the keys are 192-bit random strings, so a fast hash is enough: there is
@@ -24,7 +23,7 @@ export function generateKey(mode: 'live' | 'test' = 'test'): string {
 export async function storeKey(sql: postgres.Sql, key: SeedKey): Promise<void> {
   await sql`
     insert into holdfast_api_keys (id, key_hash, key_prefix, account, scopes)
-    values (${newId('key')}, ${hashKey(key.key)}, ${key.key.slice(0, 12)}, ${key.account}, ${sql.array([...key.scopes])})
+    values (${opaqueId('key')}, ${hashKey(key.key)}, ${key.key.slice(0, 12)}, ${key.account}, ${sql.array([...key.scopes])})
     on conflict (key_hash) do update set account = excluded.account, scopes = excluded.scopes`;
 }
 

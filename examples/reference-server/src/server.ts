@@ -37,7 +37,7 @@ export interface RunningServer {
 }
 
 /** The packages' idempotent schemas, applied before the versioned migrations on every start. */
-function packageSchemas(): Migration[] {
+export function packageSchemas(): Migration[] {
   return [
     { id: '@holdfast/idempotency', sql: idempotencySchema },
     { id: '@holdfast/webhook-delivery', sql: deliverySchema },

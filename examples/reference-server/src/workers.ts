@@ -67,7 +67,7 @@ export interface InboxProcessorOptions {
 export function startInboxProcessor(options: InboxProcessorOptions): Loop {
   return startLoop(
     'inbox processor',
-    () => processInbox(options.sql),
+    () => processInbox(options.sql, 50, options.log),
     options.idleMs ?? 250,
     options.log ?? ((message) => console.error(message)),
   );

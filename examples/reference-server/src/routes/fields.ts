@@ -37,7 +37,42 @@ export const locationHeader = z.object({
   Location: z.string().meta({ description: 'The URL of the created resource.' }),
 });
 
-/** ISO string of a `timestamptz` column value. */
+const pad2 = (n: number) => (n < 10 ? `0${n}` : `${n}`);
+const pad3 = (n: number) => (n < 10 ? `00${n}` : n < 100 ? `0${n}` : `${n}`);
+// The last calendar day formatted: the rows of a page mostly share a few days.
+let cachedDay = Number.NaN;
+let cachedDate = '';
+
+/** `YYYY-MM-DD` of a day number since 1970-01-01 (proleptic Gregorian; H. Hinnant's civil_from_days). */
+function civil(days: number): string {
+  const z = days + 719_468;
+  const era = Math.floor(z / 146_097);
+  const doe = z - era * 146_097;
+  const yoe = Math.floor(
+    (doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365,
+  );
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
+  const mp = Math.floor((5 * doy + 2) / 153);
+  const day = doy - Math.floor((153 * mp + 2) / 5) + 1;
+  const month = mp < 10 ? mp + 3 : mp - 9;
+  const year = yoe + era * 400 + (month <= 2 ? 1 : 0);
+  return `${year < 1000 ? `000${year}`.slice(-4) : year}-${pad2(month)}-${pad2(day)}`;
+}
+
+/**
+ * ISO string of a `timestamptz` column value, exactly `Date.prototype.toISOString()`: a list
+ * page formats two timestamps per row, and V8's own formatter costs about 0.6 µs each (it
+ * consults the time zone machinery even for UTC). Years outside 0000-9999 use the built-in.
+ */
 export function iso(value: Date): string {
-  return value.toISOString();
+  const time = value.getTime();
+  if (!(time >= -62_167_219_200_000 && time < 253_402_300_800_000)) return value.toISOString();
+  const days = Math.floor(time / 86_400_000);
+  if (days !== cachedDay) {
+    cachedDate = civil(days);
+    cachedDay = days;
+  }
+  const inDay = time - days * 86_400_000;
+  const seconds = Math.floor(inDay / 1000);
+  return `${cachedDate}T${pad2(Math.floor(seconds / 3600))}:${pad2(Math.floor(seconds / 60) % 60)}:${pad2(seconds % 60)}.${pad3(inDay % 1000)}Z`;
 }

@@ -1,9 +1,8 @@
-import { problem } from '@holdfast/problem-details';
+import { opaqueId, problem } from '@holdfast/problem-details';
 import { createVerifier } from '@holdfast/webhook-verifier';
 import { createRoute, z } from '@hono/zod-openapi';
 import type postgres from 'postgres';
 import type { App, Deps } from '../context';
-import { newId } from '../ids';
 import { parseReceiverSecrets } from '../receivers';
 import { problemResponses } from './webhook-openapi';
 
@@ -124,7 +123,7 @@ export function hooksRoutes(app: App, deps: Deps): void {
     const parsed = verified.json<postgres.JSONValue>();
     if (!parsed.ok) throw problem('invalid_json', { detail: parsed.detail });
     const payload = parsed.value;
-    const id = newId('inb');
+    const id = opaqueId('inb');
     const inserted = await sql<{ id: string }[]>`
       insert into holdfast_inbound_events (id, receiver, account_id, webhook_id, event_type, payload)
       values (${id}, ${name}, ${receiver.account}, ${verified.id}, ${eventTypeOf(payload)}, ${sql.json(payload)})

@@ -1,12 +1,11 @@
 import { paginate } from '@holdfast/cursor-pagination/postgres';
 import { listQueryShape, pageSchema } from '@holdfast/cursor-pagination/zod';
 import { withIdempotency } from '@holdfast/idempotency/hono';
-import { problem } from '@holdfast/problem-details';
+import { opaqueId, problem } from '@holdfast/problem-details';
 import { defineSortAllowlist } from '@holdfast/sort-allowlist';
 import { createRoute, z } from '@hono/zod-openapi';
 import type postgres from 'postgres';
 import type { App, Deps } from '../context';
-import { newId } from '../ids';
 import { emit } from '../outbox';
 import { answerRoute } from './answer-route';
 import { currency, iso, json, locationHeader, metadata, minorUnits, timestamp } from './fields';
@@ -328,7 +327,7 @@ export function orderRoutes(app: App, deps: Deps): void {
       const at = new Date(now());
       const [row] = await tx`
         insert into holdfast_orders (id, account_id, status, currency, total, description, metadata, created_at, updated_at)
-        values (${newId('ord')}, ${account}, 'pending', ${body.currency}, ${body.total}, ${body.description ?? null},
+        values (${opaqueId('ord')}, ${account}, 'pending', ${body.currency}, ${body.total}, ${body.description ?? null},
                 ${tx.json(body.metadata ?? {})}, ${at}, ${at})
         returning *`;
       if (!row) throw new Error('insert returned no row');
@@ -500,7 +499,7 @@ export function orderRoutes(app: App, deps: Deps): void {
       const at = new Date(now());
       const [refund] = await tx`
         insert into holdfast_refunds (id, account_id, order_id, amount, currency, reason, created_at, updated_at)
-        values (${newId('re')}, ${account}, ${id}, ${body.amount}, ${order.currency}, ${body.reason ?? null}, ${at}, ${at})
+        values (${opaqueId('re')}, ${account}, ${id}, ${body.amount}, ${order.currency}, ${body.reason ?? null}, ${at}, ${at})
         returning *`;
       const [updated] = await tx`
         update holdfast_orders set amount_refunded = amount_refunded + ${body.amount}, version = version + 1, updated_at = ${at}

@@ -1,11 +1,10 @@
 import { paginate } from '@holdfast/cursor-pagination/postgres';
 import { listQueryShape, pageSchema } from '@holdfast/cursor-pagination/zod';
-import { problem } from '@holdfast/problem-details';
+import { opaqueId, problem } from '@holdfast/problem-details';
 import { defineSortAllowlist } from '@holdfast/sort-allowlist';
 import { createRoute, z } from '@hono/zod-openapi';
 import type postgres from 'postgres';
 import type { App, Deps } from '../context';
-import { newId } from '../ids';
 import { iso, json, locationHeader, timestamp } from './fields';
 import { problemResponses } from './webhook-openapi';
 import { idParam } from './webhook-schemas';
@@ -159,7 +158,7 @@ export function paymentMethodRoutes(app: App, deps: Deps): void {
     const at = new Date(now());
     const [row] = await sql`
       insert into holdfast_payment_methods (id, account_id, type, card, created_at, updated_at)
-      values (${newId('pm')}, ${account}, 'card', ${sql.json(body.card)}, ${at}, ${at})
+      values (${opaqueId('pm')}, ${account}, 'card', ${sql.json(body.card)}, ${at}, ${at})
       returning *`;
     if (!row) throw new Error('insert returned no row');
     c.header('Location', `/v1/payment-methods/${row.id}`);

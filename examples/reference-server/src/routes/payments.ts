@@ -1,12 +1,11 @@
 import { paginate } from '@holdfast/cursor-pagination/postgres';
 import { listQueryShape, pageSchema } from '@holdfast/cursor-pagination/zod';
 import { withIdempotency } from '@holdfast/idempotency/hono';
-import { problem } from '@holdfast/problem-details';
+import { opaqueId, problem } from '@holdfast/problem-details';
 import { defineSortAllowlist } from '@holdfast/sort-allowlist';
 import { createRoute, z } from '@hono/zod-openapi';
 import type postgres from 'postgres';
 import type { App, Deps } from '../context';
-import { newId } from '../ids';
 import { emit } from '../outbox';
 import { answerRoute } from './answer-route';
 import { currency, iso, json, locationHeader, minorUnits, timestamp } from './fields';
@@ -243,7 +242,7 @@ export function paymentRoutes(app: App, deps: Deps): void {
       const [row] = await tx`
         insert into holdfast_payments (id, account_id, status, amount, currency, payment_method_id, order_id,
           description, failure_reason, outcome, settle_at, created_at, updated_at)
-        values (${newId('pay')}, ${account}, ${later ? 'processing' : outcome}, ${body.amount}, ${body.currency},
+        values (${opaqueId('pay')}, ${account}, ${later ? 'processing' : outcome}, ${body.amount}, ${body.currency},
           ${body.paymentMethod}, ${body.order ?? null}, ${body.description ?? null},
           ${!later && outcome === 'failed' ? 'card_declined' : null}, ${outcome},
           ${later ? new Date(at.getTime() + config.paymentSettleDelayMs) : null}, ${at}, ${at})

@@ -1,11 +1,10 @@
 import { paginate } from '@holdfast/cursor-pagination/postgres';
 import { listQueryShape, pageSchema } from '@holdfast/cursor-pagination/zod';
-import { problem } from '@holdfast/problem-details';
+import { opaqueId, problem } from '@holdfast/problem-details';
 import { defineSortAllowlist } from '@holdfast/sort-allowlist';
 import { createRoute, z } from '@hono/zod-openapi';
 import type postgres from 'postgres';
 import type { App, Deps } from '../context';
-import { newId } from '../ids';
 import { emit } from '../outbox';
 import { iso, json, locationHeader, metadata, timestamp } from './fields';
 import { findPaymentMethod } from './payment-methods';
@@ -194,7 +193,7 @@ export function subscriptionRoutes(app: App, deps: Deps): void {
       const [row] = await tx`
         insert into holdfast_subscriptions (id, account_id, status, payment_method_id, plan, quantity, metadata,
           created_at, updated_at)
-        values (${newId('sub')}, ${account}, ${method.card?.last4 === '0002' ? 'past_due' : 'active'},
+        values (${opaqueId('sub')}, ${account}, ${method.card?.last4 === '0002' ? 'past_due' : 'active'},
           ${body.paymentMethod}, ${body.plan}, ${body.quantity ?? 1}, ${tx.json(body.metadata ?? {})}, ${at}, ${at})
         returning *`;
       if (!row) throw new Error('insert returned no row');
