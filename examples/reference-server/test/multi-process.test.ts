@@ -161,12 +161,21 @@ describe.skipIf(!realPostgres)(
         30_000,
         'every order.created to reach the receiver',
       );
-      const deliveries = await api(
-        apiB,
-        'GET',
-        `/v1/deliveries?endpoint=${endpoint.body.id}&status=succeeded&limit=100`,
+      // The receiver sees a request before the worker records its 2xx, so the
+      // succeeded count catches up a moment later; it must reach six and stop there.
+      const succeeded = await eventually(
+        async () => {
+          const deliveries = await api(
+            apiB,
+            'GET',
+            `/v1/deliveries?endpoint=${endpoint.body.id}&status=succeeded&limit=100`,
+          );
+          return deliveries.body.data.length >= 6 ? deliveries.body.data : undefined;
+        },
+        15_000,
+        'six succeeded deliveries',
       );
-      expect(deliveries.body.data).toHaveLength(6);
+      expect(succeeded).toHaveLength(6);
     });
   },
 );
