@@ -55,9 +55,20 @@ describe('parseIdempotencyKey', () => {
         const result = parseIdempotencyKey(quoted);
         if (key.length > 255) expect(result.ok).toBe(false);
         else expect(result).toEqual({ ok: true, key });
+        // Sent bare, the same text is the key itself, trimmed; unless it opens with a DQUOTE,
+        // when it is read as a Structured Field string, whose serialization is unique.
         const bare = parseIdempotencyKey(key);
-        if (bare.ok && key.length <= 255) expect(bare.key).toBe(key.trim());
+        if (bare.ok && key.length <= 255) {
+          const trimmed = key.trim();
+          if (trimmed.startsWith('"')) {
+            expect(`"${(bare.key ?? '').replace(/[\\"]/g, '\\$&')}"`).toBe(trimmed);
+          } else {
+            expect(bare.key).toBe(trimmed);
+          }
+        }
       }),
+      // Bare texts that are themselves Structured Field strings, which random strings rarely are.
+      { examples: [['" "'], ['"a\\"b"'], ['  "k"  '], ['"unterminated']] },
     );
   });
 });
