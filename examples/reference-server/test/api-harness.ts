@@ -41,8 +41,11 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
     server,
     url: server.url,
     async stop() {
-      await server.close();
-      await db?.close();
+      try {
+        await server.close();
+      } finally {
+        await db?.close();
+      }
     },
   };
 }

@@ -40,6 +40,7 @@ const descriptions: Record<number, string> = {
   422: 'Well-formed but refused.',
   429: 'rate_limited, with Retry-After and RateLimit headers.',
   500: 'internal_error.',
+  503: 'service_unavailable: the database cannot be reached right now (Retry-After).',
 };
 
 type ProblemResponse = {
@@ -60,7 +61,7 @@ export function problemResponses(
   overrides: Readonly<Record<number, string>> = {},
 ): Record<number, ProblemResponse> {
   const responses: Record<number, ProblemResponse> = {};
-  for (const status of [...statuses, 429, 500]) {
+  for (const status of [...statuses, 429, 500, 503]) {
     responses[status] = {
       description: overrides[status] ?? descriptions[status] ?? 'Error.',
       content: { 'application/problem+json': { schema: ProblemSchema } },
