@@ -119,6 +119,22 @@ describe('strictness', () => {
     expectProblem(await api('PATCH', '/v1/orders/ord_x', empty), 400, 'validation_failed');
   });
 
+  it('a query parameter given twice is 400 validation_failed that says so, on every list', async () => {
+    for (const path of ['/v1/orders', '/v1/payments', '/v1/subscriptions', '/v1/deliveries', '/v1/events']) {
+      for (const [name, a, b] of [
+        ['limit', '1', '2'],
+        ['sort', 'createdAt', '-createdAt'],
+      ]) {
+        const answer = await api('GET', `${path}?${name}=${a}&${name}=${b}`);
+        expectProblem(answer, 400, 'validation_failed');
+        expect(answer.body.errors, path).toEqual([
+          expect.objectContaining({ field: name, code: 'repeated', detail: 'given 2 times; give it once' }),
+        ]);
+        expect(answer.body.detail).toBe(`${name}: given 2 times; give it once`);
+      }
+    }
+  });
+
   it('a NUL character (which PostgreSQL text cannot hold) is 404 in a path, 400 in a query or body', async () => {
     expectProblem(await api('GET', '/v1/orders/ord_%00x'), 404, 'not_found');
     expectProblem(await api('GET', '/v1/payments?order=x%00'), 400, 'validation_failed');

@@ -81,7 +81,7 @@ export function problemResponses(
  */
 export function validationHook(
   result: { success: boolean; error?: unknown; target?: string },
-  c?: { get(key: 'jsonBody'): unknown; req: { method: string } },
+  c?: { get(key: 'jsonBody'): unknown; req: { method: string; queries?(): Record<string, string[]> } },
 ): void {
   if (result.success) return;
   // No body at all (Hono validates {} when there is no JSON Content-Type): say so, rather than
@@ -98,7 +98,24 @@ export function validationHook(
         : result.target === 'header'
           ? 'header'
           : 'body';
-  throw fromZodError(result.error, { location });
+  const error =
+    location === 'query' && c?.req.queries ? namingRepeats(result.error, c.req.queries()) : result.error;
+  throw fromZodError(error, { location });
+}
+
+/**
+ * Every query parameter takes one value: a repeated one (`?limit=1&limit=2`) reaches zod as an
+ * array. Its issue then says so in the client's terms rather than "expected string, received array".
+ */
+function namingRepeats(error: ZodLikeError, queries: Record<string, string[]>): ZodLikeError {
+  return {
+    issues: error.issues.map((issue) => {
+      const name = issue.path.length === 1 ? String(issue.path[0]) : undefined;
+      const count = name === undefined ? 0 : (queries[name]?.length ?? 0);
+      if (issue.code !== 'invalid_type' || count < 2) return issue;
+      return { ...issue, code: 'repeated', message: `given ${count} times; give it once` };
+    }),
+  };
 }
 
 function isZodLikeError(value: unknown): value is ZodLikeError {
