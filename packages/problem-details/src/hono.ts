@@ -3,6 +3,7 @@ import { HTTPException } from 'hono/http-exception';
 import type { Router } from 'hono/router';
 import type { RouterRoute } from 'hono/types';
 import { type HoldfastProblemCode, problem } from './catalogue';
+import { nestedDeeperThan } from './depth';
 import { fromUnknown } from './from-unknown';
 import type { ProblemContext, ProblemError } from './problem-error';
 import { newRequestId } from './request-id';
@@ -200,6 +201,13 @@ export function notFoundProblem(app?: RoutedApp): NotFoundHandler {
 export interface JsonBodyOptions {
   /** Largest accepted body in bytes; larger ones get 413. @defaultValue 1 MiB (CONTRACT section 1) */
   maxBytes?: number;
+  /**
+   * Deepest accepted nesting of arrays and objects (the top-level value is depth 1); deeper
+   * bodies get 400 `validation_failed`, before anything walks them recursively (a deep enough
+   * body would otherwise overflow the stack of `JSON.stringify`, zod or a fingerprint: a 500).
+   * @defaultValue 64
+   */
+  maxDepth?: number;
 }
 
 const BODYLESS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS']);
@@ -339,6 +347,9 @@ export function jsonBody(options: JsonBodyOptions = {}): MiddlewareHandler {
   const maxBytes = options.maxBytes ?? 1024 * 1024;
   if (!Number.isInteger(maxBytes) || maxBytes < 1)
     throw new RangeError('maxBytes must be a positive integer');
+  const maxDepth = options.maxDepth ?? 64;
+  if (!Number.isInteger(maxDepth) || maxDepth < 1)
+    throw new RangeError('maxDepth must be a positive integer');
   const tooLarge = () =>
     problem('payload_too_large', { detail: `The request body is larger than ${maxBytes} bytes.` });
   return async (c, next) => {
@@ -371,6 +382,11 @@ export function jsonBody(options: JsonBodyOptions = {}): MiddlewareHandler {
       value = JSON.parse(new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes));
     } catch {
       throw problem('invalid_json', { detail: 'The request body is not valid UTF-8 JSON.' });
+    }
+    if (nestedDeeperThan(value, maxDepth)) {
+      throw problem('validation_failed', {
+        detail: `The request body nests arrays and objects deeper than ${maxDepth} levels.`,
+      });
     }
     const buffer = new ArrayBuffer(bytes.byteLength);
     new Uint8Array(buffer).set(bytes);

@@ -12,6 +12,7 @@ export {
   problem,
   type RetryStatus,
 } from './catalogue';
+export { nestedDeeperThan } from './depth';
 export { fromUnknown } from './from-unknown';
 export {
   type FieldError,

@@ -100,6 +100,55 @@ describe('Hono adapter, in process', () => {
     expect(response.headers.get('request-id')).toBeTruthy();
   });
 
+  it('property: a body nesting deeper than maxDepth is 400 validation_failed, shallower ones pass', async () => {
+    const app = new Hono();
+    app.use(jsonBody({ maxDepth: 4 }));
+    app.onError(onProblem({ log: () => {} }));
+    app.post('/', (c) => c.json({ ok: true }));
+    // A value of exactly `depth` levels: arrays and objects in any mix, with shallow siblings.
+    const nested = (depth: number) =>
+      fc.array(fc.boolean(), { minLength: depth, maxLength: depth }).map((kinds) => {
+        let value: unknown = 1;
+        kinds.forEach((asArray, level) => {
+          // Empty containers beside the wrapped value, except in the innermost level, where
+          // they would add a level of their own.
+          const [empty, list] = level === 0 ? [0, 'x'] : [{}, []];
+          value = asArray ? [0, value, empty] : { a: list, b: value };
+        });
+        return value;
+      });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 9 }).chain((depth) => fc.tuple(fc.constant(depth), nested(depth))),
+        async ([depth, value]) => {
+          const response = await app.request('/', {
+            method: 'POST',
+            headers: { 'Content-Type': 'application/json' },
+            body: JSON.stringify(value),
+          });
+          expect(response.status).toBe(depth <= 4 ? 200 : 400);
+          if (depth > 4) expect((await problemOf(response)).detail).toMatch(/deeper than 4 levels/);
+        },
+      ),
+    );
+  });
+
+  it('answers a body nested 100,000 deep with 400, not a stack overflow', async () => {
+    const deep = `{"metadata":${'['.repeat(100_000)}${']'.repeat(100_000)}}`;
+    const app = new Hono();
+    app.use(jsonBody());
+    app.onError(onProblem({ log: () => {} }));
+    app.post('/', (c) => c.json({ echoed: JSON.stringify(c.get('jsonBody')).length }));
+    const response = await app.request('/', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: deep,
+    });
+    expect(response.status).toBe(400);
+    expect((await problemOf(response)).code).toBe('validation_failed');
+    expect(() => jsonBody({ maxDepth: 0 })).toThrow(RangeError);
+  });
+
   it('refuses bytes that are not UTF-8', async () => {
     const response = await app.request('/v1/orders', {
       method: 'POST',
