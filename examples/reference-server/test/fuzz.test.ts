@@ -153,6 +153,17 @@ const body = fc.oneof(
       { requiredKeys: [] },
     )
     .map((v) => JSON.stringify(v)),
+  // Nesting from shallow to far past any recursive walker's stack (about 10,000 levels).
+  fc
+    .tuple(
+      fc.integer({ min: 1, max: 200_000 }),
+      fc.constantFrom('[]', '{"a":}'),
+      fc.constantFrom('metadata', 'card'),
+    )
+    .map(([depth, pair, field]) => {
+      const [open, close] = pair === '[]' ? ['[', ']'] : ['{"a":', '}'];
+      return `{"${field}":${open.repeat(depth)}1${close.repeat(depth)}}`;
+    }),
   fc.constantFrom(
     '{"amount":9007199254740993,"currency":"EUR"}',
     '{',

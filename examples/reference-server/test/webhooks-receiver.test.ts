@@ -165,4 +165,18 @@ describe('the /hooks/{name} receiver', () => {
     const list = await call('GET', '/v1/inbound-events?limit=100');
     expect(list.body.data.some((e: { webhookId: string }) => e.webhookId === 'evt_in_bad')).toBe(false);
   });
+
+  it('refuses a signed event nested 100,000 deep with 400, storing nothing', async () => {
+    const depth = 100_000;
+    const deep = `{"id":"evt_in_deep","type":"x","data":{"object":${'['.repeat(depth)}${']'.repeat(depth)}}}`;
+    const answer = await post('billing', 'evt_in_deep', deep);
+    expect(answer.status).toBe(400);
+    expect(((await answer.json()) as { code: string }).code).toBe('validation_failed');
+    const shallow = `{"id":"evt_in_deep","type":"x","data":{"object":${'['.repeat(60)}${']'.repeat(60)}}}`;
+    expect((await post('billing', 'evt_in_deep', shallow)).status).toBe(200);
+    const list = await call('GET', '/v1/inbound-events?limit=100');
+    expect(list.body.data.filter((e: { webhookId: string }) => e.webhookId === 'evt_in_deep')).toHaveLength(
+      1,
+    );
+  });
 });

@@ -1,4 +1,4 @@
-import { opaqueId, problem } from '@holdfast/problem-details';
+import { nestedDeeperThan, opaqueId, problem } from '@holdfast/problem-details';
 import { createVerifier } from '@holdfast/webhook-verifier';
 import { createRoute, z } from '@hono/zod-openapi';
 import type postgres from 'postgres';
@@ -7,6 +7,7 @@ import { parseReceiverSecrets } from '../receivers';
 import { problemResponses } from './webhook-openapi';
 
 const MAX_BODY_BYTES = 1024 * 1024;
+const MAX_PAYLOAD_DEPTH = 64;
 
 const receive = createRoute({
   method: 'post',
@@ -123,6 +124,12 @@ export function hooksRoutes(app: App, deps: Deps): void {
     const parsed = verified.json<postgres.JSONValue>();
     if (!parsed.ok) throw problem('invalid_json', { detail: parsed.detail });
     const payload = parsed.value;
+    // Stored as jsonb through JSON.stringify, which a deep enough payload would overflow.
+    if (nestedDeeperThan(payload, MAX_PAYLOAD_DEPTH)) {
+      throw problem('validation_failed', {
+        detail: `The event nests arrays and objects deeper than ${MAX_PAYLOAD_DEPTH} levels.`,
+      });
+    }
     const id = opaqueId('inb');
     const inserted = await sql<{ id: string }[]>`
       insert into holdfast_inbound_events (id, receiver, account_id, webhook_id, event_type, payload)
