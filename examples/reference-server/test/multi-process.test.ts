@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { connect } from '@holdfast/pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   API_KEYS,
@@ -176,6 +177,46 @@ describe.skipIf(!realPostgres)(
         'six succeeded deliveries',
       );
       expect(succeeded).toHaveLength(6);
+    });
+
+    it('SIGTERM on an API process: requests in flight finish with 201, then it exits 0', async () => {
+      const apiProcess = children[1];
+      if (!apiProcess || !storage.databaseUrl) throw new Error('no second API process');
+      const db = await connect({ databaseUrl: storage.databaseUrl, max: 2 });
+      try {
+        const description = `in flight at SIGTERM ${Date.now()}`;
+        let inFlight: Promise<{ status: number }[]> | undefined;
+        await db.sql.begin(async (tx) => {
+          // Held until after the signal: the orders' inserts wait for it inside their requests.
+          await tx`lock table holdfast_orders in exclusive mode`;
+          inFlight = Promise.all(
+            Array.from({ length: 3 }, () =>
+              api(apiB, 'POST', '/v1/orders', { body: { currency: 'EUR', total: 7, description } }),
+            ),
+          );
+          await eventually(async () => {
+            const [row] = await db.sql<{ waiting: number }[]>`
+              select count(*)::int as waiting from pg_locks
+              where relation = 'holdfast_orders'::regclass and not granted`;
+            return row && row.waiting >= 3 ? true : undefined;
+          });
+          apiProcess.process.kill('SIGTERM');
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          expect(apiProcess.process.exitCode).toBeNull();
+        });
+        const answers = await inFlight;
+        expect(answers?.map((answer) => answer.status)).toEqual([201, 201, 201]);
+        const code = await new Promise<number | null>((resolve) => {
+          if (apiProcess.process.exitCode !== null) resolve(apiProcess.process.exitCode);
+          else apiProcess.process.once('exit', (exitCode) => resolve(exitCode));
+        });
+        expect(code).toBe(0);
+        const list = await api(apiA, 'GET', '/v1/orders?limit=100');
+        const kept = list.body.data.filter((o: { description: string }) => o.description === description);
+        expect(kept).toHaveLength(3);
+      } finally {
+        await db.close();
+      }
     });
   },
 );
