@@ -30,6 +30,8 @@ interface Reply {
 }
 
 const ledger: Entry[] = [];
+const locations = new Set<string>();
+const deleted = new Set<string>();
 let operations: { method: string; template: string; pattern: RegExp; statuses: number[] }[] = [];
 
 function operationOf(method: string, path: string): string {
@@ -59,6 +61,12 @@ function checkHeaders(method: string, path: string, reply: Reply, usedKey: boole
   if (reply.body?.code === 'unauthenticated')
     expect(reply.headers.get('www-authenticate'), where).toMatch(/^Bearer/);
   if (reply.status === 405) expect(reply.headers.get('allow'), where).toBeTruthy();
+  // SPEC section 4 rule 3: 201 names what was created, 202 the status URL to poll.
+  if (reply.status === 201 || reply.status === 202) {
+    const location = reply.headers.get('location');
+    expect(location, where).toMatch(/^\/v1\/[a-z-]+\/[A-Za-z0-9_-]+(\/refunds)?$/);
+    locations.add(String(location));
+  }
   if ([429, 503].includes(reply.status) || reply.body?.code === 'idempotency_key_in_use') {
     expect(Number(reply.headers.get('retry-after')), where).toBeGreaterThanOrEqual(1);
   }
@@ -98,6 +106,7 @@ async function send(
     /json/.test(response.headers.get('content-type') ?? '') && text !== '' ? JSON.parse(text) : text;
   const reply = { status: response.status, headers: response.headers, body: json };
   checkHeaders(method, path, reply, key !== null);
+  if (method === 'DELETE' && reply.status === 204) deleted.add(path);
   ledger.push({
     operation: operationOf(method, path),
     status: reply.status,
@@ -489,6 +498,13 @@ describe('the contract, every operation of /openapi.json', () => {
       expect((await send(t.url, 'GET', path, { key: null })).status, path).toBe(200);
     }
     expect((await send(t.url, 'GET', '/problems/no_such_code', { key: null })).status).toBe(404);
+  });
+
+  it('resolves every Location a 201 or 202 gave', async () => {
+    expect(locations.size).toBeGreaterThanOrEqual(8);
+    for (const location of locations) {
+      expect((await api('GET', location)).status, location).toBe(deleted.has(location) ? 404 : 200);
+    }
   });
 
   it.skipIf(!realPostgres)(
