@@ -21,7 +21,10 @@ const RATE_LIMIT = header(
   'Remaining quota of this API key (IETF draft RateLimit header).',
   '"default";r=199;t=1',
 );
-const RATE_LIMIT_POLICY = header('The quota policy of this API key.', '"default";q=100;w=1');
+const RATE_LIMIT_POLICY = header(
+  'The quota policy of this API key: q is the burst, w the seconds an empty bucket takes to refill.',
+  '"default";q=200;w=2',
+);
 const RETRY_AFTER = {
   description: 'Seconds to wait before retrying.',
   schema: { type: 'integer', minimum: 0, maximum: 86400 },
