@@ -1,10 +1,11 @@
 import { enqueueEvent } from '@holdfast/webhook-delivery/postgres';
 import type postgres from 'postgres';
+import type { EventType } from './event-types';
 
 /** An event about a resource, written in the business transaction (the transactional outbox). */
 export interface ResourceEvent {
   readonly account: string;
-  readonly type: string;
+  readonly type: EventType;
   readonly resourceId: string;
   readonly object: Record<string, unknown>;
   readonly now: number;

@@ -1,4 +1,6 @@
+import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EVENT_TYPES } from '../src/event-types';
 import {
   api,
   eventually,
@@ -105,6 +107,32 @@ describe('webhook endpoints', () => {
       413,
       'payload_too_large',
     );
+  });
+
+  it('subscribes only to event types the server emits, or *: a typo is a 400 naming the known types', async () => {
+    const typo = await call('POST', '/v1/webhook-endpoints', {
+      body: { url: receiver.url, eventTypes: ['order.created', 'payment.suceeded'] },
+    });
+    expectProblem(typo, 400, 'validation_failed');
+    expect(typo.body.errors).toEqual([
+      expect.objectContaining({ field: 'eventTypes.1', pointer: '#/eventTypes/1' }),
+    ]);
+    expect(typo.body.errors[0].detail).toContain('payment.succeeded');
+    const created = await createEndpoint({ eventTypes: [...EVENT_TYPES, '*'] });
+    expect(created.eventTypes).toEqual([...EVENT_TYPES, '*']);
+    expectProblem(
+      await call('PATCH', `/v1/webhook-endpoints/${created.id}`, { body: { eventTypes: ['order.shipped'] } }),
+      400,
+      'validation_failed',
+    );
+    // The delivery filter takes the same types; an unknown one is a 400, not a silent empty list.
+    expectProblem(await call('GET', '/v1/deliveries?eventType=order.shipped'), 400, 'validation_failed');
+  });
+
+  it("keeps the dashboard's event types equal to the server's", async () => {
+    const source = await readFile(new URL('../src/dashboard/app.js', import.meta.url), 'utf8');
+    const list = /const KNOWN_EVENT_TYPES = \[([^\]]*)\]/.exec(source)?.[1] ?? '';
+    expect([...list.matchAll(/'([^']+)'/g)].map((m) => m[1])).toEqual([...EVENT_TYPES]);
   });
 
   it('refuses forbidden destinations with 422 destination_url_forbidden', async () => {

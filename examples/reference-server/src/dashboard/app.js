@@ -14,13 +14,17 @@ const KEY_STORAGE = 'holdfast.dashboard.apiKey';
 const API_BASE = '/v1';
 const PAGE_SIZE = 20;
 const DELIVERY_STATUSES = ['pending', 'failed', 'succeeded', 'dead'];
-/** Event types the contract names; the field also accepts any other type. */
+/** Every event type the server emits: src/event-types.ts, which a test keeps this list equal to. */
 const KNOWN_EVENT_TYPES = [
-  'subscription.created',
-  'subscription.updated',
+  'order.created',
+  'order.updated',
+  'order.cancelled',
+  'order.deleted',
+  'order.refunded',
   'payment.succeeded',
   'payment.failed',
-  'order.refunded',
+  'subscription.created',
+  'subscription.updated',
 ];
 const NOTIFICATION_REFRESH_MS = 30_000;
 const DELIVERY_POLL_MS = 2_000;
@@ -1072,15 +1076,6 @@ function endpointsView(_route) {
         h('span', { class: 'mono' }, type),
       ),
     );
-    const other = h('input', {
-      id: 'ep-other-types',
-      name: 'otherTypes',
-      type: 'text',
-      placeholder: 'order.created, order.shipped',
-      autocomplete: 'off',
-      class: 'mono',
-      value: existingTypes.filter((t) => !KNOWN_EVENT_TYPES.includes(t)).join(', ') || undefined,
-    });
     const submit = h(
       'button',
       { type: 'submit', class: 'button' },
@@ -1107,13 +1102,6 @@ function endpointsView(_route) {
         h('legend', {}, 'Event types'),
         h('p', { class: 'hint', id: 'ep-types-hint' }, 'Choose none to receive every event type.'),
         h('div', { class: 'checks' }, boxes),
-        h(
-          'label',
-          { for: 'ep-other-types' },
-          'Other event types ',
-          h('span', { class: 'muted' }, '(comma-separated)'),
-        ),
-        other,
       ),
       errorSlot,
       h(
@@ -1142,17 +1130,10 @@ function endpointsView(_route) {
         url.focus();
         return;
       }
-      const types = [
-        ...boxes.flatMap((label) => {
-          const box = label.querySelector('input');
-          return box?.checked ? [box.value] : [];
-        }),
-        ...other.value
-          .split(',')
-          .map((t) => t.trim())
-          .filter((t) => t !== ''),
-      ];
-      const unique = [...new Set(types)];
+      const unique = boxes.flatMap((label) => {
+        const box = label.querySelector('input');
+        return box?.checked ? [box.value] : [];
+      });
       /** @type {Record<string, unknown>} */
       const body = {};
       if (!editing || url.value.trim() !== str(existing.url)) body.url = url.value.trim();

@@ -27,6 +27,12 @@ const DECLINED_LAST4 = '0002';
 
 export const PAYMENT_STATUSES = ['processing', 'succeeded', 'failed'] as const;
 
+/** The event a settled payment emits; a payment still processing has none to emit. */
+function settledEvent(status: (typeof PAYMENT_STATUSES)[number]): 'payment.succeeded' | 'payment.failed' {
+  if (status === 'processing') throw new Error('a processing payment has not settled');
+  return `payment.${status}`;
+}
+
 export const paymentSort = defineSortAllowlist({
   fields: {
     createdAt: { column: 'created_at', type: 'timestamp' },
@@ -182,7 +188,7 @@ export async function settleDuePayments(sql: postgres.Sql, now: number): Promise
       const payment = toPayment(row);
       await emit(tx, {
         account: row.account_id,
-        type: `payment.${payment.status}`,
+        type: settledEvent(payment.status),
         resourceId: payment.id,
         object: payment,
         now,
@@ -252,7 +258,7 @@ export function paymentRoutes(app: App, deps: Deps): void {
       if (!later) {
         await emit(tx, {
           account,
-          type: `payment.${payment.status}`,
+          type: settledEvent(payment.status),
           resourceId: payment.id,
           object: payment,
           now: at.getTime(),

@@ -1,5 +1,6 @@
 import { defineSortAllowlist } from '@holdfast/sort-allowlist';
 import { z } from '@hono/zod-openapi';
+import { EVENT_TYPES } from '../event-types';
 
 // Representations of the webhook resources (CONTRACT sections 5 and 6) and their sort
 // allowlists: the single source for validation, responses and the OpenAPI document.
@@ -31,12 +32,20 @@ const destinationUrl = z
   }, 'an absolute URL')
   .meta({ format: 'uri' });
 
+const KNOWN_TYPES = EVENT_TYPES.join(', ');
+
+/** An event type this server emits (a filter). */
 export const EVENT_TYPE = z
-  .string()
-  .min(1)
-  .max(128)
-  .regex(/^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$|^\*$/, 'an event type such as subscription.created, or *')
+  .enum(EVENT_TYPES, { error: () => `not an event type this server emits (${KNOWN_TYPES})` })
   .meta({ example: 'subscription.created' });
+
+/** What an endpoint subscribes to: an event type, or `*` for every type. */
+const SUBSCRIBED_TYPE = z
+  .enum([...EVENT_TYPES, '*'], { error: () => `not an event type this server emits (${KNOWN_TYPES}) nor *` })
+  .meta({
+    description: 'An event type this server emits, or * for every type.',
+    example: 'subscription.created',
+  });
 
 export const WebhookEndpointSchema = z
   .object({
@@ -63,7 +72,7 @@ export const CreateWebhookEndpointSchema = z
       description:
         'Where deliveries are POSTed. https only in production; loopback, private, link-local, CGNAT, multicast and similar destinations are refused with 422 destination_url_forbidden.',
     }),
-    eventTypes: z.array(EVENT_TYPE).max(100).optional(),
+    eventTypes: z.array(SUBSCRIBED_TYPE).max(100).optional(),
     description: z.string().max(500).optional(),
   })
   .meta({ id: 'CreateWebhookEndpoint' });
@@ -71,7 +80,7 @@ export const CreateWebhookEndpointSchema = z
 export const UpdateWebhookEndpointSchema = z
   .strictObject({
     url: destinationUrl.optional(),
-    eventTypes: z.array(EVENT_TYPE).max(100).optional(),
+    eventTypes: z.array(SUBSCRIBED_TYPE).max(100).optional(),
     description: z.string().max(500).nullable().optional(),
     status: z.enum(['active', 'disabled']).optional(),
   })
@@ -80,7 +89,11 @@ export const UpdateWebhookEndpointSchema = z
 export const EventSchema = z
   .object({
     id: z.string().meta({ example: 'evt_2x8Kd0qLw1Yc7VnR4sT9uA' }),
-    type: z.string().meta({ example: 'subscription.created' }),
+    // A string, not an enum: a client generated from this document keeps working when a new
+    // event type ships. Subscriptions, by contrast, accept only the types that exist.
+    type: z
+      .string()
+      .meta({ description: 'The event type, e.g. order.created.', example: 'subscription.created' }),
     createdAt: timestamp,
     sequence: z.number().int().meta({ description: 'Rises monotonically per resource: discard lower ones.' }),
     data: z.object({
