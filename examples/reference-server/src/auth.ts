@@ -43,8 +43,14 @@ const BEARER = /^Bearer\s+(hf_(?:live|test)_[A-Za-z0-9_-]{16,128})\s*$/i;
 const CACHE_MS = 30_000;
 const CACHE_MAX = 10_000;
 
-const unauthenticated = (detail: string) =>
-  problem('unauthenticated', { detail, headers: { 'WWW-Authenticate': 'Bearer realm="holdfast"' } });
+// RFC 6750 section 3: no error code when no credentials came, `invalid_token` when a key came
+// but is malformed or unknown, `insufficient_scope` (with the scope wanted) on a 403.
+const REALM = 'Bearer realm="holdfast"';
+const unauthenticated = (detail: string, presented = true) =>
+  problem('unauthenticated', {
+    detail,
+    headers: { 'WWW-Authenticate': presented ? `${REALM}, error="invalid_token"` : REALM },
+  });
 
 /**
  * Resolves `Authorization: Bearer <key>` to a principal, or answers 401 `unauthenticated`
@@ -55,7 +61,7 @@ export function authenticate(sql: postgres.Sql, now: () => number = Date.now): M
   const cache = new Map<string, { principal: Principal; until: number }>();
   return async (c, next) => {
     const header = c.req.header('authorization');
-    if (!header) throw unauthenticated('Send an API key as "Authorization: Bearer <key>".');
+    if (!header) throw unauthenticated('Send an API key as "Authorization: Bearer <key>".', false);
     const match = BEARER.exec(header);
     if (!match?.[1])
       throw unauthenticated('The Authorization header is not "Bearer <key>" with a Holdfast key.');
@@ -91,7 +97,10 @@ export function hasScope(principal: Principal, scope: string): boolean {
 export function requireScope(scope: string): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     if (!hasScope(c.get('principal'), scope)) {
-      throw problem('forbidden', { detail: `This API key lacks the "${scope}" scope.` });
+      throw problem('forbidden', {
+        detail: `This API key lacks the "${scope}" scope.`,
+        headers: { 'WWW-Authenticate': `${REALM}, error="insufficient_scope", scope="${scope}"` },
+      });
     }
     await next();
   };

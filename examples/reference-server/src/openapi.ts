@@ -25,6 +25,16 @@ const RATE_LIMIT_POLICY = header(
   'The quota policy of this API key: q is the burst, w the seconds an empty bucket takes to refill.',
   '"default";q=200;w=2',
 );
+const WWW_AUTHENTICATE: Record<string, JsonObject> = {
+  '401': header(
+    'RFC 6750 challenge; error="invalid_token" when a key was sent but is malformed or unknown.',
+    'Bearer realm="holdfast", error="invalid_token"',
+  ),
+  '403': header(
+    'RFC 6750 challenge naming the scope the key lacks.',
+    'Bearer realm="holdfast", error="insufficient_scope", scope="orders:write"',
+  ),
+};
 const RETRY_AFTER = {
   description: 'Seconds to wait before retrying.',
   schema: { type: 'integer', minimum: 0, maximum: 86400 },
@@ -72,7 +82,8 @@ function integerFormats(node: Json | undefined): void {
 /**
  * Completes the generated OpenAPI document with what every operation shares, so no route has
  * to repeat it: `Request-Id` on every response; the `RateLimit` headers on every 2xx and 4xx
- * of the rate-limited `/v1` API and receiver and `Retry-After` on 429 and 503; an `operationId` where a
+ * of the rate-limited `/v1` API and receiver, `Retry-After` on 429 and 503 and `WWW-Authenticate`
+ * on the API's 401 and 403; an `operationId` where a
  * route set none; and the tag list with descriptions.
  */
 export function finalizeDocument(document: JsonObject): JsonObject {
@@ -97,6 +108,8 @@ export function finalizeDocument(document: JsonObject): JsonObject {
           headers['RateLimit-Policy'] ??= RATE_LIMIT_POLICY;
         }
         if (status === '429' || status === '503') headers['Retry-After'] ??= RETRY_AFTER;
+        const challenge = path.startsWith('/v1/') ? WWW_AUTHENTICATE[status] : undefined;
+        if (challenge) headers['WWW-Authenticate'] ??= challenge;
         response.headers = headers;
       }
     }

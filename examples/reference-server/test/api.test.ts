@@ -44,7 +44,10 @@ describe('authentication and tenancy', () => {
     for (const key of [null, 'not-a-key', 'hf_test_doesNotExist000000000000000']) {
       const answer = await api('GET', '/v1/orders', { key });
       expectProblem(answer, 401, 'unauthenticated');
-      expect(answer.headers.get('www-authenticate')).toMatch(/^Bearer/);
+      // RFC 6750 section 3: an error code only when a key was presented.
+      expect(answer.headers.get('www-authenticate')).toBe(
+        key === null ? 'Bearer realm="holdfast"' : 'Bearer realm="holdfast", error="invalid_token"',
+      );
     }
     expectProblem(await api('POST', '/v1/payments', { key: null, body: {} }), 401, 'unauthenticated');
   });
@@ -56,7 +59,11 @@ describe('authentication and tenancy', () => {
       403,
       'forbidden',
     );
-    expectProblem(await api('GET', '/v1/payments', { key: KEYS.ordersRead }), 403, 'forbidden');
+    const forbidden = await api('GET', '/v1/payments', { key: KEYS.ordersRead });
+    expectProblem(forbidden, 403, 'forbidden');
+    expect(forbidden.headers.get('www-authenticate')).toBe(
+      'Bearer realm="holdfast", error="insufficient_scope", scope="payments:read"',
+    );
   });
 
   it("another account's resource is 404 exactly like an absent one", async () => {

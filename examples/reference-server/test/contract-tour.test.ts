@@ -59,7 +59,11 @@ function checkHeaders(method: string, path: string, reply: Reply, usedKey: boole
     expect(reply.headers.get('content-type'), where).toMatch(/^(application\/json|text\/html)/);
   }
   if (reply.body?.code === 'unauthenticated')
-    expect(reply.headers.get('www-authenticate'), where).toMatch(/^Bearer/);
+    expect(reply.headers.get('www-authenticate'), where).toMatch(/^Bearer realm="holdfast"/);
+  if (reply.body?.code === 'forbidden')
+    expect(reply.headers.get('www-authenticate'), where).toMatch(
+      /^Bearer realm="holdfast", error="insufficient_scope", scope="[a-z]+:(read|write)"$/,
+    );
   if (reply.status === 405) expect(reply.headers.get('allow'), where).toBeTruthy();
   // SPEC section 4 rule 3: 201 names what was created, 202 the status URL to poll.
   if (reply.status === 201 || reply.status === 202) {
