@@ -1,10 +1,16 @@
-import { holdfastDefinitions, holdfastProblems, problem } from '@holdfast/problem-details';
+import {
+  DEFAULT_TYPE_BASE,
+  holdfastDefinitions,
+  httpFramingDefinitions,
+  type ProblemDefinition,
+  problem,
+} from '@holdfast/problem-details';
 import { Hono } from 'hono';
 import type { AppEnv } from './context';
 import { escapeHtml, page } from './html';
 
 /** What each code means and what a client should do, for `/problems/{code}`. */
-const ADVICE: Record<keyof typeof holdfastDefinitions, string> = {
+const ADVICE: Record<keyof typeof holdfastDefinitions | keyof typeof httpFramingDefinitions, string> = {
   invalid_json: 'The body is not UTF-8 JSON. Fix the client serialiser; do not retry unchanged.',
   validation_failed:
     'A field is missing, of the wrong type or out of range. `errors[]` names each field and pointer.',
@@ -41,38 +47,46 @@ const ADVICE: Record<keyof typeof holdfastDefinitions, string> = {
     'Too many requests for this API key. Wait `Retry-After` seconds; `RateLimit` shows the quota.',
   internal_error: 'A fault on our side. Retry with backoff and quote the request id if it persists.',
   service_unavailable: 'Temporarily unavailable. Retry after `Retry-After` seconds.',
+  malformed_request:
+    'The bytes received are not a well-formed HTTP/1.1 request, so no route saw it. Fix the client or proxy; do not retry unchanged.',
+  request_timeout: 'The request did not arrive completely in time. Retry on a new connection.',
+  header_fields_too_large:
+    'The request line and headers exceed the server’s limit (16 KiB by default): shorten the URL or send fewer or smaller headers.',
 };
+
+/** Every code a response may carry: the contract's catalogue and the HTTP framing problems. */
+const DEFINITIONS: Readonly<Record<string, ProblemDefinition>> = {
+  ...holdfastDefinitions,
+  ...httpFramingDefinitions,
+};
+const CODES = Object.keys(DEFINITIONS) as (keyof typeof ADVICE)[];
 
 /** `/problems` and `/problems/{code}`: the documentation every problem `type` URI names. */
 export function problemPages(): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  const codes = Object.keys(holdfastDefinitions) as (keyof typeof holdfastDefinitions)[];
   app.get('/', (c) =>
     c.html(
       page(
         'Problem types',
         `<h1>Problem types</h1><p>Every error is <code>application/problem+json</code> (RFC 9457) with a stable <code>code</code>. Branch on the code, never on the text.</p>
-<table><thead><tr><th>code</th><th>status</th><th>title</th></tr></thead><tbody>${codes
-          .map(
-            (code) =>
-              `<tr><td><a href="/problems/${code}"><code>${code}</code></a></td><td>${holdfastDefinitions[code].status}</td><td>${escapeHtml(holdfastDefinitions[code].title)}</td></tr>`,
-          )
-          .join('')}</tbody></table>`,
+<table><thead><tr><th>code</th><th>status</th><th>title</th></tr></thead><tbody>${CODES.map(
+          (code) =>
+            `<tr><td><a href="/problems/${code}"><code>${code}</code></a></td><td>${DEFINITIONS[code]?.status}</td><td>${escapeHtml(DEFINITIONS[code]?.title ?? '')}</td></tr>`,
+        ).join('')}</tbody></table>`,
       ),
     ),
   );
   app.get('/:code', (c) => {
     const code = c.req.param('code');
-    if (!holdfastProblems.has(code))
-      throw problem('not_found', { detail: `There is no problem type "${code}".` });
-    const definition = holdfastDefinitions[code];
+    const definition = Object.hasOwn(ADVICE, code) ? DEFINITIONS[code] : undefined;
+    if (!definition) throw problem('not_found', { detail: `There is no problem type "${code}".` });
     return c.html(
       page(
         code,
         `<p><a href="/problems">All problem types</a></p><h1><code>${code}</code></h1>
 <p><strong>${definition.status}</strong> ${escapeHtml(definition.title)}</p>
-<p>${escapeHtml(ADVICE[code]).replace(/`([^`]+)`/g, '<code>$1</code>')}</p>
-<p>Type URI: <code>${escapeHtml(holdfastProblems.typeUri(code))}</code></p>`,
+<p>${escapeHtml(ADVICE[code as keyof typeof ADVICE]).replace(/`([^`]+)`/g, '<code>$1</code>')}</p>
+<p>Type URI: <code>${escapeHtml(DEFAULT_TYPE_BASE + code)}</code></p>`,
       ),
     );
   });

@@ -4,13 +4,13 @@ import { schedulePurge } from '@holdfast/idempotency';
 import { schema as idempotencySchema, PostgresIdempotencyStore } from '@holdfast/idempotency/postgres';
 import { schema as deliverySchema } from '@holdfast/webhook-delivery/postgres';
 import { schema as verifierSchema } from '@holdfast/webhook-verifier/postgres';
-import { serve } from '@hono/node-server';
 import type postgres from 'postgres';
 import { buildApp } from './app';
 import { createKey, storeKey } from './auth';
 import { type Config, loadConfig } from './config';
 import type { Deps } from './context';
 import { cursorKeyring, type Migration, migrate, migrationFiles, openDatabase } from './db';
+import { createHttpServer } from './http-server';
 import { startSettlementWorker } from './settlement';
 import { startWebhookWorkers } from './workers';
 
@@ -83,8 +83,9 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     let url = '';
     if (config.role !== 'worker') {
       const app = buildApp(deps);
-      const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host });
-      http = server as Server;
+      const server = createHttpServer(app.fetch, config.host);
+      server.listen(config.port, config.host);
+      http = server;
       await new Promise<void>((resolve, reject) => {
         server.once('listening', () => resolve());
         server.once('error', reject);

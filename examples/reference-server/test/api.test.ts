@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ASYNC_THRESHOLD } from '../src/routes/payments';
 import { type Answer, call, KEYS, startTestServer, type TestServer } from './api-harness';
@@ -502,5 +503,66 @@ describe('pages outside /v1', () => {
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toMatch(/^text\/html/);
     expectProblem(await api('GET', '/problems/no_such_code', { key: null }), 404, 'not_found');
+    for (const code of [
+      'header_fields_too_large',
+      'malformed_request',
+      'request_timeout',
+      'unauthenticated',
+    ]) {
+      const documented = await fetch(`${t.url}/problems/${code}`);
+      expect(documented.status, code).toBe(200);
+      expect(await documented.text()).toContain(`https://holdfast.dev/problems/${code}`);
+    }
+    // Inherited members are no codes.
+    expectProblem(await api('GET', '/problems/constructor', { key: null }), 404, 'not_found');
+  });
+
+  it('what Node refuses before any route (headers over 16 KiB, malformed HTTP) is problem+json with Request-Id', async () => {
+    const { port } = new URL(t.url);
+    const exchange = (bytes: string) =>
+      new Promise<string>((resolve) => {
+        const socket = connect(Number(port), '127.0.0.1', () => socket.end(bytes));
+        let raw = '';
+        socket.on('data', (chunk) => {
+          raw += chunk.toString('latin1');
+        });
+        socket.on('error', () => resolve(raw));
+        socket.on('close', () => resolve(raw));
+      });
+    const cases: [bytes: string, status: number, code: string, instance?: string][] = [
+      [
+        `GET /v1/orders?q=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`,
+        431,
+        'header_fields_too_large',
+        '/v1/orders',
+      ],
+      ['GET /v1/orders HTTP/1.1\r\nHost x\r\n\r\n', 400, 'malformed_request', '/v1/orders'],
+      // RFC 9112 section 3.2: an HTTP/1.1 request without Host is a 400.
+      ['GET /v1/orders HTTP/1.1\r\nConnection: close\r\n\r\n', 400, 'malformed_request', '/v1/orders'],
+      [
+        'GET /v1\\orders HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n',
+        400,
+        'malformed_request',
+        '/v1\\orders',
+      ],
+      [
+        'GET /v1/orders HTTP/1.1\r\nHost: a b\r\nConnection: close\r\n\r\n',
+        400,
+        'malformed_request',
+        '/v1/orders',
+      ],
+      ['GET * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n', 400, 'malformed_request'],
+    ];
+    for (const [bytes, status, code, instance] of cases) {
+      const raw = await exchange(bytes);
+      const [head = '', body = ''] = raw.split('\r\n\r\n');
+      expect(head, code).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+      expect(head).toMatch(/\r\ncontent-type: application\/problem\+json\r\n/i);
+      const requestId = /\r\nrequest-id: (req_\S+)/i.exec(head)?.[1];
+      expect(requestId, bytes.slice(0, 40)).toMatch(/^req_/);
+      const problem = JSON.parse(body);
+      expect(problem).toMatchObject({ status, code, requestId });
+      expect(problem.instance).toBe(instance);
+    }
   });
 });

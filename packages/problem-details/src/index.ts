@@ -12,6 +12,14 @@ export {
   problem,
   type RetryStatus,
 } from './catalogue';
+export {
+  type ClientError,
+  type ClientErrorOptions,
+  type ClientErrorSocket,
+  clientErrorHandler,
+  httpFramingDefinitions,
+  httpFramingProblems,
+} from './client-error';
 export { nestedDeeperThan } from './depth';
 export { fromUnknown } from './from-unknown';
 export {

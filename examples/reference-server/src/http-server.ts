@@ -1,0 +1,89 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  clientErrorHandler,
+  httpFramingProblems,
+  newRequestId,
+  type ProblemError,
+} from '@holdfast/problem-details';
+import { getRequestListener } from '@hono/node-server';
+
+/** The messages `@hono/node-server` refuses a request with, in the client's terms. */
+const REFUSALS: Readonly<Record<string, string>> = {
+  'Missing host header': 'HTTP/1.1 requests must carry a Host header.',
+  'Invalid host header': 'The Host header is not a valid host and port.',
+  'Backslash in request path': 'The request path contains a backslash.',
+  'Unsupported scheme': 'The request target names a scheme other than http or https.',
+};
+
+function context(target: string | undefined) {
+  const instance = pathOf(target);
+  return { ...(instance === undefined ? {} : { instance }), requestId: newRequestId() };
+}
+
+function answer(problem: ProblemError, target: string | undefined): Response {
+  const response = problem.toResponse(context(target));
+  response.headers.set('X-Content-Type-Options', 'nosniff');
+  return response;
+}
+
+function send(outgoing: ServerResponse, problem: ProblemError, target: string | undefined): void {
+  const ctx = context(target);
+  const headers = problem.responseHeaders(ctx);
+  headers.set('X-Content-Type-Options', 'nosniff');
+  headers.set('Connection', 'close');
+  const body = JSON.stringify(problem.toJSON(ctx));
+  headers.set('Content-Length', String(Buffer.byteLength(body)));
+  outgoing.writeHead(problem.status, Object.fromEntries(headers));
+  outgoing.end(body);
+}
+
+/** The path of a request target, for `instance`; nothing when the target is not origin-form. */
+function pathOf(target: string | undefined): string | undefined {
+  if (!target?.startsWith('/') || target.length > 2048) return undefined;
+  return target.split(/[?#]/, 1)[0];
+}
+
+/**
+ * The Node HTTP server of the app. Everything refused before the app runs is problem+json with
+ * a `Request-Id` too, never Node's or the adapter's bare 400: what Node's parser refuses
+ * (`clientErrorHandler`: headers over 16 KiB, malformed HTTP), an HTTP/1.1 request without
+ * `Host` (RFC 9112 section 3.2: 400), and targets the adapter cannot turn into a URL (a
+ * backslash in the path, an invalid `Host`, `*`).
+ *
+ * @example
+ * ```ts
+ * const server = createHttpServer(app.fetch, '127.0.0.1');
+ * server.listen(3000, '127.0.0.1');
+ * ```
+ */
+export function createHttpServer(
+  fetch: (request: Request) => Response | Promise<Response>,
+  hostname: string,
+): Server {
+  // The target being adapted: the adapter calls errorHandler synchronously, inside listener().
+  let target: string | undefined;
+  const listener = getRequestListener(fetch, {
+    hostname,
+    errorHandler: (error) => {
+      const message = error instanceof Error ? error.message : '';
+      const detail = REFUSALS[message] ?? 'The request target cannot be read as a URL.';
+      return answer(httpFramingProblems.create('malformed_request', { detail }), target);
+    },
+  });
+  // Node answers a missing Host itself, with an empty 400: checked here instead.
+  const server = createServer({ requireHostHeader: false }, (incoming: IncomingMessage, outgoing) => {
+    if (incoming.httpVersion === '1.1' && incoming.headers.host === undefined) {
+      const detail = 'HTTP/1.1 requests must carry a Host header.';
+      send(outgoing, httpFramingProblems.create('malformed_request', { detail }), incoming.url);
+      return;
+    }
+    target = incoming.url;
+    try {
+      void listener(incoming, outgoing);
+    } finally {
+      target = undefined;
+    }
+  });
+  server.on('clientError', clientErrorHandler());
+  return server;
+}
