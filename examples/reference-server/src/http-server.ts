@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import {
   clientErrorHandler,
   httpFramingProblems,
@@ -9,32 +9,18 @@ import { getRequestListener } from '@hono/node-server';
 
 /** The messages `@hono/node-server` refuses a request with, in the client's terms. */
 const REFUSALS: Readonly<Record<string, string>> = {
-  'Missing host header': 'HTTP/1.1 requests must carry a Host header.',
   'Invalid host header': 'The Host header is not a valid host and port.',
   'Backslash in request path': 'The request path contains a backslash.',
   'Unsupported scheme': 'The request target names a scheme other than http or https.',
 };
 
-function context(target: string | undefined) {
+/** A problem's status, headers and body, with a fresh request id and the target's path. */
+function render(problem: ProblemError, target: string | undefined) {
   const instance = pathOf(target);
-  return { ...(instance === undefined ? {} : { instance }), requestId: newRequestId() };
-}
-
-function answer(problem: ProblemError, target: string | undefined): Response {
-  const response = problem.toResponse(context(target));
-  response.headers.set('X-Content-Type-Options', 'nosniff');
-  return response;
-}
-
-function send(outgoing: ServerResponse, problem: ProblemError, target: string | undefined): void {
-  const ctx = context(target);
-  const headers = problem.responseHeaders(ctx);
+  const context = { ...(instance === undefined ? {} : { instance }), requestId: newRequestId() };
+  const headers = problem.responseHeaders(context);
   headers.set('X-Content-Type-Options', 'nosniff');
-  headers.set('Connection', 'close');
-  const body = JSON.stringify(problem.toJSON(ctx));
-  headers.set('Content-Length', String(Buffer.byteLength(body)));
-  outgoing.writeHead(problem.status, Object.fromEntries(headers));
-  outgoing.end(body);
+  return { status: problem.status, headers, body: JSON.stringify(problem.toJSON(context)) };
 }
 
 /** The path of a request target, for `instance`; nothing when the target is not origin-form. */
@@ -67,14 +53,25 @@ export function createHttpServer(
     errorHandler: (error) => {
       const message = error instanceof Error ? error.message : '';
       const detail = REFUSALS[message] ?? 'The request target cannot be read as a URL.';
-      return answer(httpFramingProblems.create('malformed_request', { detail }), target);
+      const { status, headers, body } = render(
+        httpFramingProblems.create('malformed_request', { detail }),
+        target,
+      );
+      return new Response(body, { status, headers });
     },
   });
   // Node answers a missing Host itself, with an empty 400: checked here instead.
   const server = createServer({ requireHostHeader: false }, (incoming: IncomingMessage, outgoing) => {
     if (incoming.httpVersion === '1.1' && incoming.headers.host === undefined) {
       const detail = 'HTTP/1.1 requests must carry a Host header.';
-      send(outgoing, httpFramingProblems.create('malformed_request', { detail }), incoming.url);
+      const { status, headers, body } = render(
+        httpFramingProblems.create('malformed_request', { detail }),
+        incoming.url,
+      );
+      headers.set('Connection', 'close');
+      headers.set('Content-Length', String(Buffer.byteLength(body)));
+      outgoing.writeHead(status, Object.fromEntries(headers));
+      outgoing.end(body);
       return;
     }
     target = incoming.url;

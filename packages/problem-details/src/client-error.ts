@@ -24,7 +24,6 @@ export const httpFramingDefinitions = {
  */
 export const httpFramingProblems: ProblemCatalogue<typeof httpFramingDefinitions> =
   defineProblems(httpFramingDefinitions);
-const framing = httpFramingProblems;
 const encoder = new TextEncoder();
 
 const REASONS: Readonly<Record<number, string>> = {
@@ -58,17 +57,19 @@ export interface ClientErrorOptions {
 function problemFor(code: string | undefined): ProblemError {
   switch (code) {
     case 'HPE_HEADER_OVERFLOW':
-      return framing.create('header_fields_too_large', {
+      return httpFramingProblems.create('header_fields_too_large', {
         detail:
           'The request line and headers together exceed what this server accepts; send a shorter URL or fewer headers.',
       });
     case 'ERR_HTTP_REQUEST_TIMEOUT':
     case 'HPE_HEADERS_TIMEOUT':
-      return framing.create('request_timeout', { detail: 'The request did not arrive in time.' });
+      return httpFramingProblems.create('request_timeout', { detail: 'The request did not arrive in time.' });
     case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
       return holdfastProblems.create('payload_too_large', { detail: 'The chunk extensions are too large.' });
     default:
-      return framing.create('malformed_request', { detail: 'The request is not well-formed HTTP/1.1.' });
+      return httpFramingProblems.create('malformed_request', {
+        detail: 'The request is not well-formed HTTP/1.1.',
+      });
   }
 }
 
