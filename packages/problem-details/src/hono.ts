@@ -7,6 +7,7 @@ import { nestedDeeperThan } from './depth';
 import { fromUnknown } from './from-unknown';
 import type { ProblemContext, ProblemError } from './problem-error';
 import { newRequestId } from './request-id';
+import { type TextIssue, wellFormedJson } from './text';
 
 declare module 'hono' {
   interface ContextVariableMap {
@@ -208,6 +209,12 @@ export interface JsonBodyOptions {
    * @defaultValue 64
    */
   maxDepth?: number;
+  /**
+   * The text rule (CONTRACT section 10): U+0000 in any key or string and a `__proto__` key are
+   * 400 `validation_failed` naming the field; lone surrogates become U+FFFD. `'as-is'` skips it.
+   * @defaultValue `'well-formed'`
+   */
+  text?: 'well-formed' | 'as-is';
 }
 
 const BODYLESS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS']);
@@ -330,6 +337,24 @@ async function readLimited(body: ReadableStream<Uint8Array>, maxBytes: number): 
   return bytes;
 }
 
+/** 400 `validation_failed` for a body breaking the text rule, naming the field. */
+export function textProblem(issue: TextIssue): ProblemError {
+  const nul = issue.reason === 'nul';
+  return problem('validation_failed', {
+    detail: nul
+      ? 'The request body contains a NUL character (U+0000), which is never valid here.'
+      : `The request body has a "__proto__" key at ${issue.field}, which is never accepted.`,
+    errors: [
+      {
+        field: issue.field,
+        pointer: issue.pointer,
+        code: nul ? 'invalid_characters' : 'forbidden_key',
+        detail: nul ? 'Must not contain U+0000.' : 'A key named "__proto__" is not accepted.',
+      },
+    ],
+  });
+}
+
 /**
  * Reads and parses a JSON request body once, before any handler: 413 `payload_too_large` over
  * `maxBytes` (without buffering more than that), 415 `unsupported_media_type` for a body that
@@ -378,8 +403,10 @@ export function jsonBody(options: JsonBodyOptions = {}): MiddlewareHandler {
       });
     }
     let value: unknown;
+    let source: string;
     try {
-      value = JSON.parse(new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes));
+      source = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes);
+      value = JSON.parse(source);
     } catch {
       throw problem('invalid_json', { detail: 'The request body is not valid UTF-8 JSON.' });
     }
@@ -388,11 +415,23 @@ export function jsonBody(options: JsonBodyOptions = {}): MiddlewareHandler {
         detail: `The request body nests arrays and objects deeper than ${maxDepth} levels.`,
       });
     }
+    let text: string | undefined;
+    if (options.text !== 'as-is') {
+      const checked = wellFormedJson(value, source);
+      if (!checked.ok) throw textProblem(checked.issue);
+      // Hono derives c.req.json() from a cached text: give it the well-formed one.
+      if (checked.value !== value) text = JSON.stringify(checked.value);
+      value = checked.value;
+    }
     const buffer = new ArrayBuffer(bytes.byteLength);
     new Uint8Array(buffer).set(bytes);
     // Hono caches body promises (its BodyCache type names the resolved values) and derives
     // text()/json() from the first cached entry, so the exact bytes go first.
-    Object.assign(c.req.bodyCache, { arrayBuffer: Promise.resolve(buffer), json: Promise.resolve(value) });
+    Object.assign(c.req.bodyCache, {
+      arrayBuffer: Promise.resolve(buffer),
+      json: Promise.resolve(value),
+      ...(text === undefined ? {} : { text: Promise.resolve(text) }),
+    });
     c.set('jsonBody', value);
     return next();
   };

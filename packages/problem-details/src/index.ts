@@ -34,4 +34,5 @@ export {
   type RetryAfter,
 } from './problem-error';
 export { newRequestId, opaqueId } from './request-id';
+export { type TextIssue, toWellFormedText, type WellFormedResult, wellFormedJson } from './text';
 export { type FromZodOptions, fromZodError, type ZodLikeError, type ZodLikeIssue } from './zod';
