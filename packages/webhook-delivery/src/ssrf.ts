@@ -30,20 +30,81 @@ export const systemResolver: Resolver = (hostname) =>
     });
   });
 
+// IPv4 ranges refused beside everything ipaddr.js does not call `unicast` (it calls some of
+// these `reserved`, some nothing at all in older versions): stated here so the rule does not
+// depend on a library's naming.
+const IPV4_SPECIAL: ReadonlyArray<readonly [string, number, string]> = [
+  ['0.0.0.0', 8, '"this network" (0.0.0.0/8)'],
+  ['192.0.0.0', 24, 'IETF protocol assignments (192.0.0.0/24)'],
+  ['192.0.2.0', 24, 'documentation (192.0.2.0/24)'],
+  ['198.51.100.0', 24, 'documentation (198.51.100.0/24)'],
+  ['203.0.113.0', 24, 'documentation (203.0.113.0/24)'],
+  ['198.18.0.0', 15, 'benchmarking (198.18.0.0/15)'],
+  ['192.88.99.0', 24, '6to4 relay anycast (192.88.99.0/24)'],
+  ['240.0.0.0', 4, 'reserved (240.0.0.0/4)'],
+];
+
+// IPv6: only global unicast (2000::/3) is allowed, which already leaves out ::/96
+// (IPv4-compatible), ::ffff:0:0/96 (IPv4-mapped: judged as its IPv4 address), 64:ff9b::/96
+// (NAT64), 100::/64 (discard), fc00::/7, fe80::/10 and multicast. Inside 2000::/3 these go too.
+const IPV6_SPECIAL: ReadonlyArray<readonly [string, number, string]> = [
+  ['2001:db8::', 32, 'documentation (2001:db8::/32)'],
+  ['3fff::', 20, 'documentation (3fff::/20)'],
+  ['2001:2::', 48, 'benchmarking (2001:2::/48)'],
+  ['2001:10::', 28, 'ORCHID (2001:10::/28)'],
+  ['2001:20::', 28, 'ORCHIDv2 (2001:20::/28)'],
+];
+
+const within = (address: ipaddr.IPv4 | ipaddr.IPv6, [base, bits]: readonly [string, number, string]) =>
+  address.kind() === ipaddr.parse(base).kind() && address.match(ipaddr.parse(base), bits);
+
+function forbiddenIPv4(address: ipaddr.IPv4): string | undefined {
+  const special = IPV4_SPECIAL.find((range) => within(address, range));
+  if (special) return `an address in the ${special[2]} range`;
+  const range = address.range();
+  return range === 'unicast' ? undefined : `an address in the ${range} range`;
+}
+
+const ipv4Of = (bytes: readonly number[]) => new ipaddr.IPv4(bytes.slice(0, 4));
+
+function forbiddenIPv6(address: ipaddr.IPv6): string | undefined {
+  if (address.isIPv4MappedAddress()) return forbiddenIPv4(address.toIPv4Address());
+  const bytes = address.toByteArray();
+  if (address.match(ipaddr.parse('::') as ipaddr.IPv6, 96)) {
+    return 'an IPv4-compatible IPv6 address (::/96)';
+  }
+  if (!address.match(ipaddr.parse('2000::') as ipaddr.IPv6, 3)) {
+    return `an IPv6 address outside global unicast (2000::/3): the ${address.range()} range`;
+  }
+  // 6to4 (2002::/16) carries an IPv4 address in bits 16 to 47; Teredo (2001::/32) a server
+  // address in bits 32 to 63 and the client's, inverted, in the last 32 bits.
+  if (address.match(ipaddr.parse('2002::') as ipaddr.IPv6, 16)) {
+    return forbiddenIPv4(ipv4Of(bytes.slice(2, 6)))
+      ? 'a 6to4 address (2002::/16) embedding a forbidden IPv4 address'
+      : undefined;
+  }
+  if (address.match(ipaddr.parse('2001::') as ipaddr.IPv6, 32)) {
+    const server = ipv4Of(bytes.slice(4, 8));
+    const client = ipv4Of(bytes.slice(12, 16).map((b) => b ^ 0xff));
+    return forbiddenIPv4(server) || forbiddenIPv4(client)
+      ? 'a Teredo address (2001::/32) embedding a forbidden IPv4 address'
+      : undefined;
+  }
+  const special = IPV6_SPECIAL.find((range) => within(address, range));
+  return special ? `an address in the ${special[2]} range` : undefined;
+}
+
 /**
- * Why an address may not be a webhook destination, or `undefined` when it may. Only ipaddr.js's
- * `unicast` range is allowed, after unwrapping IPv4-mapped IPv6 (`::ffff:10.0.0.1` is 10.0.0.1):
- * loopback, private, link-local, CGNAT, multicast, broadcast, unspecified, reserved, NAT64
- * (`64:ff9b::/96`, which reaches IPv4 space), 6to4 and Teredo are all refused.
+ * Why an address may not be a webhook destination, or `undefined` when it may (CONTRACT
+ * sections 6 and 10). Only global unicast is allowed: IPv4 that ipaddr.js calls `unicast`, less
+ * documentation, benchmarking and other special ranges; IPv6 in 2000::/3, less documentation,
+ * benchmarking and ORCHID, with 6to4 and Teredo judged by the IPv4 addresses they embed and
+ * IPv4-mapped addresses by their IPv4 address. The reason names the rule, never the address.
  */
 export function forbiddenAddress(address: string): string | undefined {
-  if (!ipaddr.isValid(address)) return `"${address}" is not an IP address`;
-  let parsed = ipaddr.parse(address);
-  if (parsed.kind() === 'ipv6' && parsed instanceof ipaddr.IPv6 && parsed.isIPv4MappedAddress()) {
-    parsed = parsed.toIPv4Address();
-  }
-  const range = parsed.range();
-  return range === 'unicast' ? undefined : `${address} is in the ${range} range`;
+  if (!ipaddr.isValid(address)) return 'not an IP address';
+  const parsed = ipaddr.parse(address);
+  return parsed instanceof ipaddr.IPv6 ? forbiddenIPv6(parsed) : forbiddenIPv4(parsed as ipaddr.IPv4);
 }
 
 /**
@@ -81,7 +142,9 @@ export async function checkDestination(
     return { ok: false, reason: `"${url.hostname}" names a local or internal host` };
   if (ipaddr.isValid(host)) {
     const why = forbiddenAddress(host);
-    return why ? { ok: false, reason: why } : { ok: true, url, addresses: [host], resolved: true };
+    return why
+      ? { ok: false, reason: `the host is ${why}` }
+      : { ok: true, url, addresses: [host], resolved: true };
   }
   let addresses: string[];
   try {
@@ -91,7 +154,8 @@ export async function checkDestination(
   }
   for (const address of addresses) {
     const why = forbiddenAddress(address);
-    if (why) return { ok: false, reason: `"${url.hostname}" resolves to ${why}` };
+    // The rule, never the address: a tenant must not learn what an internal name resolves to.
+    if (why) return { ok: false, reason: `the host name resolves to ${why}` };
   }
   return { ok: true, url, addresses, resolved: addresses.length > 0 };
 }

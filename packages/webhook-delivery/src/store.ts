@@ -132,7 +132,11 @@ export interface EndpointInput {
   description?: string | null | undefined;
 }
 
-async function assertDestination(url: string, options: DestinationOptions): Promise<void> {
+/**
+ * The destination in WHATWG-normalised form (CONTRACT section 10: stored and echoed so), after
+ * the SSRF check: `" HTTPS://Example.COM:443/a/../b"` is stored as `https://example.com/b`.
+ */
+async function assertDestination(url: string, options: DestinationOptions): Promise<string> {
   const check = await checkDestination(url, options);
   if (!check.ok) {
     throw problem('destination_url_forbidden', {
@@ -140,6 +144,7 @@ async function assertDestination(url: string, options: DestinationOptions): Prom
       errors: [{ field: 'url', code: 'destination_url_forbidden', pointer: '#/url', detail: check.reason }],
     });
   }
+  return check.url.href;
 }
 
 /**
@@ -156,13 +161,13 @@ export async function createEndpoint(
   input: EndpointInput,
   options: DestinationOptions & { now?: number } = {},
 ): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
-  await assertDestination(input.url, options);
+  const url = await assertDestination(input.url, options);
   const secret = generateSecret();
   const now = new Date(options.now ?? Date.now());
   const [row] = await sql`
     insert into holdfast_webhook_endpoints
       (id, account_id, url, description, event_types, secret, created_at, updated_at)
-    values (${opaqueId('we')}, ${input.account}, ${input.url}, ${input.description ?? null},
+    values (${opaqueId('we')}, ${input.account}, ${url}, ${input.description ?? null},
             ${sql.array([...(input.eventTypes ?? [])])}, ${secret}, ${now}, ${now})
     returning *`;
   if (!row) throw new Error('insert returned no row');
@@ -214,11 +219,11 @@ export async function updateEndpoint(
   changes: EndpointChanges,
   options: DestinationOptions & { now?: number } = {},
 ): Promise<WebhookEndpoint | undefined> {
-  if (changes.url !== undefined) await assertDestination(changes.url, options);
+  const url = changes.url === undefined ? null : await assertDestination(changes.url, options);
   const now = new Date(options.now ?? Date.now());
   const [row] = await sql`
     update holdfast_webhook_endpoints set
-      url = coalesce(${changes.url ?? null}, url),
+      url = coalesce(${url}, url),
       event_types = case when ${changes.eventTypes === undefined} then event_types else ${sql.array([...(changes.eventTypes ?? [])])}::text[] end,
       description = case when ${changes.description === undefined} then description else ${changes.description ?? null} end,
       status = coalesce(${changes.status ?? null}, status),

@@ -55,6 +55,7 @@ export interface DeliveryWorker {
 const DAY_MS = 86_400_000;
 const BODY_PREFIX_BYTES = 1024;
 
+/** A leased delivery with what its attempt needs, read in the lease statement itself. */
 interface LeasedRow {
   id: string;
   account_id: string;
@@ -62,7 +63,32 @@ interface LeasedRow {
   endpoint_id: string;
   attempt_count: number;
   retry_base: number;
+  url: string;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_expires_at: Date | null;
+  payload: string;
 }
+
+/** What one attempt came to, waiting to be written with the rest of its batch. */
+interface AttemptResult {
+  row: LeasedRow;
+  status: number | undefined;
+  error: string | null;
+  prefix: string | null;
+  outcome: Outcome;
+  nextStatus: 'succeeded' | 'failed' | 'dead';
+  nextAttemptAt: Date | null;
+  started: number;
+  finished: number;
+  done: () => void;
+  failed: (error: unknown) => void;
+}
+
+/** Most results written by one statement; more wait for the next. */
+const FLUSH_MAX = 256;
+/** Most endpoints whose prepared signer is kept. */
+const SIGNERS_MAX = 1000;
 
 /**
  * Creates a worker that delivers due deliveries (SPEC section 6, "Delivery"): leased with
@@ -144,8 +170,10 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
           limit ${limit}
         )
         update holdfast_deliveries d set lease_owner = ${owner}, lease_expires_at = ${new Date(at.getTime() + leaseMs)}
-        from picked where d.id = picked.id
-        returning d.id, d.account_id, d.event_id, d.endpoint_id, d.attempt_count, d.retry_base`;
+        from picked, holdfast_webhook_endpoints e, holdfast_events ev
+        where d.id = picked.id and e.id = d.endpoint_id and ev.id = d.event_id
+        returning d.id, d.account_id, d.event_id, d.endpoint_id, d.attempt_count, d.retry_base,
+          e.url, e.secret, e.previous_secret, e.previous_secret_expires_at, ev.payload`;
       return [...leased];
     });
   }
@@ -167,12 +195,8 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
   /** Tracks the endpoint's failure streak: warn a day ahead, then disable (SPEC section 3). */
   async function recordEndpointHealth(row: LeasedRow, outcome: Outcome, url: string): Promise<void> {
     const at = now();
-    if (outcome === 'succeeded') {
-      await sql`
-        update holdfast_webhook_endpoints set failing_since = null, disable_warned_at = null
-        where id = ${row.endpoint_id} and failing_since is not null`;
-      return;
-    }
+    // Success clears the streak in the batch's outcome statement (see flush()).
+    if (outcome === 'succeeded') return;
     if (outcome === 'gone') {
       const [updated] = await sql`
         update holdfast_webhook_endpoints set status = 'disabled', disabled_reason = 'gone', updated_at = ${new Date(at)}
@@ -230,34 +254,107 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     }
   }
 
-  async function attempt(row: LeasedRow): Promise<void> {
-    const [endpoint] = await sql<
-      {
-        url: string;
-        secret: string;
-        previous_secret: string | null;
-        previous_secret_expires_at: Date | null;
-      }[]
-    >`
-      select url, secret, previous_secret, previous_secret_expires_at from holdfast_webhook_endpoints where id = ${row.endpoint_id}`;
-    const [event] = await sql<
-      { payload: string }[]
-    >`select payload from holdfast_events where id = ${row.event_id}`;
-    if (!endpoint || !event) return;
-    const started = now();
-    const secrets = [endpoint.secret];
+  // Each endpoint's signer, prepared once (its HMAC keys decoded) and kept while its secrets
+  // stay the same: every attempt is still signed afresh, with its own timestamp.
+  const signers = new Map<string, { secrets: string; signer: ReturnType<typeof createSigner> }>();
+  function signerFor(row: LeasedRow, at: number): ReturnType<typeof createSigner> {
+    const secrets = [row.secret];
     if (
-      endpoint.previous_secret &&
-      endpoint.previous_secret_expires_at &&
-      endpoint.previous_secret_expires_at.getTime() > started
+      row.previous_secret &&
+      row.previous_secret_expires_at &&
+      row.previous_secret_expires_at.getTime() > at
     ) {
-      secrets.push(endpoint.previous_secret);
+      secrets.push(row.previous_secret);
     }
-    const headers = createSigner({ secrets }).headers({
+    const key = secrets.join(' ');
+    const cached = signers.get(row.endpoint_id);
+    if (cached?.secrets === key) return cached.signer;
+    const signer = createSigner({ secrets });
+    signers.delete(row.endpoint_id);
+    signers.set(row.endpoint_id, { secrets: key, signer });
+    if (signers.size > SIGNERS_MAX) signers.delete(signers.keys().next().value as string);
+    return signer;
+  }
+
+  // Outcomes are written in batches: every attempt row and delivery update of a batch in one
+  // statement, the success side of endpoint health in the same one. An attempt's task ends
+  // when its batch committed, so `stop()` still waits for every outcome to be written.
+  const pending: AttemptResult[] = [];
+  let flushTimer: ReturnType<typeof setTimeout> | undefined;
+  let flushing: Promise<void> = Promise.resolve();
+
+  function scheduleFlush(): void {
+    if (pending.length >= FLUSH_MAX) {
+      if (flushTimer) clearTimeout(flushTimer);
+      flushTimer = undefined;
+      flushing = flushing.then(flush);
+      return;
+    }
+    flushTimer ??= setTimeout(() => {
+      flushTimer = undefined;
+      flushing = flushing.then(flush);
+    }, 2);
+  }
+
+  async function flush(): Promise<void> {
+    const batch = pending.splice(0, FLUSH_MAX);
+    if (batch.length === 0) return;
+    if (pending.length > 0) scheduleFlush();
+    const column = <T>(pick: (r: AttemptResult) => T) => batch.map(pick);
+    try {
+      await sql`
+        with r as (
+          select * from unnest(
+            ${column((r) => r.row.id)}::text[],
+            ${column(() => opaqueId('att'))}::text[],
+            ${column((r) => r.row.account_id)}::text[],
+            ${column((r) => r.row.endpoint_id)}::text[],
+            ${column((r) => r.status ?? null)}::int[],
+            ${column((r) => r.error)}::text[],
+            ${column((r) => Math.max(0, Math.round(r.finished - r.started)))}::int[],
+            ${column((r) => r.prefix)}::text[],
+            ${column((r) => new Date(r.finished).toISOString())}::timestamptz[],
+            ${column((r) => r.nextStatus)}::text[],
+            ${column((r) => r.nextAttemptAt?.toISOString() ?? null)}::timestamptz[]
+          ) as r (id, attempt_id, account_id, endpoint_id, http_status, error, latency_ms, prefix, finished,
+                  next_status, next_attempt_at)
+        ),
+        attempts as (
+          insert into holdfast_delivery_attempts
+            (id, delivery_id, account_id, endpoint_id, status, error, latency_ms, response_body_prefix, created_at)
+          select attempt_id, id, account_id, endpoint_id, http_status, error, latency_ms, prefix, finished from r
+        ),
+        healthy as (
+          update holdfast_webhook_endpoints e set failing_since = null, disable_warned_at = null
+          where e.failing_since is not null
+            and e.id in (select endpoint_id from r where next_status = 'succeeded')
+        )
+        update holdfast_deliveries d set
+          status = r.next_status,
+          attempt_count = d.attempt_count + 1,
+          next_attempt_at = r.next_attempt_at,
+          last_attempt_at = r.finished,
+          last_status = r.http_status,
+          last_error = r.error,
+          lease_owner = null, lease_expires_at = null,
+          updated_at = r.finished
+        from r where d.id = r.id and d.lease_owner = ${owner}`;
+    } catch (error) {
+      for (const result of batch) result.failed(error);
+      return;
+    }
+    for (const result of batch) result.done();
+  }
+
+  async function attempt(row: LeasedRow): Promise<void> {
+    const started = now();
+    const headers = signerFor(row, started).headers({
       id: row.event_id,
       timestamp: Math.floor(started / 1000),
-      body: event.payload,
+      body: row.payload,
     });
+    const endpoint = { url: row.url };
+    const event = { payload: row.payload };
     let status: number | undefined;
     let error: string | null = null;
     let prefix: string | null = null;
@@ -322,25 +419,23 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     const delay = outcome === 'retry' ? retryDelay(schedule, retry, random, retryAfterMs) : undefined;
     const nextStatus =
       outcome === 'succeeded' ? 'succeeded' : outcome === 'retry' && delay !== undefined ? 'failed' : 'dead';
-    await sql.begin(async (tx) => {
-      await tx`
-        insert into holdfast_delivery_attempts
-          (id, delivery_id, account_id, endpoint_id, status, error, latency_ms, response_body_prefix, created_at)
-        values (${opaqueId('att')}, ${row.id}, ${row.account_id}, ${row.endpoint_id}, ${status ?? null}, ${error},
-                ${Math.max(0, Math.round(finished - started))}, ${prefix}, ${new Date(finished)})`;
-      await tx`
-        update holdfast_deliveries set
-          status = ${nextStatus},
-          attempt_count = attempt_count + 1,
-          next_attempt_at = ${delay === undefined ? null : new Date(finished + delay)},
-          last_attempt_at = ${new Date(finished)},
-          last_status = ${status ?? null},
-          last_error = ${error},
-          lease_owner = null, lease_expires_at = null,
-          updated_at = ${new Date(finished)}
-        where id = ${row.id} and lease_owner = ${owner}`;
+    await new Promise<void>((done, failed) => {
+      pending.push({
+        row,
+        status,
+        error,
+        prefix,
+        outcome,
+        nextStatus,
+        nextAttemptAt: delay === undefined ? null : new Date(finished + delay),
+        started,
+        finished,
+        done,
+        failed,
+      });
+      scheduleFlush();
     });
-    await recordEndpointHealth(row, outcome, endpoint.url);
+    if (outcome !== 'succeeded') await recordEndpointHealth(row, outcome, endpoint.url);
   }
 
   function launch(row: LeasedRow): void {
@@ -401,6 +496,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       wake?.();
       await loop;
       await Promise.all([...inFlight]);
+      await flushing;
       await agent.close();
     },
   };

@@ -14,6 +14,10 @@ const records: Record<string, string[]> = {
   'mapped.attacker.test': ['::ffff:192.168.0.1'],
   'mixed.attacker.test': ['93.184.216.34', '10.0.0.1'],
   'ula.attacker.test': ['fd12:3456::1'],
+  'compat.attacker.test': ['::169.254.169.254'],
+  'sixtofour.attacker.test': ['2002:a9fe:a9fe::1'],
+  'teredo.attacker.test': ['2001:0:4136:e378:8000:63bf:80ff:fffe'],
+  'docs.attacker.test': ['2001:db8::5'],
   'public.example.test': ['93.184.216.34'],
   'public6.example.test': ['2606:4700:4700::1111'],
 };
@@ -73,6 +77,33 @@ const forbidden: string[] = [
   'not a url',
 ];
 
+// CONTRACT section 10: forms that an "is it unicast?" check let through. Refused at
+// registration and, below, at connect time.
+const embedded: string[] = [
+  'https://[::169.254.169.254]/x', // IPv4-compatible (::/96) of the metadata address
+  'http://[::127.0.0.1]/',
+  'http://[::a00:1]/', // ::10.0.0.1
+  'http://[::ffff:0:a9fe:a9fe]/', // SIIT (::ffff:0:0/96)
+  'http://[2002:a9fe:a9fe::1]/', // 6to4 of 169.254.169.254
+  'http://[2002:c0a8:101::1]/', // 6to4 of 192.168.1.1
+  'http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/', // Teredo, client 127.0.0.1 (inverted)
+  'http://[2001:0:a00:1::5]/', // Teredo, server 10.0.0.1
+  'http://[2001:db8::1]/', // documentation
+  'http://[3fff::1]/', // documentation (RFC 9637)
+  'http://192.0.2.10/', // documentation
+  'http://198.51.100.7/',
+  'http://203.0.113.9/',
+  'http://198.18.0.1/', // benchmarking
+  'http://198.19.255.1/',
+  'http://[2001:2::1]/', // benchmarking
+  'http://[100::1]/', // discard
+  'http://compat.attacker.test/',
+  'http://sixtofour.attacker.test/',
+  'http://teredo.attacker.test/',
+  'http://docs.attacker.test/',
+];
+forbidden.push(...embedded);
+
 describe('checkDestination', () => {
   it.each(forbidden)('refuses %s', async (url) => {
     const check = await checkDestination(url, { resolve });
@@ -83,7 +114,19 @@ describe('checkDestination', () => {
     expect(forbidden.length).toBeGreaterThanOrEqual(30);
   });
 
+  it('names the rule broken, never the address a name resolved to', async () => {
+    for (const host of ['loopback', 'metadata', 'compat', 'teredo']) {
+      const check = await checkDestination(`http://${host}.attacker.test/`, { resolve });
+      expect(check.ok).toBe(false);
+      const reason = check.ok ? '' : check.reason;
+      for (const address of records[`${host}.attacker.test`] ?? []) expect(reason).not.toContain(address);
+      expect(reason).toMatch(/^the host name resolves to an? /);
+    }
+  });
+
   it.each([
+    'https://[2002:5db8:d822::1]/', // 6to4 of a public address
+    'https://[2001:0:4136:e378:8000:63bf:a247:27dd]/', // Teredo, both addresses public
     'https://public.example.test/hooks',
     'http://public6.example.test/',
     'https://93.184.216.34/x',
@@ -150,6 +193,18 @@ describe('pinnedAgent', () => {
     );
     await agent.close();
   });
+
+  it.each(embedded.filter((url) => url.includes('[') || /\/\/\d/.test(url)))(
+    'refuses at connect time a name resolving to the address of %s',
+    async (url) => {
+      const address = new URL(url).hostname.replace(/^\[|\]$/g, '');
+      const agent = pinnedAgent({ resolve: async () => [address] });
+      await expect(
+        request(`http://pinned.example.test:${port}/`, { dispatcher: agent, method: 'POST', body: '{}' }),
+      ).rejects.toThrow(/forbidden/);
+      await agent.close();
+    },
+  );
 
   it('never follows redirects', async () => {
     const agent = pinnedAgent({ allowPrivateDestinations: true });
