@@ -17,7 +17,7 @@ import { missingBody } from './missing-body';
 import { refuseNul } from './no-nul';
 import { finalizeDocument } from './openapi';
 import { problemPages } from './problem-pages';
-import { rateLimit } from './rate-limit';
+import { addressLimiter, rateLimit } from './rate-limit';
 import { deliveryRoutes } from './routes/deliveries';
 import { eventRoutes } from './routes/events';
 import { hooksRoutes } from './routes/hooks';
@@ -70,7 +70,9 @@ function scopeByPath(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const segment = c.req.path.split('/')[2] ?? '';
     const family = SCOPE_OF_SEGMENT[segment];
-    if (!family) return next();
+    // A path under /v1 that names no resource family is refused here, before any handler:
+    // nothing under /v1 runs without a scope check (CONTRACT section 10).
+    if (!family) throw problem('not_found', { detail: `No resource is at ${c.req.path}.` });
     return requireScope(scopeFor(family, c.req.method))(c, next);
   };
 }
@@ -170,7 +172,10 @@ export function buildApp(deps: Deps, options: AppOptions = {}): App {
 
   const v1: App = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   strictQueries(v1);
-  v1.use(authenticate(deps.sql, deps.now));
+  // Failed authentication and bad webhook signatures spend their address's tokens (CONTRACT
+  // section 10): one limiter for both, so a flood of either cannot reach the database.
+  const failures = addressLimiter(deps.config.addressRateLimit, deps.now);
+  v1.use(authenticate(deps.sql, deps.now, failures));
   v1.use(rateLimit(deps.config.rateLimit, deps.now));
   v1.use(scopeByPath());
   v1.use(jsonBody({ maxBytes: 1024 * 1024 }));
@@ -186,13 +191,9 @@ export function buildApp(deps: Deps, options: AppOptions = {}): App {
   inboundEventRoutes(v1, deps);
   for (const register of options.v1Routes ?? []) register(v1, deps);
   app.route('/v1', v1);
-  // The receiver is outside /v1: no API key, and it reads the raw body itself. It is limited
-  // per receiver name, so a flood at one name cannot starve the API.
-  app.use(
-    '/hooks/:name',
-    rateLimit(deps.config.rateLimit, deps.now, (c) => `hooks:${c.req.param('name') ?? ''}`),
-  );
-  hooksRoutes(app, deps);
+  // The receiver is outside /v1: no API key, and it reads the raw body itself. Bad signatures
+  // spend their address's tokens; the per-receiver limit counts verified deliveries only.
+  hooksRoutes(app, deps, failures);
   for (const register of options.rootRoutes ?? []) register(app, deps);
   return app;
 }

@@ -1,9 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { opaqueId, problem } from '@holdfast/problem-details';
+import { opaqueId, type ProblemError, problem } from '@holdfast/problem-details';
 import type { MiddlewareHandler } from 'hono';
 import type postgres from 'postgres';
 import type { SeedKey } from './config';
 import type { AppEnv, Principal } from './context';
+import { clientAddress, type Limiter } from './rate-limit';
 
 // API keys (CONTRACT section 3): `hf_live_<opaque>` / `hf_test_<opaque>`, stored only as
 // SHA-256 hashes (the keys are 192-bit random strings, so a fast hash is enough: there is
@@ -39,6 +40,24 @@ export async function createKey(
   return key;
 }
 
+// Test and live data are two disjoint worlds (CONTRACT section 10), as Stripe's livemode: the
+// tenant every row belongs to is the account in test mode and `<account>:live` in live mode, so
+// every query scoped by the tenant sees one mode's rows only, and packages (idempotency, webhook
+// delivery, pagination bindings) keep them apart with no change of their own. Keys made before
+// this rule keep working: a test key's tenant is its bare account, as before.
+
+const LIVE_SUFFIX = ':live';
+
+/** The tenant of `account` in `mode`: what every `account_id` column holds. */
+export function tenantOf(account: string, mode: 'live' | 'test'): string {
+  return mode === 'live' ? `${account}${LIVE_SUFFIX}` : account;
+}
+
+/** Whether a tenant (an `account_id` value) is live mode. */
+export function isLive(tenant: string): boolean {
+  return tenant.endsWith(LIVE_SUFFIX);
+}
+
 const BEARER = /^Bearer\s+(hf_(?:live|test)_[A-Za-z0-9_-]{16,128})\s*$/i;
 const CACHE_MS = 30_000;
 const CACHE_MAX = 10_000;
@@ -57,22 +76,40 @@ const unauthenticated = (detail: string, presented = true) =>
  * with `WWW-Authenticate: Bearer`. Lookups are cached for 30 s per process so the hot path
  * costs no database round trip; a deleted key stops working within that time.
  */
-export function authenticate(sql: postgres.Sql, now: () => number = Date.now): MiddlewareHandler<AppEnv> {
+export function authenticate(
+  sql: postgres.Sql,
+  now: () => number = Date.now,
+  failures?: Limiter,
+): MiddlewareHandler<AppEnv> {
   const cache = new Map<string, { principal: Principal; until: number }>();
   return async (c, next) => {
+    // A missing, malformed or unknown key spends a token of its address (CONTRACT section 10);
+    // an address out of tokens is 429 before any database work. Known keys never spend one.
+    const address = failures ? clientAddress(c) : undefined;
+    const refuse = (error: ProblemError) => {
+      if (failures && address) failures.spend(address);
+      return error;
+    };
     const header = c.req.header('authorization');
-    if (!header) throw unauthenticated('Send an API key as "Authorization: Bearer <key>".', false);
-    const match = BEARER.exec(header);
-    if (!match?.[1])
-      throw unauthenticated('The Authorization header is not "Bearer <key>" with a Holdfast key.');
-    const hash = hashKey(match[1]);
-    const cached = cache.get(hash);
+    const match = header ? BEARER.exec(header) : null;
+    const hash = match?.[1] ? hashKey(match[1]) : undefined;
+    const cached = hash === undefined ? undefined : cache.get(hash);
     let principal = cached && cached.until > now() ? cached.principal : undefined;
+    if (!principal && failures && address) failures.check(c, address);
+    if (!header) throw refuse(unauthenticated('Send an API key as "Authorization: Bearer <key>".', false));
+    if (!match?.[1] || hash === undefined)
+      throw refuse(unauthenticated('The Authorization header is not "Bearer <key>" with a Holdfast key.'));
     if (!principal) {
       const [row] = await sql<{ id: string; account: string; scopes: string[] }[]>`
         select id, account, scopes from holdfast_api_keys where key_hash = ${hash}`;
-      if (!row) throw unauthenticated('The API key is not valid.');
-      principal = { keyId: row.id, account: row.account, scopes: new Set(row.scopes) };
+      if (!row) throw refuse(unauthenticated('The API key is not valid.'));
+      const livemode = match[1].startsWith('hf_live_');
+      principal = {
+        keyId: row.id,
+        account: tenantOf(row.account, livemode ? 'live' : 'test'),
+        livemode,
+        scopes: new Set(row.scopes),
+      };
       if (cache.size >= CACHE_MAX) cache.clear();
       cache.set(hash, { principal, until: now() + CACHE_MS });
     }
@@ -90,18 +127,21 @@ export function hasScope(principal: Principal, scope: string): boolean {
   return scope.endsWith(':read') && principal.scopes.has(`${scope.slice(0, -5)}:write`);
 }
 
+/** 403 `forbidden` naming the missing `scope` (RFC 6750 section 3.1: `insufficient_scope`). */
+export function insufficientScope(scope: string, detail = `This API key lacks the "${scope}" scope.`) {
+  return problem('forbidden', {
+    detail,
+    headers: { 'WWW-Authenticate': `${REALM}, error="insufficient_scope", scope="${scope}"` },
+  });
+}
+
 /**
  * 403 `forbidden` unless the caller's key holds `scope`. Runs after `authenticate()`, so an
  * unauthenticated request gets 401 first and never learns anything from a 403.
  */
 export function requireScope(scope: string): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    if (!hasScope(c.get('principal'), scope)) {
-      throw problem('forbidden', {
-        detail: `This API key lacks the "${scope}" scope.`,
-        headers: { 'WWW-Authenticate': `${REALM}, error="insufficient_scope", scope="${scope}"` },
-      });
-    }
+    if (!hasScope(c.get('principal'), scope)) throw insufficientScope(scope);
     await next();
   };
 }

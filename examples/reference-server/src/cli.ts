@@ -12,14 +12,21 @@ const { positionals, values } = parseArgs({
   options: {
     account: { type: 'string', default: 'acct_demo' },
     scopes: { type: 'string', default: '*' },
+    mode: { type: 'string', default: 'test' },
     live: { type: 'boolean', default: false },
   },
 });
 
 if (positionals[0] !== 'keys' || positionals[1] !== 'create') {
   console.error(
-    'usage: holdfast keys create [--account acct_...] [--scopes "*" | "orders:read,orders:write"] [--live]',
+    'usage: holdfast keys create [--account acct_...] [--scopes "*" | "orders:read,orders:write"] [--mode test|live]',
   );
+  process.exit(2);
+}
+// `--live` is the older spelling of `--mode live`.
+const mode = values.live ? 'live' : values.mode;
+if (mode !== 'test' && mode !== 'live') {
+  console.error('--mode is test or live: test keys see test data, live keys live data');
   process.exit(2);
 }
 const scopes = values.scopes
@@ -37,8 +44,10 @@ const config = loadConfig(process.env);
 const db = await openDatabase(config);
 try {
   await migrate(db.sql, [], await migrationFiles());
-  const key = await createKey(db.sql, values.account, scopes, values.live ? 'live' : 'test');
-  console.log(`API key for ${values.account} (${scopes.join(', ')}). It is shown this once:\n${key}`);
+  const key = await createKey(db.sql, values.account, scopes, mode);
+  console.log(
+    `API key for ${values.account}, ${mode} mode (${scopes.join(', ')}). It is shown this once:\n${key}`,
+  );
 } finally {
   await db.close();
 }

@@ -8,6 +8,28 @@ export interface SeedKey {
 }
 
 /** How many requests per window a key may make, with a burst allowance (CONTRACT section 9). */
+/** How hard this process's delivery worker pushes. */
+export interface DeliveryLimits {
+  /** Attempts in flight in this process (`HOLDFAST_DELIVERY_CONCURRENCY`, default 128). */
+  readonly concurrency: number;
+  /** Attempts in flight per endpoint across every process (`HOLDFAST_DELIVERY_PER_ENDPOINT`, default 32). */
+  readonly perEndpoint: number;
+  /** Idle wait between polls (`HOLDFAST_DELIVERY_POLL`, default 100 ms). */
+  readonly pollMs: number;
+}
+
+/** Node HTTP server limits against slow and greedy clients. */
+export interface HttpLimits {
+  /** All request headers within this (`HOLDFAST_HEADERS_TIMEOUT`, default 10 s), else 408. */
+  readonly headersTimeoutMs: number;
+  /** The whole request within this (`HOLDFAST_REQUEST_TIMEOUT`, default 30 s), else 408. */
+  readonly requestTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this (`HOLDFAST_KEEP_ALIVE_TIMEOUT`, default 5 s). */
+  readonly keepAliveTimeoutMs: number;
+  /** Concurrent connections at most (`HOLDFAST_MAX_CONNECTIONS`, default 1024); more are closed at once. */
+  readonly maxConnections: number;
+}
+
 export interface RateLimitConfig {
   readonly limit: number;
   readonly windowMs: number;
@@ -33,6 +55,11 @@ export interface Config {
   readonly retrySchedule: readonly number[] | undefined;
   readonly allowPrivateDestinations: boolean;
   readonly rateLimit: RateLimitConfig;
+  /**
+   * Per client address, for requests with a missing, malformed or unknown key and badly signed
+   * webhooks (CONTRACT section 10): `HOLDFAST_ADDRESS_RATE_LIMIT`, default 20/1s, burst 40.
+   */
+  readonly addressRateLimit: RateLimitConfig;
   /** Secret for signing cursors; absent means one generated once and kept in the database. */
   readonly cursorSecret: string | undefined;
   readonly role: Role;
@@ -44,6 +71,10 @@ export interface Config {
   readonly seedDemoKey: boolean;
   /** How long a 202 payment stays `processing` (`HOLDFAST_PAYMENT_SETTLE_DELAY`, default 2s). */
   readonly paymentSettleDelayMs: number;
+  /** How slow clients are cut off (CONTRACT section 10). */
+  readonly http: HttpLimits;
+  /** The delivery workers of this process. */
+  readonly delivery: DeliveryLimits;
 }
 
 /** A configuration mistake, reported at start with the variable's name and never its secret value. */
@@ -62,6 +93,28 @@ const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_00
  * parseDuration('30m'); // 1_800_000
  * ```
  */
+function parseHttpLimits(env: Readonly<Record<string, string | undefined>>): HttpLimits {
+  const limits = {
+    headersTimeoutMs: parseDuration(env.HOLDFAST_HEADERS_TIMEOUT || '10s', 'HOLDFAST_HEADERS_TIMEOUT'),
+    requestTimeoutMs: parseDuration(env.HOLDFAST_REQUEST_TIMEOUT || '30s', 'HOLDFAST_REQUEST_TIMEOUT'),
+    keepAliveTimeoutMs: parseDuration(env.HOLDFAST_KEEP_ALIVE_TIMEOUT || '5s', 'HOLDFAST_KEEP_ALIVE_TIMEOUT'),
+    maxConnections: positiveInteger(env.HOLDFAST_MAX_CONNECTIONS, 'HOLDFAST_MAX_CONNECTIONS', 1024),
+  };
+  // Node refuses a header timeout longer than the request timeout.
+  if (limits.headersTimeoutMs > limits.requestTimeoutMs) {
+    throw new ConfigError('HOLDFAST_HEADERS_TIMEOUT must not exceed HOLDFAST_REQUEST_TIMEOUT');
+  }
+  return limits;
+}
+
+/** A positive integer from `raw`, `fallback` when unset. */
+function positiveInteger(raw: string | undefined, name: string, fallback: number): number {
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1) throw new ConfigError(`${name} must be a positive integer`);
+  return value;
+}
+
 export function parseDuration(text: string, variable = 'duration'): number {
   const match = DURATION.exec(text.trim());
   if (!match?.[1] || !match[2])
@@ -69,17 +122,20 @@ export function parseDuration(text: string, variable = 'duration'): number {
   return Math.round(Number(match[1]) * (UNIT_MS[match[2]] ?? 1));
 }
 
-function parseRateLimit(raw: string | undefined): RateLimitConfig {
-  if (!raw) return { limit: 100, windowMs: 1000, burst: 200 };
+function parseRateLimit(
+  raw: string | undefined,
+  name = 'HOLDFAST_RATE_LIMIT',
+  fallback: RateLimitConfig = { limit: 100, windowMs: 1000, burst: 200 },
+): RateLimitConfig {
+  if (!raw) return fallback;
   const match = /^(\d+)\/([^:]+)(?::(\d+))?$/.exec(raw.trim());
   if (!match?.[1] || !match[2]) {
-    throw new ConfigError('HOLDFAST_RATE_LIMIT must look like 100/1s or 100/1s:200 (limit/window[:burst])');
+    throw new ConfigError(`${name} must look like 100/1s or 100/1s:200 (limit/window[:burst])`);
   }
   const limit = Number(match[1]);
-  const windowMs = parseDuration(match[2], 'HOLDFAST_RATE_LIMIT');
+  const windowMs = parseDuration(match[2], name);
   const burst = match[3] ? Number(match[3]) : limit;
-  if (limit < 1 || windowMs < 1 || burst < 1)
-    throw new ConfigError('HOLDFAST_RATE_LIMIT values must be positive');
+  if (limit < 1 || windowMs < 1 || burst < 1) throw new ConfigError(`${name} values must be positive`);
   return { limit, windowMs, burst };
 }
 
@@ -179,6 +235,11 @@ export function loadConfig(
       : undefined,
     allowPrivateDestinations: parseFlag(env.HOLDFAST_ALLOW_PRIVATE_DESTINATIONS),
     rateLimit: parseRateLimit(env.HOLDFAST_RATE_LIMIT),
+    addressRateLimit: parseRateLimit(env.HOLDFAST_ADDRESS_RATE_LIMIT, 'HOLDFAST_ADDRESS_RATE_LIMIT', {
+      limit: 20,
+      windowMs: 1000,
+      burst: 40,
+    }),
     cursorSecret: env.HOLDFAST_CURSOR_SECRET || undefined,
     role,
     disableAfterDays,
@@ -191,5 +252,11 @@ export function loadConfig(
       env.HOLDFAST_PAYMENT_SETTLE_DELAY || '2s',
       'HOLDFAST_PAYMENT_SETTLE_DELAY',
     ),
+    http: parseHttpLimits(env),
+    delivery: {
+      concurrency: positiveInteger(env.HOLDFAST_DELIVERY_CONCURRENCY, 'HOLDFAST_DELIVERY_CONCURRENCY', 128),
+      perEndpoint: positiveInteger(env.HOLDFAST_DELIVERY_PER_ENDPOINT, 'HOLDFAST_DELIVERY_PER_ENDPOINT', 32),
+      pollMs: parseDuration(env.HOLDFAST_DELIVERY_POLL || '100ms', 'HOLDFAST_DELIVERY_POLL'),
+    },
   };
 }

@@ -6,7 +6,13 @@ import type { Config } from './config';
 /** Who is calling: resolved from the bearer key by `authenticate()`. */
 export interface Principal {
   readonly keyId: string;
+  /**
+   * The tenant: the key's account in test mode, `<account>:live` in live mode (see `tenantOf`).
+   * Every query scopes by it, so one mode's key never sees the other mode's data.
+   */
   readonly account: string;
+  /** Whether the key is an `hf_live_` key. */
+  readonly livemode: boolean;
   readonly scopes: ReadonlySet<string>;
 }
 

@@ -18,3 +18,27 @@ export const EVENT_TYPES = [
 
 /** One of {@link EVENT_TYPES}. */
 export type EventType = (typeof EVENT_TYPES)[number];
+
+/** The resource families events are about, each read with its own scope. */
+const FAMILY_SCOPES = {
+  order: 'orders:read',
+  payment: 'payments:read',
+  subscription: 'subscriptions:read',
+} as const;
+
+/**
+ * The read scope an event of `type` needs (CONTRACT section 10): `order.*` needs `orders:read`,
+ * `payment.*` `payments:read`, `subscription.*` `subscriptions:read`. An event carries its whole
+ * resource, so seeing it or having it pushed is reading that resource.
+ */
+export function readScopeOf(type: string): string {
+  const family = type.split('.', 1)[0] as keyof typeof FAMILY_SCOPES;
+  return FAMILY_SCOPES[family] ?? '*';
+}
+
+/** The event families (`order`, `payment`, ...) whose read scope `holds` grants. */
+export function readableFamilies(holds: (scope: string) => boolean): string[] {
+  return Object.entries(FAMILY_SCOPES)
+    .filter(([, scope]) => holds(scope))
+    .map(([family]) => family);
+}

@@ -6,6 +6,7 @@ import {
   type ProblemError,
 } from '@holdfast/problem-details';
 import { getRequestListener } from '@hono/node-server';
+import type { HttpLimits } from './config';
 
 /** The messages `@hono/node-server` refuses a request with, in the client's terms. */
 const REFUSALS: Readonly<Record<string, string>> = {
@@ -45,6 +46,7 @@ function pathOf(target: string | undefined): string | undefined {
 export function createHttpServer(
   fetch: (request: Request) => Response | Promise<Response>,
   hostname: string,
+  limits?: HttpLimits,
 ): Server {
   // The target being adapted: the adapter calls errorHandler synchronously, inside listener().
   let target: string | undefined;
@@ -61,26 +63,39 @@ export function createHttpServer(
     },
   });
   // Node answers a missing Host itself, with an empty 400: checked here instead.
-  const server = createServer({ requireHostHeader: false }, (incoming: IncomingMessage, outgoing) => {
-    if (incoming.httpVersion === '1.1' && incoming.headers.host === undefined) {
-      const detail = 'HTTP/1.1 requests must carry a Host header.';
-      const { status, headers, body } = render(
-        httpFramingProblems.create('malformed_request', { detail }),
-        incoming.url,
-      );
-      headers.set('Connection', 'close');
-      headers.set('Content-Length', String(Buffer.byteLength(body)));
-      outgoing.writeHead(status, Object.fromEntries(headers));
-      outgoing.end(body);
-      return;
-    }
-    target = incoming.url;
-    try {
-      void listener(incoming, outgoing);
-    } finally {
-      target = undefined;
-    }
-  });
+  // Slow clients (CONTRACT section 10): headers within 10 s, the whole request within 30 s, or
+  // Node's parser gives up and clientErrorHandler() answers 408 problem+json and closes. Node
+  // checks these every connectionsCheckingInterval, so that is kept well under the timeouts.
+  const timeouts = limits && {
+    headersTimeout: limits.headersTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(limits.headersTimeoutMs / 4))),
+  };
+  const server = createServer(
+    { requireHostHeader: false, ...timeouts },
+    (incoming: IncomingMessage, outgoing) => {
+      if (incoming.httpVersion === '1.1' && incoming.headers.host === undefined) {
+        const detail = 'HTTP/1.1 requests must carry a Host header.';
+        const { status, headers, body } = render(
+          httpFramingProblems.create('malformed_request', { detail }),
+          incoming.url,
+        );
+        headers.set('Connection', 'close');
+        headers.set('Content-Length', String(Buffer.byteLength(body)));
+        outgoing.writeHead(status, Object.fromEntries(headers));
+        outgoing.end(body);
+        return;
+      }
+      target = incoming.url;
+      try {
+        void listener(incoming, outgoing);
+      } finally {
+        target = undefined;
+      }
+    },
+  );
   server.on('clientError', clientErrorHandler());
+  if (limits) server.maxConnections = limits.maxConnections;
   return server;
 }

@@ -3,6 +3,8 @@ import { z } from 'zod';
 /** One receiver of `/hooks/{name}`: the account its events belong to and the secrets that verify them. */
 export interface ReceiverConfig {
   readonly account: string;
+  /** Whether its events are live or test data (CONTRACT section 10). @defaultValue `'test'` */
+  readonly mode: 'test' | 'live';
   /** Several during a secret rotation: a signature by any of them verifies. */
   readonly secrets: readonly string[];
 }
@@ -13,13 +15,14 @@ const Receivers = z.record(
   z.string().regex(NAME, 'receiver names are letters, digits, "-" and "_", at most 64'),
   z.strictObject({
     account: z.string().regex(/^acct_[A-Za-z0-9_-]+$/, 'an account id such as acct_demo'),
+    mode: z.enum(['test', 'live']).default('test'),
     secrets: z.array(z.string().regex(/^whsec_[A-Za-z0-9+/]+=*$/, 'a whsec_ secret')).min(1),
   }),
 );
 
 /**
  * Parses `HOLDFAST_RECEIVER_SECRETS` (CONTRACT section 5): a JSON object
- * `{ "<name>": { "account": "acct_...", "secrets": ["whsec_..."] } }`. Absent or empty: no
+ * `{ "<name>": { "account": "acct_...", "mode"?: "test" | "live", "secrets": ["whsec_..."] } }`. Absent or empty: no
  * receivers. Anything malformed throws at start, naming the variable but never a secret.
  *
  * @example

@@ -83,7 +83,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     let url = '';
     if (config.role !== 'worker') {
       const app = buildApp(deps);
-      const server = createHttpServer(app.fetch, config.host);
+      const server = createHttpServer(app.fetch, config.host, config.http);
       server.listen(config.port, config.host);
       http = server;
       await new Promise<void>((resolve, reject) => {

@@ -93,7 +93,9 @@ export function startWebhookWorkers(deps: Deps): Loop {
     production: config.production,
     disableAfterDays: config.disableAfterDays,
     now: deps.now,
-    pollMs: 200,
+    concurrency: config.delivery.concurrency,
+    perEndpointConcurrency: config.delivery.perEndpoint,
+    pollMs: config.delivery.pollMs,
   });
   worker.start();
   const inbox = startInboxProcessor({ sql });

@@ -34,6 +34,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
         { key: KEYS.other, account: OTHER_ACCOUNT, scopes: ['*'] },
       ]),
       HOLDFAST_RATE_LIMIT: '100000/1s',
+      HOLDFAST_ADDRESS_RATE_LIMIT: '100000/1s',
       ...env,
     },
   });

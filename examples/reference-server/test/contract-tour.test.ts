@@ -74,8 +74,12 @@ function checkHeaders(method: string, path: string, reply: Reply, usedKey: boole
   if ([429, 503].includes(reply.status) || reply.body?.code === 'idempotency_key_in_use') {
     expect(Number(reply.headers.get('retry-after')), where).toBeGreaterThanOrEqual(1);
   }
-  // Rate limiting applies per key once the key is known, and per receiver name on /hooks.
-  if ((path.startsWith('/v1/') && usedKey && reply.status !== 401) || path.startsWith('/hooks/')) {
+  // Rate limiting applies per key once the key is known, and per receiver name on /hooks once
+  // the signature verified (CONTRACT section 10).
+  if (
+    (path.startsWith('/v1/') && usedKey && reply.status !== 401) ||
+    (path.startsWith('/hooks/') && [200, 429].includes(reply.status))
+  ) {
     expect(reply.headers.get('ratelimit'), where).toMatch(/r=\d+/);
     expect(reply.headers.get('ratelimit-policy'), where).toBeTruthy();
   }

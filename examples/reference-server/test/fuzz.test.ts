@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningServer, startServer } from '../src/server';
@@ -7,7 +8,9 @@ import { type RunningServer, startServer } from '../src/server';
 // strings, headers and bodies, sent with a valid key over real HTTP.
 
 const KEY = 'hf_test_fuzzfuzzfuzzfuzzfuzz0001';
+const RECEIVER_SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 let server: RunningServer;
+const existing = { order: '', card: '', subscription: '', endpoint: '' };
 
 beforeAll(async () => {
   server = await startServer({
@@ -19,10 +22,35 @@ beforeAll(async () => {
       HOLDFAST_API_KEYS: JSON.stringify([{ key: KEY, account: 'acct_fuzz', scopes: ['*'] }]),
       HOLDFAST_RATE_LIMIT: '100000/1s',
       HOLDFAST_RECEIVER_SECRETS: JSON.stringify({
-        fuzz: { account: 'acct_fuzz', secrets: ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'] },
+        fuzz: { account: 'acct_fuzz', secrets: [RECEIVER_SECRET] },
       }),
+      HOLDFAST_ADDRESS_RATE_LIMIT: '100000/1s',
     },
   });
+  // Real resources for the write endpoints that take an id.
+  const post = async (path: string, body: unknown) => {
+    const response = await fetch(`${server.url}${path}`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${KEY}`,
+        'content-type': 'application/json',
+        'idempotency-key': path,
+      },
+      body: JSON.stringify(body),
+    });
+    return (await response.json()) as { id: string };
+  };
+  existing.order = (await post('/v1/orders', { currency: 'EUR', total: 5000 })).id;
+  existing.card = (
+    await post('/v1/payment-methods', {
+      type: 'card',
+      card: { brand: 'visa', last4: '4242', expMonth: 12, expYear: 2030 },
+    })
+  ).id;
+  existing.subscription = (await post('/v1/subscriptions', { plan: 'pro', paymentMethod: existing.card })).id;
+  existing.endpoint = (
+    await post('/v1/webhook-endpoints', { url: 'https://example.com/h', eventTypes: ['*'] })
+  ).id;
 });
 afterAll(async () => {
   await server?.close();
@@ -239,4 +267,164 @@ describe('fuzz: random requests with a valid key', () => {
       { numRuns: Number(process.env.FUZZ_RUNS ?? 400) },
     );
   }, 120_000);
+});
+
+// CONTRACT section 10: hostile values in every string and number position of every write
+// endpoint (lone surrogates, U+0000, huge and negative numbers, __proto__ and constructor keys),
+// and signed inbound events carrying the same. FUZZ_RUNS=2000 on PostgreSQL for the issue's run.
+const hostileString = fc.oneof(
+  fc.constantFrom('\ud800', 'a\udfffb', '\udc00\ud800', 'x\u0000', '\u0000', '\ufffe', 'é\u0301', ''),
+  fc.string({ unit: 'binary', maxLength: 40 }),
+  fc.string({ maxLength: 3 }).map((s) => s.repeat(2000)),
+);
+const hostileNumber = fc.oneof(
+  fc.constantFrom(1e308, -1e308, -1, -0, 2 ** 53, 2 ** 64, -(2 ** 63), 1e-7, Number.MAX_SAFE_INTEGER + 2),
+  fc.double({ noNaN: true }),
+  fc.integer(),
+);
+const hostileKey = fc.oneof(
+  fc.constantFrom('__proto__', 'constructor', 'prototype', '\u0000', '\ud800', ''),
+  fc.string(),
+);
+const hostile = fc.oneof(hostileString, hostileNumber, fc.constant(null), fc.boolean());
+const hostileMetadata = fc.dictionary(hostileKey, fc.oneof(hostileString, hostileNumber), { maxKeys: 4 });
+
+/** Each write endpoint with a template body whose every leaf the fuzz may replace. */
+const writes: ReadonlyArray<{ method: string; path: () => string; body: Record<string, unknown> }> = [
+  {
+    method: 'POST',
+    path: () => '/v1/orders',
+    body: { currency: 'EUR', total: 100, description: 'd', metadata: { a: 'b' } },
+  },
+  {
+    method: 'PATCH',
+    path: () => `/v1/orders/${existing.order}`,
+    body: { status: 'shipped', description: 'd', metadata: { a: 'b' } },
+  },
+  { method: 'POST', path: () => `/v1/orders/${existing.order}/refunds`, body: { amount: 1, reason: 'r' } },
+  { method: 'POST', path: () => `/v1/orders/${existing.order}/cancel`, body: {} },
+  {
+    method: 'POST',
+    path: () => '/v1/payments',
+    body: { amount: 100, currency: 'EUR', paymentMethod: existing.card, order: existing.order },
+  },
+  {
+    method: 'POST',
+    path: () => '/v1/payment-methods',
+    body: { type: 'card', card: { brand: 'visa', last4: '4242', expMonth: 12, expYear: 2030 } },
+  },
+  {
+    method: 'POST',
+    path: () => '/v1/subscriptions',
+    body: { plan: 'pro', paymentMethod: existing.card, quantity: 1, metadata: { a: 'b' } },
+  },
+  {
+    method: 'PATCH',
+    path: () => `/v1/subscriptions/${existing.subscription}`,
+    body: { plan: 'pro', quantity: 2, metadata: { a: 'b' } },
+  },
+  { method: 'POST', path: () => `/v1/subscriptions/${existing.subscription}/cancel`, body: {} },
+  {
+    method: 'POST',
+    path: () => '/v1/webhook-endpoints',
+    body: { url: 'https://example.com/h', eventTypes: ['order.created'], description: 'd' },
+  },
+  {
+    method: 'PATCH',
+    path: () => `/v1/webhook-endpoints/${existing.endpoint}`,
+    body: { url: 'https://example.com/h2', eventTypes: ['*'], description: 'd', status: 'active' },
+  },
+  { method: 'POST', path: () => `/v1/webhook-endpoints/${existing.endpoint}/rotate-secret`, body: {} },
+];
+
+/** `value` with some of its leaves (and maybe an extra key per object) replaced by hostile ones. */
+function corrupt(value: unknown, draw: () => number, pick: <T>(a: fc.Arbitrary<T>) => T): unknown {
+  if (Array.isArray(value)) return value.map((v) => corrupt(v, draw, pick));
+  if (typeof value === 'object' && value !== null) {
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) {
+      out[key] = key === 'metadata' && draw() < 0.3 ? pick(hostileMetadata) : corrupt(item, draw, pick);
+    }
+    if (draw() < 0.15)
+      Object.defineProperty(out, pick(hostileKey), { value: pick(hostile), enumerable: true });
+    return out;
+  }
+  if (draw() < 0.35) return typeof value === 'number' ? pick(hostileNumber) : pick(hostile);
+  return value;
+}
+
+function sign(id: string, at: number, body: string): string {
+  const key = Buffer.from(RECEIVER_SECRET.slice('whsec_'.length), 'base64');
+  return `v1,${createHmac('sha256', key).update(`${id}.${at}.${body}`).digest('base64')}`;
+}
+
+describe('fuzz: hostile values in every write endpoint and in signed inbound events', () => {
+  const check = async (response: Response, context: string) => {
+    const text = await response.text();
+    expect(response.status, `${context} -> ${response.status} ${text.slice(0, 300)}`).toBeLessThan(500);
+    if (response.status >= 400) expect(response.headers.get('content-type')).toBe('application/problem+json');
+  };
+
+  it('never answer 5xx to a write endpoint', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...writes),
+        fc.infiniteStream(fc.double({ min: 0, max: 1, noNaN: true })),
+        fc.gen(),
+        async (write, stream, g) => {
+          const numbers = stream[Symbol.iterator]();
+          const body = JSON.stringify(
+            corrupt(
+              write.body,
+              () => numbers.next().value ?? 1,
+              (a) => g(() => a),
+            ),
+          );
+          const response = await fetch(`${server.url}${write.path()}`, {
+            method: write.method,
+            headers: {
+              authorization: `Bearer ${KEY}`,
+              'content-type': 'application/json',
+              'idempotency-key': `fuzz-${Math.random()}`,
+            },
+            body,
+          });
+          await check(response, `${write.method} ${write.path()} ${body.slice(0, 300)}`);
+        },
+      ),
+      { numRuns: Number(process.env.FUZZ_RUNS ?? 200) },
+    );
+  }, 300_000);
+
+  it('acknowledges (2xx) or refuses with 4xx every correctly signed inbound event, never 5xx', async () => {
+    const payload = fc.record({
+      id: hostileString,
+      type: fc.oneof(
+        fc.constantFrom('order.updated', 'subscription.updated', 'payment.succeeded'),
+        hostileString,
+      ),
+      sequence: hostileNumber,
+      data: fc.record({ object: fc.dictionary(hostileKey, hostile, { maxKeys: 5 }) }),
+    });
+    await fc.assert(
+      fc.asyncProperty(payload, fc.string({ minLength: 1, maxLength: 40 }), async (event, suffix) => {
+        const body = JSON.stringify(event);
+        const id = `msg_${suffix.replace(/[^A-Za-z0-9]/g, 'x')}_${Math.random().toString(36).slice(2)}`;
+        const at = Math.floor(Date.now() / 1000);
+        const response = await fetch(`${server.url}/hooks/fuzz`, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            'webhook-id': id,
+            'webhook-timestamp': String(at),
+            'webhook-signature': sign(id, at, body),
+          },
+          body,
+        });
+        await check(response, `/hooks/fuzz ${body.slice(0, 300)}`);
+        expect(response.status, body.slice(0, 300)).toBe(200);
+      }),
+      { numRuns: Number(process.env.FUZZ_RUNS ?? 200) },
+    );
+  }, 300_000);
 });

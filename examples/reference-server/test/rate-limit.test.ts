@@ -40,7 +40,7 @@ function bucketApp(config: RateLimitConfig, clock: { now: number }) {
     error instanceof ProblemError ? error.toResponse() : new Response(null, { status: 500 }),
   );
   app.use((c, next) => {
-    c.set('principal', { keyId: 'key_1', account: 'acct_1', scopes: new Set(['*']) });
+    c.set('principal', { keyId: 'key_1', account: 'acct_1', livemode: false, scopes: new Set(['*']) });
     return next();
   });
   app.use(rateLimit(config, () => clock.now));

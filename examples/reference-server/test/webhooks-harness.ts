@@ -95,6 +95,7 @@ export async function startTestServer(
       NODE_ENV: 'test',
       HOLDFAST_API_KEYS: API_KEYS,
       HOLDFAST_RATE_LIMIT: '10000/1s',
+      HOLDFAST_ADDRESS_RATE_LIMIT: '100000/1s',
       HOLDFAST_ALLOW_PRIVATE_DESTINATIONS: '1',
       ...used.env,
       ...env,

@@ -116,7 +116,7 @@ export function deliveryRoutes(app: App, deps: Deps): void {
   const missing = (id: string) => problem('not_found', { detail: `No delivery ${id}.` });
 
   app.openapi(listDeliveries, async (c) => {
-    const { account } = c.get('principal');
+    const { account, livemode } = c.get('principal');
     const query = c.req.valid('query');
     const page = await paginate(sql, {
       from: sql`holdfast_deliveries`,
@@ -130,17 +130,17 @@ export function deliveryRoutes(app: App, deps: Deps): void {
       filter: { status: query.status, endpoint: query.endpoint, eventType: query.eventType },
       binding: { account, resource: 'deliveries' },
       keyring,
-      map: toDelivery,
+      map: (row) => ({ ...toDelivery(row), livemode }),
     });
     return c.json(page, 200);
   });
 
   app.openapi(getDelivery, async (c) => {
-    const { account } = c.get('principal');
+    const { account, livemode } = c.get('principal');
     const { id } = c.req.valid('param');
     const delivery = await getStoredDelivery(sql, { account, id });
     if (!delivery) throw missing(id);
-    return c.json(delivery, 200);
+    return c.json({ ...delivery, livemode }, 200);
   });
 
   app.openapi(listAttempts, async (c) => {
@@ -164,11 +164,11 @@ export function deliveryRoutes(app: App, deps: Deps): void {
   });
 
   app.openapi(replayDelivery, async (c) => {
-    const { account } = c.get('principal');
+    const { account, livemode } = c.get('principal');
     const { id } = c.req.valid('param');
     const delivery = await replayStoredDelivery(sql, { account, id });
     if (!delivery) throw missing(id);
     c.header('Location', `/v1/deliveries/${delivery.id}`);
-    return c.json(delivery, 202);
+    return c.json({ ...delivery, livemode }, 202);
   });
 }

@@ -4,7 +4,9 @@ import { problem } from '@holdfast/problem-details';
 import { defineSortAllowlist } from '@holdfast/sort-allowlist';
 import { getEvent as getStoredEvent, toEvent } from '@holdfast/webhook-delivery/postgres';
 import { createRoute, z } from '@hono/zod-openapi';
+import { hasScope } from '../auth';
 import type { App, Deps } from '../context';
+import { readableFamilies, readScopeOf } from '../event-types';
 import { problemResponses } from './webhook-openapi';
 import { EventSchema, idParam } from './webhook-schemas';
 
@@ -22,7 +24,8 @@ export const listEvents = createRoute({
   path: '/events',
   tags,
   summary: 'List events',
-  description: 'Events of this account, as delivered to webhook endpoints (the payload of each delivery).',
+  description:
+    'Events of this account and mode, as delivered to webhook endpoints (the payload of each delivery); only those whose resource the key may read (order.* needs orders:read, payment.* payments:read, subscription.* subscriptions:read).',
   request: { query: z.strictObject(listQueryShape(eventSort)) },
   responses: {
     200: { description: 'A page of events.', content: json(pageSchema(EventSchema)) },
@@ -53,11 +56,14 @@ export const getEvent = createRoute({
 export function eventRoutes(app: App, deps: Deps): void {
   const { sql, keyring } = deps;
   app.openapi(listEvents, async (c) => {
-    const { account } = c.get('principal');
+    const principal = c.get('principal');
+    const { account, livemode } = principal;
     const query = c.req.valid('query');
+    // Only events whose resource this key may read (CONTRACT section 10); the rest are absent.
+    const families = readableFamilies((scope) => hasScope(principal, scope));
     const page = await paginate(sql, {
       from: sql`holdfast_events`,
-      where: sql`account_id = ${account}`,
+      where: sql`account_id = ${account} and split_part(type, '.', 1) = any(${sql.array(families)})`,
       allowlist: eventSort,
       sort: query.sort,
       cursor: query.cursor,
@@ -65,15 +71,19 @@ export function eventRoutes(app: App, deps: Deps): void {
       include: query.include,
       binding: { account, resource: 'events' },
       keyring,
-      map: toEvent,
+      map: (row) => ({ ...toEvent(row), livemode }),
     });
     return c.json(page, 200);
   });
   app.openapi(getEvent, async (c) => {
-    const { account } = c.get('principal');
+    const principal = c.get('principal');
+    const { account, livemode } = principal;
     const { id } = c.req.valid('param');
     const event = await getStoredEvent(sql, { account, id });
-    if (!event) throw problem('not_found', { detail: `No event ${id}.` });
-    return c.json(event, 200);
+    // An event of a resource the key may not read is answered as if absent.
+    if (!event || !hasScope(principal, readScopeOf(event.type))) {
+      throw problem('not_found', { detail: `No event ${id}.` });
+    }
+    return c.json({ ...event, livemode }, 200);
   });
 }

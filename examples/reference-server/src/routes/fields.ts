@@ -29,6 +29,11 @@ export const metadata = z
   .refine((value) => Object.keys(value).length <= 50, 'at most 50 keys')
   .meta({ description: 'Up to 50 string values for your own use.', example: { reference: 'A-1042' } });
 
+/** Whether the data is live (made with an `hf_live_` key) or test data (CONTRACT section 10). */
+export const livemode = z
+  .boolean()
+  .meta({ description: 'true for live data (hf_live_ keys), false for test data (hf_test_ keys).' });
+
 /** `{ 'application/json': { schema } }`, the content of a JSON body or response. */
 export const json = <T>(schema: T) => ({ 'application/json': { schema } });
 

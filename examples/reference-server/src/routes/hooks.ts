@@ -1,8 +1,10 @@
-import { nestedDeeperThan, opaqueId, problem } from '@holdfast/problem-details';
+import { nestedDeeperThan, opaqueId, problem, toWellFormedText } from '@holdfast/problem-details';
 import { createVerifier } from '@holdfast/webhook-verifier';
 import { createRoute, z } from '@hono/zod-openapi';
 import type postgres from 'postgres';
+import { tenantOf } from '../auth';
 import type { App, Deps } from '../context';
+import { clientAddress, type Limiter, rateLimiter } from '../rate-limit';
 import { parseReceiverSecrets } from '../receivers';
 import { problemResponses } from './webhook-openapi';
 
@@ -48,8 +50,8 @@ const receive = createRoute({
         },
       },
     },
-    ...problemResponses([400, 401, 404, 413], {
-      400: 'webhook_timestamp_out_of_window (or missing webhook headers).',
+    ...problemResponses([400, 401, 404, 413, 429], {
+      400: 'webhook_timestamp_out_of_window, missing webhook headers, or validation_failed (a webhook-id over 255 characters).',
       401: 'webhook_signature_invalid.',
       404: 'not_found: no receiver of this name.',
     }),
@@ -83,6 +85,32 @@ async function rawBody(request: Request): Promise<Uint8Array> {
   return body;
 }
 
+/** Longest `webhook-id` stored (CONTRACT section 10): a longer one is 400, never stored. */
+const MAX_WEBHOOK_ID = 255;
+
+/**
+ * The JSON view of a verified payload that PostgreSQL's jsonb can hold: U+0000 and lone
+ * surrogates (valid JSON, refused by jsonb) become U+FFFD in keys and strings. The exact bytes
+ * the sender signed are stored beside it, so nothing of an odd but genuine event is lost.
+ */
+function storableView(value: postgres.JSONValue): postgres.JSONValue {
+  if (typeof value === 'string') return toWellFormedText(value).replaceAll('\u0000', '\uFFFD');
+  if (Array.isArray(value)) return value.map(storableView);
+  if (typeof value === 'object' && value !== null) {
+    const out: Record<string, postgres.JSONValue> = {};
+    for (const [key, item] of Object.entries(value)) {
+      Object.defineProperty(out, storableView(key) as string, {
+        value: storableView(item as postgres.JSONValue),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
+    return out;
+  }
+  return value;
+}
+
 /** The `type` of a verified payload, if it has a usable one; anything else is stored as is. */
 function eventTypeOf(payload: unknown): string | null {
   if (typeof payload !== 'object' || payload === null || !('type' in payload)) return null;
@@ -101,7 +129,7 @@ function eventTypeOf(payload: unknown): string | null {
  * hooksRoutes(app, deps); // outside /v1: no API key, raw body
  * ```
  */
-export function hooksRoutes(app: App, deps: Deps): void {
+export function hooksRoutes(app: App, deps: Deps, failures?: Limiter): void {
   const receivers = parseReceiverSecrets(deps.config.receiverSecrets);
   const { sql } = deps;
   // One verifier per receiver, built at start: a short or malformed secret fails the start.
@@ -111,16 +139,34 @@ export function hooksRoutes(app: App, deps: Deps): void {
       createVerifier({ secrets: receiver.secrets, now: () => deps.now() }),
     ]),
   );
+  // Per receiver, counted only once a signature verified (CONTRACT section 10): badly signed
+  // floods are limited per address before this, so they never spend a sender's quota, and
+  // invented names never make a bucket.
+  const limit = rateLimiter(deps.config.rateLimit, deps.now, 'This receiver');
   app.openapi(receive, async (c) => {
     const { name } = c.req.valid('param');
     const receiver = receivers.get(name);
     const verifier = verifiers.get(name);
     if (!receiver || !verifier)
       throw problem('not_found', { detail: `No webhook receiver is named "${name}".` });
+    const webhookId = c.req.header('webhook-id');
+    if (webhookId !== undefined && webhookId.length > MAX_WEBHOOK_ID) {
+      throw problem('validation_failed', {
+        detail: `The webhook-id header is longer than ${MAX_WEBHOOK_ID} characters.`,
+        errors: [{ field: 'webhook-id', code: 'too_long', detail: `At most ${MAX_WEBHOOK_ID} characters.` }],
+      });
+    }
+    // An address whose bad signatures spent its bucket is refused before any verification.
+    const address = clientAddress(c);
+    if (failures && address) failures.check(c, address);
     // SPEC section 6: the raw bytes first, verified before anything of the body is read.
     const body = await rawBody(c.req.raw);
     const verified = verifier.verify(c.req.raw.headers, body);
-    if (!verified.ok) throw problem(verified.code, { detail: verified.detail });
+    if (!verified.ok) {
+      if (failures && address) failures.spend(address);
+      throw problem(verified.code, { detail: verified.detail });
+    }
+    limit.take(c, `hooks:${name}`);
     const parsed = verified.json<postgres.JSONValue>();
     if (!parsed.ok) throw problem('invalid_json', { detail: parsed.detail });
     const payload = parsed.value;
@@ -131,9 +177,11 @@ export function hooksRoutes(app: App, deps: Deps): void {
       });
     }
     const id = opaqueId('inb');
+    const view = storableView(payload);
     const inserted = await sql<{ id: string }[]>`
-      insert into holdfast_inbound_events (id, receiver, account_id, webhook_id, event_type, payload)
-      values (${id}, ${name}, ${receiver.account}, ${verified.id}, ${eventTypeOf(payload)}, ${sql.json(payload)})
+      insert into holdfast_inbound_events (id, receiver, account_id, webhook_id, event_type, payload, raw_body)
+      values (${id}, ${name}, ${tenantOf(receiver.account, receiver.mode)}, ${verified.id},
+        ${eventTypeOf(view)}, ${sql.json(view)}, ${Buffer.from(body.buffer, body.byteOffset, body.byteLength)})
       on conflict (receiver, webhook_id) do nothing
       returning id`;
     if (inserted.length > 0) return c.json({ received: true as const, id, duplicate: false }, 200);

@@ -3,6 +3,7 @@ import { listQueryShape, pageSchema } from '@holdfast/cursor-pagination/zod';
 import { defineSortAllowlist } from '@holdfast/sort-allowlist';
 import { createRoute, z } from '@hono/zod-openapi';
 import type postgres from 'postgres';
+import { isLive } from '../auth';
 import type { App, Deps } from '../context';
 import { problemResponses } from './webhook-openapi';
 import { INBOUND_STATUSES, InboundEventSchema } from './webhook-schemas';
@@ -42,6 +43,7 @@ const listInboundEvents = createRoute({
 export function toInboundEvent(row: postgres.Row): z.infer<typeof InboundEventSchema> {
   return {
     id: row.id,
+    livemode: isLive(row.account_id),
     receiver: row.receiver,
     webhookId: row.webhook_id,
     type: row.event_type,

@@ -41,7 +41,7 @@ export const listNotifications = createRoute({
 export function notificationRoutes(app: App, deps: Deps): void {
   const { sql, keyring } = deps;
   app.openapi(listNotifications, async (c) => {
-    const { account } = c.get('principal');
+    const { account, livemode } = c.get('principal');
     const query = c.req.valid('query');
     const page = await paginate(sql, {
       from: sql`holdfast_notifications`,
@@ -53,7 +53,7 @@ export function notificationRoutes(app: App, deps: Deps): void {
       include: query.include,
       binding: { account, resource: 'notifications' },
       keyring,
-      map: toNotification,
+      map: (row) => ({ ...toNotification(row), livemode }),
     });
     return c.json(page, 200);
   });

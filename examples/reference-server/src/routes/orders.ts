@@ -5,10 +5,11 @@ import { opaqueId, problem } from '@holdfast/problem-details';
 import { defineSortAllowlist } from '@holdfast/sort-allowlist';
 import { createRoute, z } from '@hono/zod-openapi';
 import type postgres from 'postgres';
+import { isLive } from '../auth';
 import type { App, Deps } from '../context';
 import { emit } from '../outbox';
 import { answerRoute } from './answer-route';
-import { currency, iso, json, locationHeader, metadata, minorUnits, timestamp } from './fields';
+import { currency, iso, json, livemode, locationHeader, metadata, minorUnits, timestamp } from './fields';
 import { problemResponses } from './webhook-openapi';
 import { idParam } from './webhook-schemas';
 
@@ -41,6 +42,7 @@ export const refundSort = defineSortAllowlist({
 export const OrderSchema = z
   .object({
     id: z.string().meta({ example: 'ord_2x8Kd0qLw1Yc7VnR4sT9uA' }),
+    livemode,
     status: z.enum(ORDER_STATUSES),
     currency,
     total: minorUnits('The order total.'),
@@ -75,6 +77,7 @@ export const UpdateOrderSchema = z
 export const RefundSchema = z
   .object({
     id: z.string().meta({ example: 're_2x8Kd0qLw1Yc7VnR4sT9uA' }),
+    livemode,
     order: z.string().meta({ example: 'ord_2x8Kd0qLw1Yc7VnR4sT9uA' }),
     amount: minorUnits('The amount refunded.'),
     currency,
@@ -247,6 +250,7 @@ const createRefund = createRoute({
 export function toOrder(row: postgres.Row): z.infer<typeof OrderSchema> {
   return {
     id: row.id,
+    livemode: isLive(row.account_id),
     status: row.status,
     currency: row.currency,
     total: Number(row.total),
@@ -261,6 +265,7 @@ export function toOrder(row: postgres.Row): z.infer<typeof OrderSchema> {
 function toRefund(row: postgres.Row): z.infer<typeof RefundSchema> {
   return {
     id: row.id,
+    livemode: isLive(row.account_id),
     order: row.order_id,
     amount: Number(row.amount),
     currency: row.currency,

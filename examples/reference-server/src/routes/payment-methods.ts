@@ -4,8 +4,9 @@ import { opaqueId, problem } from '@holdfast/problem-details';
 import { defineSortAllowlist } from '@holdfast/sort-allowlist';
 import { createRoute, z } from '@hono/zod-openapi';
 import type postgres from 'postgres';
+import { isLive } from '../auth';
 import type { App, Deps } from '../context';
-import { iso, json, locationHeader, timestamp } from './fields';
+import { iso, json, livemode, locationHeader, timestamp } from './fields';
 import { problemResponses } from './webhook-openapi';
 import { idParam } from './webhook-schemas';
 
@@ -36,6 +37,7 @@ const CardSchema = z
 export const PaymentMethodSchema = z
   .object({
     id: z.string().meta({ example: 'pm_2x8Kd0qLw1Yc7VnR4sT9uA' }),
+    livemode,
     type: z.literal('card'),
     card: CardSchema,
     createdAt: timestamp,
@@ -104,6 +106,7 @@ const deleteRoute = createRoute({
 export function toPaymentMethod(row: postgres.Row): z.infer<typeof PaymentMethodSchema> {
   return {
     id: row.id,
+    livemode: isLive(row.account_id),
     type: 'card',
     card: row.card,
     createdAt: iso(row.created_at),

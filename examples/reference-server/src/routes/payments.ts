@@ -5,10 +5,11 @@ import { opaqueId, problem } from '@holdfast/problem-details';
 import { defineSortAllowlist } from '@holdfast/sort-allowlist';
 import { createRoute, z } from '@hono/zod-openapi';
 import type postgres from 'postgres';
+import { isLive } from '../auth';
 import type { App, Deps } from '../context';
 import { emit } from '../outbox';
 import { answerRoute } from './answer-route';
-import { currency, iso, json, locationHeader, minorUnits, timestamp } from './fields';
+import { currency, iso, json, livemode, locationHeader, minorUnits, timestamp } from './fields';
 import { findPaymentMethod } from './payment-methods';
 import { problemResponses } from './webhook-openapi';
 import { idParam } from './webhook-schemas';
@@ -46,6 +47,7 @@ export const paymentSort = defineSortAllowlist({
 export const PaymentSchema = z
   .object({
     id: z.string().meta({ example: 'pay_2x8Kd0qLw1Yc7VnR4sT9uA' }),
+    livemode,
     status: z.enum(PAYMENT_STATUSES),
     amount: minorUnits('The amount charged.'),
     currency,
@@ -144,6 +146,7 @@ const getRoute = createRoute({
 export function toPayment(row: postgres.Row): z.infer<typeof PaymentSchema> {
   return {
     id: row.id,
+    livemode: isLive(row.account_id),
     status: row.status,
     amount: Number(row.amount),
     currency: row.currency,

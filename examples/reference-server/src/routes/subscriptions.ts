@@ -4,9 +4,10 @@ import { opaqueId, problem } from '@holdfast/problem-details';
 import { defineSortAllowlist } from '@holdfast/sort-allowlist';
 import { createRoute, z } from '@hono/zod-openapi';
 import type postgres from 'postgres';
+import { isLive } from '../auth';
 import type { App, Deps } from '../context';
 import { emit } from '../outbox';
-import { iso, json, locationHeader, metadata, timestamp } from './fields';
+import { iso, json, livemode, locationHeader, metadata, timestamp } from './fields';
 import { findPaymentMethod } from './payment-methods';
 import { problemResponses } from './webhook-openapi';
 import { idParam } from './webhook-schemas';
@@ -32,6 +33,7 @@ const quantity = z.number().int().min(1).max(1_000_000).meta({ description: 'Sea
 export const SubscriptionSchema = z
   .object({
     id: z.string().meta({ example: 'sub_2x8Kd0qLw1Yc7VnR4sT9uA' }),
+    livemode,
     status: z.enum(SUBSCRIPTION_STATUSES),
     paymentMethod: z.string(),
     plan,
@@ -130,6 +132,7 @@ const cancelRoute = createRoute({
 export function toSubscription(row: postgres.Row): z.infer<typeof SubscriptionSchema> {
   return {
     id: row.id,
+    livemode: isLive(row.account_id),
     status: row.status,
     paymentMethod: row.payment_method_id,
     plan: row.plan,

@@ -10,7 +10,9 @@ import {
   updateEndpoint as updateWebhookEndpoint,
 } from '@holdfast/webhook-delivery/postgres';
 import { createRoute, z } from '@hono/zod-openapi';
-import type { App, Deps } from '../context';
+import { hasScope, insufficientScope } from '../auth';
+import type { App, Deps, Principal } from '../context';
+import { EVENT_TYPES, readScopeOf } from '../event-types';
 import { problemResponses } from './webhook-openapi';
 import {
   CreateWebhookEndpointSchema,
@@ -122,6 +124,23 @@ export const rotateSecret = createRoute({
  * webhookEndpointRoutes(v1, deps);
  * ```
  */
+/**
+ * 403 unless `principal` may read what `eventTypes` would push (CONTRACT section 10): a
+ * subscription to `payment.succeeded` needs `payments:read`, to `*` every read scope.
+ */
+function requireEventScopes(principal: Principal, eventTypes: readonly string[] | undefined): void {
+  for (const type of eventTypes ?? []) {
+    const needed = type === '*' ? EVENT_TYPES.map(readScopeOf) : [readScopeOf(type)];
+    const missing = needed.find((scope) => !hasScope(principal, scope));
+    if (missing) {
+      throw insufficientScope(
+        missing,
+        `Subscribing to "${type}" pushes data this API key may not read: it needs the "${missing}" scope.`,
+      );
+    }
+  }
+}
+
 export function webhookEndpointRoutes(app: App, deps: Deps): void {
   const { sql, keyring, config } = deps;
   const destination = {
@@ -131,7 +150,7 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
   const missing = (id: string) => problem('not_found', { detail: `No webhook endpoint ${id}.` });
 
   app.openapi(listEndpoints, async (c) => {
-    const { account } = c.get('principal');
+    const { account, livemode } = c.get('principal');
     const query = c.req.valid('query');
     const page = await paginate(sql, {
       from: sql`holdfast_webhook_endpoints`,
@@ -143,35 +162,37 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
       include: query.include,
       binding: { account, resource: 'webhook_endpoints' },
       keyring,
-      map: toEndpoint,
+      map: (row) => ({ ...toEndpoint(row), livemode }),
     });
     return c.json(page, 200);
   });
 
   app.openapi(createEndpoint, async (c) => {
-    const { account } = c.get('principal');
+    const { account, livemode } = c.get('principal');
     const body = c.req.valid('json');
+    requireEventScopes(c.get('principal'), body.eventTypes);
     const { endpoint, secret } = await createWebhookEndpoint(
       sql,
       { account, url: body.url, eventTypes: body.eventTypes, description: body.description },
       destination,
     );
     c.header('Location', `/v1/webhook-endpoints/${endpoint.id}`);
-    return c.json({ ...endpoint, secret }, 201);
+    return c.json({ ...endpoint, livemode, secret }, 201);
   });
 
   app.openapi(getEndpoint, async (c) => {
-    const { account } = c.get('principal');
+    const { account, livemode } = c.get('principal');
     const { id } = c.req.valid('param');
     const endpoint = await getWebhookEndpoint(sql, { account, id });
     if (!endpoint) throw missing(id);
-    return c.json(endpoint, 200);
+    return c.json({ ...endpoint, livemode }, 200);
   });
 
   app.openapi(updateEndpoint, async (c) => {
-    const { account } = c.get('principal');
+    const { account, livemode } = c.get('principal');
     const { id } = c.req.valid('param');
     const body = c.req.valid('json');
+    requireEventScopes(c.get('principal'), body.eventTypes);
     const endpoint = await updateWebhookEndpoint(
       sql,
       {
@@ -185,7 +206,7 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
       destination,
     );
     if (!endpoint) throw missing(id);
-    return c.json(endpoint, 200);
+    return c.json({ ...endpoint, livemode }, 200);
   });
 
   app.openapi(deleteEndpoint, async (c) => {
@@ -196,10 +217,10 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
   });
 
   app.openapi(rotateSecret, async (c) => {
-    const { account } = c.get('principal');
+    const { account, livemode } = c.get('principal');
     const { id } = c.req.valid('param');
     const rotated = await rotateWebhookSecret(sql, { account, id });
     if (!rotated) throw missing(id);
-    return c.json({ ...rotated.endpoint, secret: rotated.secret }, 200);
+    return c.json({ ...rotated.endpoint, livemode, secret: rotated.secret }, 200);
   });
 }

@@ -1,11 +1,10 @@
 import { defineSortAllowlist } from '@holdfast/sort-allowlist';
 import { z } from '@hono/zod-openapi';
 import { EVENT_TYPES } from '../event-types';
+import { livemode, timestamp } from './fields';
 
 // Representations of the webhook resources (CONTRACT sections 5 and 6) and their sort
 // allowlists: the single source for validation, responses and the OpenAPI document.
-
-const timestamp = z.iso.datetime().meta({ example: '2026-11-22T16:30:19.123Z' });
 
 /** An opaque id with the given prefix, for path parameters. */
 export function idParam(prefix: string, description: string) {
@@ -50,6 +49,7 @@ const SUBSCRIBED_TYPE = z
 export const WebhookEndpointSchema = z
   .object({
     id: z.string().meta({ example: 'we_2x8Kd0qLw1Yc7VnR4sT9uA' }),
+    livemode,
     url: z.string().meta({ example: 'https://example.com/hooks/holdfast' }),
     description: z.string().nullable(),
     eventTypes: z.array(z.string()).meta({ description: 'Event types delivered; empty means every type.' }),
@@ -89,6 +89,7 @@ export const UpdateWebhookEndpointSchema = z
 export const EventSchema = z
   .object({
     id: z.string().meta({ example: 'evt_2x8Kd0qLw1Yc7VnR4sT9uA' }),
+    livemode,
     // A string, not an enum: a client generated from this document keeps working when a new
     // event type ships. Subscriptions, by contrast, accept only the types that exist.
     type: z
@@ -109,6 +110,7 @@ export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed', 'dead'] as c
 export const DeliverySchema = z
   .object({
     id: z.string().meta({ example: 'dlv_2x8Kd0qLw1Yc7VnR4sT9uA' }),
+    livemode,
     event: z.string().meta({ description: 'The event id; also the Webhook-Id header.' }),
     eventType: z.string(),
     endpoint: z.string().meta({ description: 'The webhook endpoint id.' }),
@@ -142,6 +144,7 @@ export const AttemptSchema = z
 export const NotificationSchema = z
   .object({
     id: z.string(),
+    livemode,
     type: z.string().meta({ example: 'webhook_endpoint.disabling' }),
     message: z.string(),
     endpoint: z.string().nullable(),
@@ -155,6 +158,7 @@ export const INBOUND_STATUSES = ['pending', 'processed', 'stale', 'ignored', 'fa
 export const InboundEventSchema = z
   .object({
     id: z.string().meta({ example: 'inb_2x8Kd0qLw1Yc7VnR4sT9uA' }),
+    livemode,
     receiver: z.string().meta({ description: 'The {name} of /hooks/{name}.' }),
     webhookId: z.string().meta({ description: 'The Webhook-Id header: the deduplication key.' }),
     type: z.string().nullable(),
