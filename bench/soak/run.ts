@@ -1,0 +1,152 @@
+// bench/soak (delivery-engine issue): the reference server exactly as `npm start` runs it
+// (src/main.ts through tsx, its own defaults for workers, polling and concurrency) on real
+// PostgreSQL, one endpoint subscribed to order.created and a fast local receiver. `seconds` of
+// POST /v1/orders at full speed (autocannon, 64 connections), then it waits for the last
+// webhook. Ends with one line: `soak: <orders> orders, <delivered> delivered, drained <s> s after load`.
+//
+//   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npx tsx bench/soak/run.ts [seconds]
+//
+// Three settings differ from a bare `npm start`, each because the bench needs it, none touching
+// the delivery engine: the per-key rate limit is lifted (100/s would cap the load, not measure
+// the engine), private destinations are allowed (the receiver is on 127.0.0.1), and the server
+// runs in a fresh schema of the given database.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import postgres from 'postgres';
+
+const base = process.env.DATABASE_URL;
+if (!base) {
+  console.error('bench/soak needs DATABASE_URL (a real PostgreSQL).');
+  process.exit(1);
+}
+const seconds = Number(process.argv[2] ?? 30);
+const schema = `bench_soak_${randomBytes(4).toString('hex')}`;
+const admin = postgres(base, { max: 1, onnotice: () => {} });
+await admin.unsafe(`create schema ${schema}`);
+const databaseUrl = new URL(base);
+databaseUrl.searchParams.set('options', `-c search_path=${schema}`);
+const KEY = `hf_test_${randomBytes(18).toString('base64url')}`;
+
+// The receiver: 204 at once, counting distinct Webhook-Ids, and when the last one came.
+const received = new Set<string>();
+let lastArrival = 0;
+const receiver = createServer((req, res) => {
+  req.resume();
+  req.on('end', () => {
+    const id = req.headers['webhook-id'];
+    if (typeof id === 'string') received.add(id);
+    lastArrival = performance.now();
+    res.statusCode = 204;
+    res.end();
+  });
+});
+const receiverPort = await new Promise<number>((resolve) =>
+  receiver.listen(0, '127.0.0.1', () => {
+    const address = receiver.address();
+    resolve(typeof address === 'object' && address ? address.port : 0);
+  }),
+);
+
+const serverDir = fileURLToPath(new URL('../../examples/reference-server/', import.meta.url));
+const child: ChildProcess = spawn(
+  process.execPath,
+  ['--import', 'tsx', '--conditions=@holdfast/source', 'src/main.ts'],
+  {
+    cwd: serverDir,
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl.toString(),
+      PORT: '0',
+      HOLDFAST_API_KEYS: JSON.stringify([{ key: KEY, account: 'acct_soak', scopes: ['*'] }]),
+      HOLDFAST_RATE_LIMIT: '1000000/1s',
+      HOLDFAST_ALLOW_PRIVATE_DESTINATIONS: '1',
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  },
+);
+const url = await new Promise<string>((resolve, reject) => {
+  let out = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    out += chunk.toString('utf8');
+    const match = /listening on (http:\/\/[^\s]+)/.exec(out);
+    if (match?.[1]) resolve(match[1]);
+  });
+  child.once('exit', (code) => reject(new Error(`the server exited (${code}) before listening`)));
+});
+
+const rssMiB = () => {
+  const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+};
+const headers = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' };
+
+try {
+  const endpoint = await fetch(`${url}/v1/webhook-endpoints`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ url: `http://127.0.0.1:${receiverPort}/hook`, eventTypes: ['order.created'] }),
+  });
+  if (endpoint.status !== 201) throw new Error(`endpoint: ${endpoint.status} ${await endpoint.text()}`);
+  // Warm up (JIT, pools), then measure memory before the load.
+  await autocannon({
+    url: `${url}/v1/orders`,
+    method: 'POST',
+    headers,
+    body: '{"currency":"EUR","total":100}',
+    duration: 2,
+    connections: 8,
+  });
+  const warmOrders = received.size;
+  await new Promise((r) => setTimeout(r, 3_000));
+  const rssBefore = rssMiB();
+
+  const load = await autocannon({
+    url: `${url}/v1/orders`,
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ currency: 'EUR', total: 4200, description: 'soak' }),
+    duration: seconds,
+    connections: 64,
+  });
+  const loadEnded = performance.now();
+  const created = load['2xx'];
+  const non2xx = load.non2xx + load.errors + load.timeouts;
+  const deliveredAtLoadEnd = received.size;
+  const [row] = await admin.unsafe(`select count(*)::int as n from ${schema}.holdfast_orders`);
+  const orders = Number(row?.n ?? 0);
+  // Wait for the last webhook (at most 10 minutes).
+  const deadline = performance.now() + 600_000;
+  while (received.size < orders && performance.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  const drained = Math.max(0, (lastArrival - loadEnded) / 1000);
+  const rssAfter = rssMiB();
+
+  console.log(
+    `\nbench/soak: the reference server as npm start runs it, PostgreSQL, ${seconds} s of POST /v1/orders (64 connections)`,
+  );
+  console.log(`machine load: ${readFileSync('/proc/loadavg', 'utf8').trim()}\n`);
+  console.log('| what | value |');
+  console.log('|---|---:|');
+  console.log(`| orders created during the load (2xx) | ${created} |`);
+  console.log(`| orders in the database (warm-up included) | ${orders} |`);
+  console.log(`| non-2xx answers, errors and timeouts | ${non2xx} |`);
+  console.log(`| orders/s | ${Math.round(load.requests.average)} |`);
+  console.log(`| webhooks received when the load ended | ${deliveredAtLoadEnd - warmOrders} of ${created} |`);
+  console.log(`| webhooks received in all (distinct ids) | ${received.size} |`);
+  console.log(`| last webhook after the last order | ${drained.toFixed(1)} s |`);
+  console.log(
+    `| server RSS before / after | ${rssBefore.toFixed(0)} / ${rssAfter.toFixed(0)} MiB (${(rssAfter / rssBefore).toFixed(2)}x) |`,
+  );
+  console.log(
+    `\nsoak: ${orders} orders, ${received.size} delivered, drained ${drained.toFixed(1)} s after load`,
+  );
+} finally {
+  child.kill('SIGTERM');
+  await new Promise((r) => child.once('exit', r));
+  receiver.close();
+  await admin.unsafe(`drop schema ${schema} cascade`);
+  await admin.end();
+}
