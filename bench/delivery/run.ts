@@ -5,7 +5,7 @@
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test \
 //     npx tsx --conditions=@holdfast/source bench/delivery/run.ts
 // Workers run as child processes with the reference server's defaults (concurrency 128,
-// perEndpointConcurrency 32, pollMs 100); the receiver (204 at once) and the loader run here.
+// perEndpointConcurrency 100, pollMs 100); the receiver (204 at once) and the loader run here.
 // Runs in a fresh schema, dropped at the end. Ends with
 //   delivery: 1 process <n>/s, 2 processes <m>/s, bare limit <b>/s
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -26,7 +26,7 @@ const EVENTS = Number(process.env.EVENTS ?? 20_000);
 const ROUNDS = Number(process.env.ROUNDS ?? 2);
 const TXS = Number(process.env.TXS ?? 300);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 128);
-const PER_ENDPOINT = Number(process.env.PER_ENDPOINT ?? 32);
+const PER_ENDPOINT = Number(process.env.PER_ENDPOINT ?? 100);
 const POLL_MS = Number(process.env.POLL_MS ?? 100);
 const SLOW_MS = 5_000;
 const base = process.env.DATABASE_URL;
@@ -77,7 +77,13 @@ const children = new Set<ChildProcess>();
 function child(file: string, env: Record<string, string> = {}): Promise<ChildProcess> {
   const proc = spawn(
     process.execPath,
-    ['--conditions=@holdfast/source', '--import', 'tsx', fileURLToPath(new URL(file, import.meta.url))],
+    [
+      '--conditions=@holdfast/source',
+      '--import',
+      'tsx',
+      ...(process.env.PROFILE ? ['--cpu-prof', '--cpu-prof-dir=/tmp/bench-prof'] : []),
+      fileURLToPath(new URL(file, import.meta.url)),
+    ],
     {
       env: {
         ...process.env,
@@ -232,21 +238,38 @@ interface PlanSummary {
   text: string;
 }
 
+/** Runs `work` in a transaction that is rolled back (EXPLAIN ANALYZE really leases). */
+async function rolledBack<T>(work: (tx: postgres.TransactionSql) => Promise<T>): Promise<T> {
+  let result: { value: T } | undefined;
+  await sql
+    .begin(async (tx) => {
+      result = { value: await work(tx) };
+      throw new Error('rollback');
+    })
+    .catch((error: unknown) => {
+      if (!(error instanceof Error && error.message === 'rollback')) throw error;
+    });
+  if (!result) throw new Error('no result');
+  return result.value;
+}
+
 /** EXPLAIN (ANALYZE, BUFFERS) of one lease round (limit 128), rolled back. */
 async function explainLease(due: number, endpoints: number): Promise<PlanSummary> {
   let summary: PlanSummary | undefined;
+  const request = () => ({
+    owner: 'explain',
+    limit: CONCURRENCY,
+    perEndpoint: PER_ENDPOINT,
+    at: new Date(),
+    leaseMs: 40_000,
+    paused: [],
+  });
+  const text = await rolledBack(
+    (tx) => tx`explain (analyze, buffers, costs off, timing off) ${leaseStatement(tx, request())}`,
+  );
   await sql
     .begin(async (tx) => {
-      const request = {
-        owner: 'explain',
-        limit: CONCURRENCY,
-        perEndpoint: PER_ENDPOINT,
-        at: new Date(),
-        leaseMs: 40_000,
-        paused: [],
-      };
-      const [json] = await tx`explain (analyze, buffers, format json) ${leaseStatement(tx, request)}`;
-      const text = await tx`explain (analyze, buffers, costs off, timing off) ${leaseStatement(tx, request)}`;
+      const [json] = await tx`explain (analyze, buffers, format json) ${leaseStatement(tx, request())}`;
       // PostgreSQL's JSON plan format: https://www.postgresql.org/docs/current/sql-explain.html
       const plans: unknown = json?.['QUERY PLAN'];
       const plan = Array.isArray(plans)
@@ -321,13 +344,27 @@ async function enqueueCost(): Promise<{ alone: number; withEvent: number }> {
 }
 
 const loadAverage = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+const progress = (what: string) => console.error(`[bench/delivery ${new Date().toISOString()}] ${what}`);
+if (process.env.BENCH_ONLY === 'throughput') {
+  for (const mode of ['bare', 1, 2] as Mode[]) progress(`${mode}: ${(await throughput(mode)).toFixed(0)}/s`);
+  await Promise.all([...children].map(stop));
+  server.closeAllConnections();
+  server.close();
+  await sql.end();
+  await admin.unsafe(`drop schema ${benchSchema} cascade`);
+  await admin.end();
+  process.exit(0);
+}
 try {
   const loadBefore = loadAverage();
   const samples: Record<string, number[]> = { bare: [], '1': [], '2': [] };
   // Alternate the order each round, so drift in the machine's load reaches every mode.
   for (let round = 0; round < ROUNDS; round += 1) {
     const order: Mode[] = round % 2 ? [2, 1, 'bare'] : ['bare', 1, 2];
-    for (const mode of order) samples[String(mode)]?.push(await throughput(mode));
+    for (const mode of order) {
+      samples[String(mode)]?.push(await throughput(mode));
+      progress(`throughput ${mode}: ${samples[String(mode)]?.at(-1)?.toFixed(0)}/s`);
+    }
   }
   const best = (xs: number[] | undefined) => Math.max(0, ...(xs ?? []));
   const [bare, one, two] = [best(samples.bare), best(samples['1']), best(samples['2'])];
@@ -338,7 +375,9 @@ try {
     alone.push(await fairness(false));
     beside.push(await fairness(true));
   }
+  progress(`fairness alone ${alone.join(', ')}, beside ${beside.join(', ')}`);
   const delay = await backlogDelay();
+  progress('backlog done');
   const plans = await scaleModel();
   const cost = await enqueueCost();
   const loadAfter = loadAverage();

@@ -9,7 +9,7 @@ const worker = createDeliveryWorker({
   sql,
   allowPrivateDestinations: true,
   concurrency: Number(process.env.CONCURRENCY ?? 128),
-  perEndpointConcurrency: Number(process.env.PER_ENDPOINT ?? 32),
+  perEndpointConcurrency: Number(process.env.PER_ENDPOINT ?? 100),
   pollMs: Number(process.env.POLL_MS ?? 100),
   onError: (error) => console.error('bench worker:', error),
 });

@@ -33,10 +33,12 @@ export interface LeaseRequest {
 /**
  * Leases due deliveries in one statement, fair across endpoints (CONTRACT section 6; issue 16):
  *
- * 1. Up to `limit` endpoints with due work, in random order, whose pacing row is free
- *    (`FOR UPDATE SKIP LOCKED`: a worker never waits for another, and holds the row for this one
- *    statement only), that are not paused by a `Retry-After`, and that have room under their
- *    adaptive limit or an expired lease to take over.
+ * 1. Up to `limit` endpoints with due work, picked in random order (fairness), not paused by a
+ *    `Retry-After`, with room under their adaptive limit or an expired lease to take over. Their
+ *    pacing rows are then locked in id order (`FOR UPDATE`, so two workers' rounds never
+ *    deadlock): a worker waits the few milliseconds another's statement holds a row rather than
+ *    skipping it, which made two workers on one hot endpoint slower than one. The lock is held
+ *    for this one statement only; the room is re-read from the locked row.
  * 2. For each, first the deliveries whose lease expired (a dead worker's: they already count as
  *    in flight), then due unleased ones up to the room left, the token bucket of `max_per_second`
  *    and an equal share of `limit`, oldest due first, each `FOR UPDATE SKIP LOCKED`.
@@ -58,14 +60,8 @@ export async function leaseDue(sql: postgres.Sql, request: LeaseRequest): Promis
 export function leaseStatement(sql: Sql, request: LeaseRequest): postgres.PendingQuery<LeasedRow[]> {
   const { at, perEndpoint: max } = request;
   return sql<LeasedRow[]>`
-    with candidates as materialized (
-      select p.endpoint_id,
-             floor(least(coalesce(p.concurrency_limit, ${max}), ${max}))::int - p.in_flight as room,
-             case when e.max_per_second is null then null else least(
-               greatest(1.0, e.max_per_second / 10.0),
-               coalesce(p.tokens, greatest(1.0, e.max_per_second / 10.0))
-                 + extract(epoch from ${at}::timestamptz - coalesce(p.tokens_at, ${at}::timestamptz)) * e.max_per_second
-             ) end as tokens
+    with eligible as (
+      select p.endpoint_id
       from holdfast_endpoint_pacing p
       join holdfast_webhook_endpoints e on e.id = p.endpoint_id
       where e.status = 'active' and e.deleted_at is null
@@ -82,7 +78,21 @@ export function leaseStatement(sql: Sql, request: LeaseRequest): postgres.Pendin
                  and d.status in ('pending', 'failed')))
       order by random()
       limit ${request.limit}
-      for update of p skip locked
+    ),
+    candidates as materialized (
+      select p.endpoint_id,
+             floor(least(coalesce(p.concurrency_limit, ${max}), ${max}))::int - p.in_flight as room,
+             case when e.max_per_second is null then null else least(
+               greatest(1.0, e.max_per_second / 10.0),
+               coalesce(p.tokens, greatest(1.0, e.max_per_second / 10.0))
+                 + extract(epoch from ${at}::timestamptz - coalesce(p.tokens_at, ${at}::timestamptz)) * e.max_per_second
+             ) end as tokens
+      from holdfast_endpoint_pacing p
+      join holdfast_webhook_endpoints e on e.id = p.endpoint_id
+      where p.endpoint_id in (select endpoint_id from eligible)
+        and (p.paused_until is null or p.paused_until <= ${at})
+      order by p.endpoint_id
+      for update of p
     ),
     share as (
       select greatest(1, ceil(${request.limit}::numeric / greatest(1, count(*))))::int as n from candidates

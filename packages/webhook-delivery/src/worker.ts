@@ -72,6 +72,9 @@ export interface DeliveryWorker {
 const FLUSH_MAX = 512;
 /** Most endpoints whose prepared signer is kept. */
 const SIGNERS_MAX = 1000;
+/** A worker that leased within this long counts as busy and polls every `BUSY_POLL_MS`. */
+const BUSY_MS = 1_000;
+const BUSY_POLL_MS = 20;
 /** How often a worker recounts in-flight leases (repairing counts changed by hand). */
 const RECONCILE_MS = 10_000;
 
@@ -136,6 +139,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
   let loop: Promise<void> | undefined;
   let wake: (() => void) | undefined;
   let lastReconcile = 0;
+  let lastLeased = 0;
 
   // Each endpoint's signer, prepared once (its keys decoded) and kept while its secrets stay
   // the same: every attempt is still signed afresh, with its own timestamp.
@@ -356,9 +360,13 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
             onError(error);
           }
           if (!running) break;
+          if (leased > 0) lastLeased = now();
           if (leased > 0 && inFlight.size < concurrency) continue;
+          // While deliveries flow, poll sooner: slots another worker frees are only seen by
+          // asking, and waiting a whole idle interval for them left them unused.
+          const wait = now() - lastLeased < BUSY_MS ? Math.min(pollMs, BUSY_POLL_MS) : pollMs;
           await new Promise<void>((resolve) => {
-            const timer = setTimeout(resolve, pollMs);
+            const timer = setTimeout(resolve, wait);
             wake = () => {
               clearTimeout(timer);
               resolve();
