@@ -20,7 +20,7 @@ import {
   updateEndpoint,
 } from '@holdfast/webhook-delivery/postgres';
 import postgres from 'postgres';
-import { leaseStatement } from '../../packages/webhook-delivery/src/lease';
+import { leaseStatement, reserveStatement } from '../../packages/webhook-delivery/src/lease';
 
 const EVENTS = Number(process.env.EVENTS ?? 20_000);
 const ROUNDS = Number(process.env.ROUNDS ?? 2);
@@ -264,30 +264,41 @@ async function explainLease(due: number, endpoints: number): Promise<PlanSummary
     leaseMs: 40_000,
     paused: [],
   });
-  const text = await rolledBack(
-    (tx) => tx`explain (analyze, buffers, costs off, timing off) ${leaseStatement(tx, request())}`,
-  );
-  await sql
-    .begin(async (tx) => {
-      const [json] = await tx`explain (analyze, buffers, format json) ${leaseStatement(tx, request())}`;
-      // PostgreSQL's JSON plan format: https://www.postgresql.org/docs/current/sql-explain.html
-      const plans: unknown = json?.['QUERY PLAN'];
-      const plan = Array.isArray(plans)
-        ? (plans[0] as { Plan: Record<string, number>; 'Execution Time': number } | undefined)
-        : undefined;
-      summary = {
-        due,
-        endpoints,
-        ms: plan?.['Execution Time'] ?? 0,
-        buffers: (plan?.Plan['Shared Hit Blocks'] ?? 0) + (plan?.Plan['Shared Read Blocks'] ?? 0),
-        leased: plan?.Plan['Actual Rows'] ?? 0,
-        text: text.map((row) => String(row['QUERY PLAN'])).join('\n'),
-      };
-      throw new Error('rollback');
-    })
-    .catch((error: unknown) => {
-      if (!(error instanceof Error && error.message === 'rollback')) throw error;
+  // Both statements of a lease round, each in a rolled-back transaction: the reserve, and the
+  // lease with the grants a reserve returned.
+  const explain = async (format: 'json' | 'text') => {
+    const options =
+      format === 'json' ? 'analyze, buffers, format json' : 'analyze, buffers, costs off, timing off';
+    const reserve = await rolledBack(
+      (tx) => tx`explain (${tx.unsafe(options)}) ${reserveStatement(tx, request())}`,
+    );
+    const lease = await rolledBack(async (tx) => {
+      const grants = [...(await reserveStatement(tx, request()))];
+      return tx`explain (${tx.unsafe(options)}) ${leaseStatement(tx, request(), grants)}`;
     });
+    return { reserve, lease };
+  };
+  const text = await explain('text');
+  const json = await explain('json');
+  const planOf = (rows: postgres.RowList<postgres.Row[]>) => {
+    // PostgreSQL's JSON plan format: https://www.postgresql.org/docs/current/sql-explain.html
+    const plans: unknown = rows[0]?.['QUERY PLAN'];
+    return Array.isArray(plans)
+      ? (plans[0] as { Plan: Record<string, number>; 'Execution Time': number } | undefined)
+      : undefined;
+  };
+  const reserve = planOf(json.reserve);
+  const lease = planOf(json.lease);
+  const buffers = (plan: typeof reserve) =>
+    (plan?.Plan['Shared Hit Blocks'] ?? 0) + (plan?.Plan['Shared Read Blocks'] ?? 0);
+  summary = {
+    due,
+    endpoints,
+    ms: (reserve?.['Execution Time'] ?? 0) + (lease?.['Execution Time'] ?? 0),
+    buffers: buffers(reserve) + buffers(lease),
+    leased: lease?.Plan['Actual Rows'] ?? 0,
+    text: [...text.reserve, ...text.lease].map((row) => String(row['QUERY PLAN'])).join('\n'),
+  };
   if (!summary) throw new Error('no plan');
   return summary;
 }

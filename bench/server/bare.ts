@@ -60,27 +60,40 @@ app.post('/v1/orders', async (c) => {
               ${tx.json({})}, ${now}, ${now})
       returning *`;
     if (!order) throw new Error('no row');
-    const [seq] = await tx`
-      insert into holdfast_resource_sequences (resource_id, sequence) values (${order.id}, 1)
-      on conflict (resource_id) do update set sequence = holdfast_resource_sequences.sequence + 1
-      returning sequence`;
-    const event = {
-      id: id('evt'),
+    // The outbox, as @holdfast/webhook-delivery's enqueueEvent sends it: one statement (the
+    // resource's sequence, the event carrying it, the fan-out).
+    const eventId = id('evt');
+    const text = JSON.stringify({
+      id: eventId,
       type: 'order.created',
-      sequence: Number(seq?.sequence),
+      createdAt: now.toISOString(),
+      sequence: 0,
       data: { object: order },
-    };
+    });
+    const at = text.indexOf('"sequence":0') + '"sequence":'.length;
     await tx`
-      insert into holdfast_events (id, account_id, type, resource_id, sequence, payload, created_at)
-      values (${event.id}, ${account}, ${event.type}, ${order.id}, ${event.sequence}, ${JSON.stringify(event)}, ${now})`;
-    await tx`
-      insert into holdfast_deliveries
-        (id, account_id, event_id, endpoint_id, event_type, status, next_attempt_at, created_at, updated_at)
-      select 'dlv_' || replace(gen_random_uuid()::text, '-', ''), ${account}, ${event.id}, e.id, ${event.type},
-             'pending', ${now}, ${now}, ${now}
-      from holdfast_webhook_endpoints e
-      where e.account_id = ${account} and e.status = 'active' and e.deleted_at is null
-        and (cardinality(e.event_types) = 0 or ${event.type} = any(e.event_types) or '*' = any(e.event_types))`;
+      with seq as (
+        insert into holdfast_resource_sequences (resource_id, sequence) values (${order.id}, 1)
+        on conflict (resource_id) do update set sequence = holdfast_resource_sequences.sequence + 1
+        returning sequence
+      ),
+      ev as (
+        insert into holdfast_events (id, account_id, type, resource_id, sequence, payload, created_at)
+        select ${eventId}, ${account}, 'order.created', ${order.id}, seq.sequence,
+               ${text.slice(0, at)} || seq.sequence::text || ${text.slice(at + 1)}, ${now}
+        from seq
+        returning id
+      ),
+      fan as (
+        insert into holdfast_deliveries
+          (id, account_id, event_id, endpoint_id, event_type, status, next_attempt_at, created_at, updated_at)
+        select 'dlv_' || replace(gen_random_uuid()::text, '-', ''), ${account}, ev.id, e.id, 'order.created',
+               'pending', ${now}, ${now}, ${now}
+        from ev, holdfast_webhook_endpoints e
+        where e.account_id = ${account} and e.status = 'active' and e.deleted_at is null
+          and (cardinality(e.event_types) = 0 or 'order.created' = any(e.event_types) or '*' = any(e.event_types))
+      )
+      select sequence from seq`;
     // Sent without waiting, so COMMIT follows it in the same round trip, as the idempotency
     // package does.
     stored = tx`

@@ -113,6 +113,8 @@ const median = (values: number[]) => {
 };
 
 const rows: string[] = [];
+const costs: number[] = [];
+let oursPost = 0;
 for (const [label, method] of [
   ['GET /v1/orders', 'GET'],
   ['POST /v1/orders (fresh Idempotency-Key)', 'POST'],
@@ -134,6 +136,8 @@ for (const [label, method] of [
   const b = summary(samples.bare);
   const o = summary(samples.ours);
   const cost = 1 - o.rps / b.rps;
+  costs.push(cost);
+  if (method === 'POST') oursPost = o.rps;
   rows.push(
     `| ${label} | ${b.rps.toFixed(0)} | ${b.p99} | ${b.cpu.toFixed(3)} | ${o.rps.toFixed(0)} | ${o.p99} | ${o.cpu.toFixed(3)} | **${(cost * 100).toFixed(1)}%** | ${b.bad + o.bad} |`,
   );
@@ -160,6 +164,11 @@ console.log(
 );
 console.log(
   '\nCost = 1 - Holdfast req/s / bare req/s. Target: at most 25% for our stack (auth, rate limit, validation, signed cursors, row mapping, problem+json, idempotency logic).',
+);
+
+const insertAlone = median(insertOnly.map((s) => s.rps));
+console.log(
+  `\nserver: GET cost ${((costs[0] ?? 0) * 100).toFixed(2)}%, POST cost ${((costs[1] ?? 0) * 100).toFixed(2)}%, POST vs bare insert ${(oursPost / insertAlone).toFixed(2)}x`,
 );
 
 for (const target of [ours, bare]) {

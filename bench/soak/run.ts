@@ -116,12 +116,24 @@ try {
   const created = load['2xx'];
   const non2xx = load.non2xx + load.errors + load.timeouts;
   const deliveredAtLoadEnd = received.size;
-  const [row] = await admin.unsafe(`select count(*)::int as n from ${schema}.holdfast_orders`);
-  const orders = Number(row?.n ?? 0);
-  // Wait for the last webhook (at most 10 minutes).
+  // Requests in flight when autocannon stopped still commit afterwards: count the orders again
+  // until the count stops moving, and wait for every one's webhook (at most 10 minutes).
+  const countOrders = async () =>
+    Number((await admin.unsafe(`select count(*)::int as n from ${schema}.holdfast_orders`))[0]?.n ?? 0);
+  let orders = await countOrders();
   const deadline = performance.now() + 600_000;
-  while (received.size < orders && performance.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  for (;;) {
+    while (received.size < orders && performance.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
+    const again = await countOrders();
+    if (again === orders || performance.now() >= deadline) break;
+    orders = again;
+  }
   const drained = Math.max(0, (lastArrival - loadEnded) / 1000);
+  const rssDrained = rssMiB();
+  // V8 gives heap pages back only after a few idle seconds (its memory reducer), so RSS is read
+  // again after 10 s of quiet; both are printed.
+  await new Promise((r) => setTimeout(r, 10_000));
   const rssAfter = rssMiB();
 
   console.log(
@@ -138,8 +150,22 @@ try {
   console.log(`| webhooks received in all (distinct ids) | ${received.size} |`);
   console.log(`| last webhook after the last order | ${drained.toFixed(1)} s |`);
   console.log(
-    `| server RSS before / after | ${rssBefore.toFixed(0)} / ${rssAfter.toFixed(0)} MiB (${(rssAfter / rssBefore).toFixed(2)}x) |`,
+    `| server RSS before / when drained / 10 s later | ${rssBefore.toFixed(0)} / ${rssDrained.toFixed(0)} / ${rssAfter.toFixed(0)} MiB (${(rssDrained / rssBefore).toFixed(2)}x, ${(rssAfter / rssBefore).toFixed(2)}x) |`,
   );
+  const verdicts = [
+    [
+      `every order's webhook arrived (${received.size} distinct ids for ${orders} orders)`,
+      received.size >= orders,
+    ],
+    [`the last arrived within 10 s of the last order (${drained.toFixed(1)} s)`, drained <= 10],
+    [`0 non-2xx (${non2xx})`, non2xx === 0],
+    [
+      `server RSS after at most 1.5x before (${(rssAfter / rssBefore).toFixed(2)}x)`,
+      rssAfter <= 1.5 * rssBefore,
+    ],
+  ] as const;
+  console.log('');
+  for (const [what, ok] of verdicts) console.log(`${ok ? 'ok  ' : 'FAIL'} ${what}`);
   console.log(
     `\nsoak: ${orders} orders, ${received.size} delivered, drained ${drained.toFixed(1)} s after load`,
   );

@@ -3,9 +3,10 @@
  * small row per endpoint that every worker shares through the database, so the in-flight bound,
  * the adaptive limit (AIMD), the `Retry-After` pause and the rate's token bucket hold across
  * workers and processes. `in_flight` counts deliveries whose lease is set (live or expired and
- * not yet taken over): the lease statement raises it and the outcome statement lowers it in the
- * same statement that sets or clears the leases, so a lease costs one statement and no
- * transaction; a rare reconciliation fixes what a replay's lease reset leaves. The rows are
+ * not yet taken over) plus slots granted to a lease round in progress: a short reserve statement
+ * raises it (`last_grant` returns what it granted) and the outcome statement lowers it in the
+ * statement that clears the leases, so there is no lease transaction; a periodic recount returns
+ * what a killed worker's unused grant or a lease reset by hand leaves. The rows are
  * updated in place all the time, hence the low fill factor (room for HOT updates).
  * Idempotent like 001, so the deprecated `schema` string stays usable.
  */
@@ -18,6 +19,7 @@ alter table holdfast_webhook_endpoints add column if not exists max_per_second i
 create table if not exists holdfast_endpoint_pacing (
   endpoint_id text primary key references holdfast_webhook_endpoints (id) on delete cascade,
   in_flight integer not null default 0,
+  last_grant integer not null default 0,
   concurrency_limit real,
   concurrency_max integer,
   paused_until timestamptz(3),
