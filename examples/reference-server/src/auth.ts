@@ -86,8 +86,8 @@ export function authenticate(
     // A missing, malformed or unknown key spends a token of its address (CONTRACT section 10);
     // an address out of tokens is 429 before any database work. Known keys never spend one.
     const address = failures ? clientAddress(c) : undefined;
-    const refuse = (error: ProblemError) => {
-      if (failures && address) failures.spend(address);
+    const refuse = async (error: ProblemError) => {
+      if (failures && address) await failures.spend(address);
       return error;
     };
     const header = c.req.header('authorization');
@@ -95,14 +95,17 @@ export function authenticate(
     const hash = match?.[1] ? hashKey(match[1]) : undefined;
     const cached = hash === undefined ? undefined : cache.get(hash);
     let principal = cached && cached.until > now() ? cached.principal : undefined;
-    if (!principal && failures && address) failures.check(c, address);
-    if (!header) throw refuse(unauthenticated('Send an API key as "Authorization: Bearer <key>".', false));
+    if (!principal && failures && address) await failures.check(address);
+    if (!header)
+      throw await refuse(unauthenticated('Send an API key as "Authorization: Bearer <key>".', false));
     if (!match?.[1] || hash === undefined)
-      throw refuse(unauthenticated('The Authorization header is not "Bearer <key>" with a Holdfast key.'));
+      throw await refuse(
+        unauthenticated('The Authorization header is not "Bearer <key>" with a Holdfast key.'),
+      );
     if (!principal) {
       const [row] = await sql<{ id: string; account: string; scopes: string[] }[]>`
         select id, account, scopes from holdfast_api_keys where key_hash = ${hash}`;
-      if (!row) throw refuse(unauthenticated('The API key is not valid.'));
+      if (!row) throw await refuse(unauthenticated('The API key is not valid.'));
       const livemode = match[1].startsWith('hf_live_');
       principal = {
         keyId: row.id,
