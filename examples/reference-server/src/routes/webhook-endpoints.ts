@@ -4,6 +4,7 @@ import { problem } from '@holdfast/problem-details';
 import {
   createEndpoint as createWebhookEndpoint,
   deleteEndpoint as deleteWebhookEndpoint,
+  endpointConcurrency,
   getEndpoint as getWebhookEndpoint,
   rotateSecret as rotateWebhookSecret,
   toEndpoint,
@@ -165,6 +166,12 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
       keyring,
       map: (row) => ({ ...toEndpoint(row), livemode }),
     });
+    // The adaptive limits live in the workers' pacing rows: one lookup for the page.
+    const limits = await endpointConcurrency(
+      sql,
+      page.data.map((endpoint) => endpoint.id),
+    );
+    for (const endpoint of page.data) endpoint.concurrency = limits.get(endpoint.id) ?? endpoint.concurrency;
     return c.json(page, 200);
   });
 
@@ -174,8 +181,14 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
     requireEventScopes(c.get('principal'), body.eventTypes);
     const { endpoint, secret } = await createWebhookEndpoint(
       sql,
-      { account, url: body.url, eventTypes: body.eventTypes, description: body.description },
-      destination,
+      {
+        account,
+        url: body.url,
+        eventTypes: body.eventTypes,
+        description: body.description,
+        maxPerSecond: body.maxPerSecond,
+      },
+      { ...destination, concurrencyMax: config.delivery.perEndpoint },
     );
     c.header('Location', `/v1/webhook-endpoints/${endpoint.id}`);
     return c.json({ ...endpoint, livemode, secret }, 201);
@@ -203,6 +216,7 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
         eventTypes: body.eventTypes,
         description: body.description,
         status: body.status,
+        maxPerSecond: body.maxPerSecond,
       },
       destination,
     );

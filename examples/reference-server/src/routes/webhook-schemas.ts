@@ -59,6 +59,20 @@ export const WebhookEndpointSchema = z
     description: z.string().nullable(),
     eventTypes: z.array(z.string()).meta({ description: 'Event types delivered; empty means every type.' }),
     status: z.enum(['active', 'disabled']),
+    maxPerSecond: z
+      .number()
+      .int()
+      .nullable()
+      .meta({ description: 'Attempts started per second at most, across every worker; null for no limit.' }),
+    concurrency: z
+      .object({
+        current: z.number().int().meta({ description: 'The adaptive in-flight limit the sender uses now.' }),
+        max: z.number().int().meta({ description: 'The configured ceiling.' }),
+      })
+      .meta({
+        description:
+          'In-flight attempts: the limit falls on timeouts, 429, 502-504 and connection errors, waits out Retry-After, and climbs back while attempts succeed (CONTRACT section 10).',
+      }),
     createdAt: timestamp,
     updatedAt: timestamp,
   })
@@ -79,6 +93,13 @@ export const CreateWebhookEndpointSchema = z
     }),
     eventTypes: z.array(SUBSCRIBED_TYPE).max(100).optional(),
     description: z.string().max(500).optional(),
+    maxPerSecond: z
+      .number()
+      .int()
+      .min(1)
+      .max(1_000_000)
+      .optional()
+      .meta({ description: 'Attempts started per second at most, across every worker. Absent: no limit.' }),
   })
   .meta({ id: 'CreateWebhookEndpoint' });
 
@@ -88,6 +109,14 @@ export const UpdateWebhookEndpointSchema = z
     eventTypes: z.array(SUBSCRIBED_TYPE).max(100).optional(),
     description: z.string().max(500).nullable().optional(),
     status: z.enum(['active', 'disabled']).optional(),
+    maxPerSecond: z
+      .number()
+      .int()
+      .min(1)
+      .max(1_000_000)
+      .nullable()
+      .optional()
+      .meta({ description: 'A new rate ceiling, or null to lift it.' }),
   })
   .meta({ id: 'UpdateWebhookEndpoint' });
 
