@@ -16,9 +16,13 @@ const MIGRATIONS_DIR = new URL('../migrations/', import.meta.url);
 // Any constant works; it only has to be the same in every instance (pg_advisory_xact_lock takes a bigint).
 const MIGRATION_LOCK = 7_346_522_001n;
 
-/** Opens PostgreSQL (`DATABASE_URL`) or embedded PGlite under `dataDir`, through postgres.js either way. */
-export function openDatabase(config: Config): Promise<Database> {
-  return connect({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, max: 10 });
+/**
+ * Opens PostgreSQL (`DATABASE_URL`) or embedded PGlite under `dataDir`, through postgres.js either
+ * way. A PGlite directory another process holds is refused, or with `whenHeld: 'join'` (the CLI)
+ * reached through that process's socket: never opened twice.
+ */
+export function openDatabase(config: Config, whenHeld: 'refuse' | 'join' = 'refuse'): Promise<Database> {
+  return connect({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, max: 10, whenHeld });
 }
 
 /**

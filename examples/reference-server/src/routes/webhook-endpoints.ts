@@ -14,6 +14,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { hasScope, insufficientScope } from '../auth';
 import type { App, Deps, Principal } from '../context';
 import { EVENT_TYPES, readScopeOf } from '../event-types';
+import { noFieldsBody, refuseFields } from '../no-fields-body';
 import { problemResponses } from './webhook-openapi';
 import {
   CreateWebhookEndpointSchema,
@@ -109,10 +110,10 @@ export const rotateSecret = createRoute({
   summary: 'Rotate the signing secret',
   description:
     'A new secret, in this response only. For 24 hours deliveries carry a signature by the old secret too, so receivers switch without missing one.',
-  request: { params },
+  request: { params, body: noFieldsBody },
   responses: {
     200: { description: 'The endpoint with its new secret.', content: json(WebhookEndpointWithSecretSchema) },
-    ...problemResponses([400, 401, 403, 404]),
+    ...problemResponses([400, 401, 403, 404, 413, 415]),
   },
 });
 
@@ -231,6 +232,7 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
   });
 
   app.openapi(rotateSecret, async (c) => {
+    refuseFields(c);
     const { account, livemode } = c.get('principal');
     const { id } = c.req.valid('param');
     const rotated = await rotateWebhookSecret(sql, { account, id });

@@ -36,7 +36,12 @@ const KNOWN_TYPES = EVENT_TYPES.join(', ');
 /** An event type this server emits (a filter). */
 export const EVENT_TYPE = z
   .enum(EVENT_TYPES, { error: () => `not an event type this server emits (${KNOWN_TYPES})` })
-  .meta({ example: 'subscription.created' });
+  .meta({
+    id: 'EventType',
+    description:
+      'An event type this server emits. New types are added without a new version: handle an unknown one by ignoring it.',
+    example: 'subscription.created',
+  });
 
 /** What an endpoint subscribes to: an event type, or `*` for every type. */
 const SUBSCRIBED_TYPE = z
@@ -119,11 +124,9 @@ export const EventSchema = z
   .object({
     id: z.string().meta({ example: 'evt_2x8Kd0qLw1Yc7VnR4sT9uA' }),
     livemode,
-    // A string, not an enum: a client generated from this document keeps working when a new
-    // event type ships. Subscriptions, by contrast, accept only the types that exist.
-    type: z
-      .string()
-      .meta({ description: 'The event type, e.g. order.created.', example: 'subscription.created' }),
+    // The same enum as everywhere (issue 18): adding an event type is additive (clients ignore
+    // types they do not know, as the EventType description says); removing one is breaking.
+    type: EVENT_TYPE,
     createdAt: timestamp,
     sequence: z.number().int().meta({ description: 'Rises monotonically per resource: discard lower ones.' }),
     data: z.object({
@@ -141,7 +144,7 @@ export const DeliverySchema = z
     id: z.string().meta({ example: 'dlv_2x8Kd0qLw1Yc7VnR4sT9uA' }),
     livemode,
     event: z.string().meta({ description: 'The event id; also the Webhook-Id header.' }),
-    eventType: z.string(),
+    eventType: EVENT_TYPE,
     endpoint: z.string().meta({ description: 'The webhook endpoint id.' }),
     status: z.enum(DELIVERY_STATUSES).meta({
       description: 'pending, succeeded, failed (retrying) or dead (out of retries or refused).',
