@@ -1,3 +1,5 @@
+import { declareOutboundWebhooks } from './webhooks-openapi';
+
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
 
@@ -128,6 +130,7 @@ export function finalizeDocument(document: JsonObject): JsonObject {
   };
   components.securitySchemes = schemes;
   document.components = components;
+  declareOutboundWebhooks(document);
   integerFormats(document);
   document.tags = [...tags].sort().map((name) => ({ name, description: TAG_DESCRIPTIONS[name] ?? name }));
   return document;
