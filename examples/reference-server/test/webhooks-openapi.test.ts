@@ -102,4 +102,33 @@ describe('/openapi.json webhooks', () => {
     }
     expect([...seen].sort()).toEqual([...EVENT_TYPES].sort());
   });
+
+  it('/docs explains receiving them: types, headers, both schemes, verifying, retries, dead letters, replay', async () => {
+    const response = await fetch(`${test.url}/docs`);
+    expect(response.status).toBe(200);
+    const html = await response.text();
+    const section = html.slice(html.indexOf('id="receiving-webhooks"'));
+    expect(html).toContain('href="#receiving-webhooks"');
+    for (const type of EVENT_TYPES) {
+      expect(section).toContain(`<code>${type}</code>`);
+      expect(section).toContain(`href="#schema-${payloadSchemaName(type)}"`);
+      expect(html).toContain(`id="schema-${payloadSchemaName(type)}"`);
+    }
+    for (const text of [
+      'webhook-id',
+      'webhook-timestamp',
+      'webhook-signature',
+      'v1,&lt;base64&gt;',
+      'v1a,&lt;base64&gt;',
+      'whpk_',
+      'createVerifier',
+      '@holdfast/webhook-verifier',
+      '1 minute, 5 minutes, 30 minutes, 2 hours, 6 hours and 24 hours',
+      'GET /v1/deliveries?status=dead',
+      'POST /v1/deliveries/{id}/replay',
+      '24 hours the old key signs too',
+    ]) {
+      expect(section).toContain(text);
+    }
+  });
 });
