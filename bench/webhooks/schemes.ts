@@ -190,7 +190,9 @@ const label = (size: number) => (size >= 1024 ? `${size / 1024} KiB` : `${size} 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const get = (name: string, size: number) => results.get(name)?.get(size) ?? Number.NaN;
 const ratio = (what: string, size: number) => median(ratios.get(what)?.get(size) ?? []).toFixed(2);
-console.log(`Node ${process.version}, verify ops per CPU second (best of ${ROUNDS} rounds of ${ROUND_MS} ms)\n`);
+console.log(
+  `Node ${process.version}, verify ops per CPU second (best of ${ROUNDS} rounds of ${ROUND_MS} ms)\n`,
+);
 console.log(`| implementation | ${sizes.map(label).join(' | ')} |`);
 console.log(`|---|${sizes.map(() => '---:').join('|')}|`);
 for (const c of cases) console.log(`| ${c.name} | ${sizes.map((s) => fmt(get(c.name, s))).join(' | ')} |`);
