@@ -15,6 +15,7 @@ import { dashboardRoutes } from './dashboard/index';
 import { renderDocs } from './docs';
 import { missingBody } from './missing-body';
 import { refuseNul } from './no-nul';
+import { observeRequests } from './observability/http-observer';
 import { finalizeDocument } from './openapi';
 import { problemPages } from './problem-pages';
 import { addressLimiter, rateLimit } from './rate-limit';
@@ -94,6 +95,7 @@ export interface AppOptions {
 export function buildApp(deps: Deps, options: AppOptions = {}): App {
   const app: App = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   app.use(requestId());
+  app.use(observeRequests(deps));
   app.use(async (c, next) => {
     c.header('X-Content-Type-Options', 'nosniff');
     await next();
@@ -174,9 +176,9 @@ export function buildApp(deps: Deps, options: AppOptions = {}): App {
   strictQueries(v1);
   // Failed authentication and bad webhook signatures spend their address's tokens (CONTRACT
   // section 10): one limiter for both, so a flood of either cannot reach the database.
-  const failures = addressLimiter(deps.config.addressRateLimit, deps.now);
+  const failures = addressLimiter(deps);
   v1.use(authenticate(deps.sql, deps.now, failures));
-  v1.use(rateLimit(deps.config.rateLimit, deps.now));
+  v1.use(rateLimit(deps));
   v1.use(scopeByPath());
   v1.use(jsonBody({ maxBytes: 1024 * 1024 }));
   v1.use(refuseNul());

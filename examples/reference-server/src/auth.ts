@@ -61,6 +61,10 @@ export function isLive(tenant: string): boolean {
 const BEARER = /^Bearer\s+(hf_(?:live|test)_[A-Za-z0-9_-]{16,128})\s*$/i;
 const CACHE_MS = 30_000;
 const CACHE_MAX = 10_000;
+// Unknown keys are remembered briefly, so a client retrying a bad key does not cost a query each
+// time, yet a key created meanwhile (`keys:create` while the server runs) works within a second.
+const UNKNOWN_MS = 1_000;
+const UNKNOWN_MAX = 10_000;
 
 // RFC 6750 section 3: no error code when no credentials came, `invalid_token` when a key came
 // but is malformed or unknown, `insufficient_scope` (with the scope wanted) on a 403.
@@ -74,7 +78,9 @@ const unauthenticated = (detail: string, presented = true) =>
 /**
  * Resolves `Authorization: Bearer <key>` to a principal, or answers 401 `unauthenticated`
  * with `WWW-Authenticate: Bearer`. Lookups are cached for 30 s per process so the hot path
- * costs no database round trip; a deleted key stops working within that time.
+ * costs no database round trip; a deleted key stops working within that time. A key not in the
+ * cache is looked up in the database, so a key created while the server runs works at once;
+ * unknown keys are remembered for 1 s (at most 10,000 of them).
  */
 export function authenticate(
   sql: postgres.Sql,
@@ -82,12 +88,13 @@ export function authenticate(
   failures?: Limiter,
 ): MiddlewareHandler<AppEnv> {
   const cache = new Map<string, { principal: Principal; until: number }>();
+  const unknown = new Map<string, number>();
   return async (c, next) => {
     // A missing, malformed or unknown key spends a token of its address (CONTRACT section 10);
     // an address out of tokens is 429 before any database work. Known keys never spend one.
     const address = failures ? clientAddress(c) : undefined;
-    const refuse = (error: ProblemError) => {
-      if (failures && address) failures.spend(address);
+    const refuse = async (error: ProblemError) => {
+      if (failures && address) await failures.spend(address);
       return error;
     };
     const header = c.req.header('authorization');
@@ -95,14 +102,26 @@ export function authenticate(
     const hash = match?.[1] ? hashKey(match[1]) : undefined;
     const cached = hash === undefined ? undefined : cache.get(hash);
     let principal = cached && cached.until > now() ? cached.principal : undefined;
-    if (!principal && failures && address) failures.check(c, address);
-    if (!header) throw refuse(unauthenticated('Send an API key as "Authorization: Bearer <key>".', false));
+    if (!principal && failures && address) await failures.check(address);
+    if (!header)
+      throw await refuse(unauthenticated('Send an API key as "Authorization: Bearer <key>".', false));
     if (!match?.[1] || hash === undefined)
-      throw refuse(unauthenticated('The Authorization header is not "Bearer <key>" with a Holdfast key.'));
+      throw await refuse(
+        unauthenticated('The Authorization header is not "Bearer <key>" with a Holdfast key.'),
+      );
     if (!principal) {
+      const invalid = () => refuse(unauthenticated('The API key is not valid.'));
+      if ((unknown.get(hash) ?? 0) > now()) throw await invalid();
       const [row] = await sql<{ id: string; account: string; scopes: string[] }[]>`
         select id, account, scopes from holdfast_api_keys where key_hash = ${hash}`;
-      if (!row) throw refuse(unauthenticated('The API key is not valid.'));
+      if (!row) {
+        // Bounded in size as in time: the oldest entry goes first (a Map keeps insertion order).
+        unknown.delete(hash);
+        if (unknown.size >= UNKNOWN_MAX) unknown.delete(unknown.keys().next().value ?? '');
+        unknown.set(hash, now() + UNKNOWN_MS);
+        throw await invalid();
+      }
+      unknown.delete(hash);
       const livemode = match[1].startsWith('hf_live_');
       principal = {
         keyId: row.id,

@@ -41,12 +41,17 @@ if (unknown.length > 0 || scopes.length === 0 || !/^acct_[A-Za-z0-9_-]+$/.test(v
   process.exit(2);
 }
 const config = loadConfig(process.env);
-const db = await openDatabase(config);
+// On embedded PGlite a running server holds the data directory: the key is written through
+// that server's own connection (never a second open of the directory), so it works at once.
+const db = await openDatabase(config, 'join').catch((error: unknown) => {
+  console.error(error instanceof Error ? error.message : String(error));
+  process.exit(1);
+});
 try {
   await migrate(db.sql, [], await migrationFiles());
   const key = await createKey(db.sql, values.account, scopes, mode);
   console.log(
-    `API key for ${values.account}, ${mode} mode (${scopes.join(', ')}). It is shown this once:\n${key}`,
+    `API key for ${values.account}, ${mode} mode (${scopes.join(', ')}), in ${db.description}. It is shown this once:\n${key}`,
   );
 } finally {
   await db.close();

@@ -12,7 +12,7 @@ export interface SeedKey {
 export interface DeliveryLimits {
   /** Attempts in flight in this process (`HOLDFAST_DELIVERY_CONCURRENCY`, default 128). */
   readonly concurrency: number;
-  /** Attempts in flight per endpoint across every process (`HOLDFAST_DELIVERY_PER_ENDPOINT`, default 32). */
+  /** Attempts in flight per endpoint across every process, the ceiling of its adaptive limit (`HOLDFAST_DELIVERY_PER_ENDPOINT`, default 100). */
   readonly perEndpoint: number;
   /** Idle wait between polls (`HOLDFAST_DELIVERY_POLL`, default 100 ms). */
   readonly pollMs: number;
@@ -75,6 +75,10 @@ export interface Config {
   readonly http: HttpLimits;
   /** The delivery workers of this process. */
   readonly delivery: DeliveryLimits;
+  /** Redis for rate limits shared by every process (`HOLDFAST_REDIS_URL`); absent: limits per process. */
+  readonly redisUrl: string | undefined;
+  /** Port of the Prometheus `/metrics` listener (`HOLDFAST_METRICS_PORT`), on `HOST`; absent: no metrics. */
+  readonly metricsPort: number | undefined;
 }
 
 /** A configuration mistake, reported at start with the variable's name and never its secret value. */
@@ -182,6 +186,14 @@ function parseApiKeys(raw: string | undefined): SeedKey[] {
   });
 }
 
+function parseMetricsPort(raw: string | undefined): number | undefined {
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const port = Number(raw);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new ConfigError('HOLDFAST_METRICS_PORT must be a port number');
+  return port;
+}
+
 function parseFlag(raw: string | undefined): boolean {
   return raw === '1' || raw === 'true' || raw === 'yes';
 }
@@ -255,8 +267,10 @@ export function loadConfig(
     http: parseHttpLimits(env),
     delivery: {
       concurrency: positiveInteger(env.HOLDFAST_DELIVERY_CONCURRENCY, 'HOLDFAST_DELIVERY_CONCURRENCY', 128),
-      perEndpoint: positiveInteger(env.HOLDFAST_DELIVERY_PER_ENDPOINT, 'HOLDFAST_DELIVERY_PER_ENDPOINT', 32),
+      perEndpoint: positiveInteger(env.HOLDFAST_DELIVERY_PER_ENDPOINT, 'HOLDFAST_DELIVERY_PER_ENDPOINT', 100),
       pollMs: parseDuration(env.HOLDFAST_DELIVERY_POLL || '100ms', 'HOLDFAST_DELIVERY_POLL'),
     },
+    redisUrl: env.HOLDFAST_REDIS_URL || undefined,
+    metricsPort: parseMetricsPort(env.HOLDFAST_METRICS_PORT),
   };
 }

@@ -1,7 +1,10 @@
 import type { Keyring } from '@holdfast/cursor-pagination';
+import type { RedisScripting } from '@holdfast/rate-limit/redis';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type postgres from 'postgres';
 import type { Config } from './config';
+import type { Logger } from './observability/logger';
+import type { Metrics } from './observability/metrics';
 
 /** Who is calling: resolved from the bearer key by `authenticate()`. */
 export interface Principal {
@@ -36,4 +39,10 @@ export interface Deps {
   readonly keyring: Keyring;
   /** Wall clock in ms, injectable for tests. */
   readonly now: () => number;
+  /** Redis for rate limits shared across processes (`HOLDFAST_REDIS_URL`); absent: in process. */
+  readonly redis?: RedisScripting | undefined;
+  /** Structured logs (pino); absent in tests that build the app alone. */
+  readonly log?: Logger | undefined;
+  /** Prometheus metrics, when `HOLDFAST_METRICS_PORT` is set. */
+  readonly metrics?: Metrics | undefined;
 }

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import type { Keyring } from '@holdfast/cursor-pagination';
 import { connect, type Database } from '@holdfast/pg';
+import { migrations as deliveryMigrations } from '@holdfast/webhook-delivery/postgres';
 import type postgres from 'postgres';
 import type { Config } from './config';
 
@@ -15,13 +16,26 @@ const MIGRATIONS_DIR = new URL('../migrations/', import.meta.url);
 // Any constant works; it only has to be the same in every instance (pg_advisory_xact_lock takes a bigint).
 const MIGRATION_LOCK = 7_346_522_001n;
 
-/** Opens PostgreSQL (`DATABASE_URL`) or embedded PGlite under `dataDir`, through postgres.js either way. */
-export function openDatabase(config: Config): Promise<Database> {
-  return connect({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, max: 10 });
+/**
+ * Opens PostgreSQL (`DATABASE_URL`) or embedded PGlite under `dataDir`, through postgres.js either
+ * way. A PGlite directory another process holds is refused, or with `whenHeld: 'join'` (the CLI)
+ * reached through that process's socket: never opened twice.
+ */
+export function openDatabase(config: Config, whenHeld: 'refuse' | 'join' = 'refuse'): Promise<Database> {
+  return connect({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, max: 10, whenHeld });
+}
+
+/**
+ * Every versioned migration in apply order: the packages' own lists first (their tables come
+ * before anything of the server's), then the SQL files of `migrations/` in name order
+ * (`NNN_<what>.sql`).
+ */
+export async function migrationFiles(): Promise<Migration[]> {
+  return [...deliveryMigrations, ...(await serverMigrationFiles())];
 }
 
 /** The versioned SQL files of `migrations/`, in name order (`NNN_<what>.sql`). */
-export async function migrationFiles(): Promise<Migration[]> {
+async function serverMigrationFiles(): Promise<Migration[]> {
   const names = (await readdir(MIGRATIONS_DIR)).filter((name) => /^\d{3}_[a-z0-9_]+\.sql$/.test(name)).sort();
   return Promise.all(
     names.map(async (name) => ({

@@ -18,6 +18,8 @@ if (server.url) {
   lines.push(`  dashboard:  ${server.url}/dashboard`);
   lines.push(`  API docs:   ${server.url}/docs   (OpenAPI: ${server.url}/openapi.json)`);
 }
+if (server.metricsUrl) lines.push(`  metrics:    ${server.metricsUrl}`);
+if (config.redisUrl) lines.push('  rate limits: shared through Redis (HOLDFAST_REDIS_URL)');
 if (server.demoKey) {
   lines.push('');
   lines.push(`  Demo API key (account acct_demo, all scopes). It is shown this once; save it now:`);

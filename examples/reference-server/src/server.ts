@@ -2,7 +2,6 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { schedulePurge } from '@holdfast/idempotency';
 import { schema as idempotencySchema, PostgresIdempotencyStore } from '@holdfast/idempotency/postgres';
-import { schema as deliverySchema } from '@holdfast/webhook-delivery/postgres';
 import { schema as verifierSchema } from '@holdfast/webhook-verifier/postgres';
 import type postgres from 'postgres';
 import { buildApp } from './app';
@@ -11,6 +10,7 @@ import { type Config, loadConfig } from './config';
 import type { Deps } from './context';
 import { cursorKeyring, type Migration, migrate, migrationFiles, openDatabase } from './db';
 import { createHttpServer } from './http-server';
+import { startOperations } from './operations';
 import { startSettlementWorker } from './settlement';
 import { startWebhookWorkers } from './workers';
 
@@ -30,6 +30,8 @@ export interface RunningServer {
   readonly sql: postgres.Sql;
   /** Where the data lives, for the start-up banner. */
   readonly database: string;
+  /** `http://host:port/metrics` when `HOLDFAST_METRICS_PORT` is set. */
+  readonly metricsUrl: string | undefined;
   /** A demo key created on this start (first run of a fresh database only): shown once. */
   readonly demoKey: string | undefined;
   /** Graceful stop: no new connections, in-flight requests and worker rounds finish, then the database closes. */
@@ -40,7 +42,6 @@ export interface RunningServer {
 export function packageSchemas(): Migration[] {
   return [
     { id: '@holdfast/idempotency', sql: idempotencySchema },
-    { id: '@holdfast/webhook-delivery', sql: deliverySchema },
     { id: '@holdfast/webhook-verifier', sql: verifierSchema },
   ];
 }
@@ -62,11 +63,14 @@ interface Stoppable {
  * ```
  */
 export async function startServer(options: StartOptions = {}): Promise<RunningServer> {
-  const config = loadConfig({ ...process.env, ...options.env }, options.argv ?? []);
+  const env = { ...process.env, ...options.env };
+  const config = loadConfig(env, options.argv ?? []);
   const db = await openDatabase(config);
   const stoppables: Stoppable[] = [];
   let http: Server | undefined;
+  let ops: Awaited<ReturnType<typeof startOperations>> | undefined;
   try {
+    ops = await startOperations(config, db.sql, env);
     await migrate(db.sql, packageSchemas(), await migrationFiles());
     for (const key of config.apiKeys) await storeKey(db.sql, key);
     let demoKey: string | undefined;
@@ -79,6 +83,9 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       config,
       keyring: await cursorKeyring(db.sql, config.cursorSecret),
       now: Date.now,
+      redis: ops.redis,
+      log: ops.log,
+      metrics: ops.metrics,
     };
     let url = '';
     if (config.role !== 'worker') {
@@ -103,12 +110,14 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
         }),
       );
     }
+    const operations = ops;
     let closing: Promise<void> | undefined;
     return {
       url,
       config,
       sql: db.sql,
       database: db.description,
+      metricsUrl: ops.metricsUrl,
       demoKey,
       close() {
         closing ??= (async () => {
@@ -121,6 +130,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
             clearTimeout(force);
           }
           await Promise.all(stoppables.map((s) => s.stop()));
+          await operations.close();
           await db.close();
         })();
         return closing;
@@ -129,6 +139,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   } catch (error) {
     http?.close();
     await Promise.all(stoppables.map((s) => s.stop()));
+    await ops?.close();
     await db.close();
     throw error;
   }

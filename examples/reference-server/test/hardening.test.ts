@@ -183,6 +183,16 @@ describe('2: scopes decide which events a key sees or subscribes to', () => {
     const answer = await api('GET', '/v1/not-a-resource');
     expect(answer.status).toBe(404);
     expect(answer.body.code).toBe('not_found');
+    // Refused before the body guard and any handler: a body that the JSON guard would refuse
+    // (415, 400) is never read on a path that names no resource family.
+    for (const [type, body] of [
+      ['text/plain', 'x'],
+      ['application/json', '{"a":'],
+    ] as const) {
+      const refused = await api('POST', '/v1/not-a-resource', { body, headers: { 'content-type': type } });
+      expect(refused.status).toBe(404);
+      expect(refused.body.code).toBe('not_found');
+    }
   });
 });
 
@@ -288,10 +298,11 @@ describe('4 and 5: floods are limited per address, before the database and befor
   });
 
   it('keeps a bounded number of buckets however many addresses or names a flood invents', async () => {
-    const { rateLimiter, MAX_BUCKETS } = await import('../src/rate-limit');
-    const limiter = rateLimiter({ limit: 1, windowMs: 1000, burst: 1 }, () => 0, 'This address');
-    for (let i = 0; i < 36_000; i++) limiter.spend(`10.${i >> 16}.${(i >> 8) & 255}.${i & 255}`);
-    expect(limiter.size).toBe(MAX_BUCKETS);
+    const { memoryStore, rateLimiter, MAX_BUCKETS } = await import('@holdfast/rate-limit');
+    const store = memoryStore({ now: () => 0 });
+    const limiter = rateLimiter({ limit: 1, windowMs: 1000, burst: 1 }, { store, subject: 'This address' });
+    for (let i = 0; i < 36_000; i++) await limiter.spend(`10.${i >> 16}.${(i >> 8) & 255}.${i & 255}`);
+    expect(store.size).toBe(MAX_BUCKETS);
   });
 });
 

@@ -2,6 +2,9 @@ import { mkdirSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import postgres from 'postgres';
+import { DataDirectoryInUse, lockDataDir } from './data-dir-lock';
+
+export { DataDirectoryInUse, LOCK_FILE, type LockHolder } from './data-dir-lock';
 
 export type Sql = postgres.Sql;
 
@@ -24,6 +27,13 @@ export interface ConnectOptions {
   max?: number;
   /** Sent as the connection's `search_path`, to isolate tests in their own schema. */
   searchPath?: string;
+  /**
+   * When another live process holds the PGlite data directory: `refuse` (the default) throws
+   * {@link DataDirectoryInUse}; `join` connects to that process's database through its loopback
+   * socket (one short-lived connection, for a CLI such as `keys:create`), so nothing opens the
+   * directory twice.
+   */
+  whenHeld?: 'refuse' | 'join';
 }
 
 const quiet = { onnotice: () => {} };
@@ -50,11 +60,44 @@ export async function connect(options: ConnectOptions = {}): Promise<Database> {
     };
   }
   const dataDir = options.dataDir ?? 'memory://';
-  if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true });
-  const db = await PGlite.create(dataDir);
-  const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0 });
-  await server.start();
+  const inMemory = dataDir.startsWith('memory://');
+  if (!inMemory) mkdirSync(dataDir, { recursive: true });
+  const taken = inMemory ? undefined : lockDataDir(dataDir);
+  if (taken && 'held' in taken) {
+    const { port } = taken.held;
+    if (options.whenHeld !== 'join' || port === undefined) throw new DataDirectoryInUse(dataDir, taken.held);
+    const sql = postgres({
+      host: '127.0.0.1',
+      port,
+      database: 'postgres',
+      username: 'postgres',
+      max: 1,
+      ssl: false,
+      ...quiet,
+      ...(connection ? { connection } : {}),
+    });
+    return {
+      sql,
+      kind: 'pglite',
+      description: `embedded PGlite in ${dataDir}, through the running server (process ${taken.held.pid})`,
+      close: () => sql.end({ timeout: 5 }),
+    };
+  }
+  const lock = taken?.lock;
+  let db: PGlite;
+  let server: PGLiteSocketServer;
+  try {
+    db = await PGlite.create(dataDir);
+    // A second connection slot for a CLI joining through the lock's port (queries are queued
+    // one at a time, transactions kept whole, by pglite-socket).
+    server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: inMemory ? 1 : 4 });
+    await server.start();
+  } catch (error) {
+    lock?.release();
+    throw error;
+  }
   const [host, port] = server.getServerConn().split(':');
+  lock?.setPort(Number(port));
   const sql = postgres({
     host: host ?? '127.0.0.1',
     port: Number(port),
@@ -76,6 +119,7 @@ export async function connect(options: ConnectOptions = {}): Promise<Database> {
       await sql.end({ timeout: 5 });
       await server.stop();
       await db.close();
+      lock?.release();
     },
   };
 }

@@ -1,10 +1,11 @@
 import { nestedDeeperThan, opaqueId, problem, toWellFormedText } from '@holdfast/problem-details';
+import { setRateLimitHeaders } from '@holdfast/rate-limit/hono';
 import { createVerifier } from '@holdfast/webhook-verifier';
 import { createRoute, z } from '@hono/zod-openapi';
 import type postgres from 'postgres';
 import { tenantOf } from '../auth';
 import type { App, Deps } from '../context';
-import { clientAddress, type Limiter, rateLimiter } from '../rate-limit';
+import { clientAddress, type Limiter, limiterFor } from '../rate-limit';
 import { parseReceiverSecrets } from '../receivers';
 import { problemResponses } from './webhook-openapi';
 
@@ -142,7 +143,7 @@ export function hooksRoutes(app: App, deps: Deps, failures?: Limiter): void {
   // Per receiver, counted only once a signature verified (CONTRACT section 10): badly signed
   // floods are limited per address before this, so they never spend a sender's quota, and
   // invented names never make a bucket.
-  const limit = rateLimiter(deps.config.rateLimit, deps.now, 'This receiver');
+  const limit = limiterFor(deps, 'receiver', deps.config.rateLimit);
   app.openapi(receive, async (c) => {
     const { name } = c.req.valid('param');
     const receiver = receivers.get(name);
@@ -158,15 +159,15 @@ export function hooksRoutes(app: App, deps: Deps, failures?: Limiter): void {
     }
     // An address whose bad signatures spent its bucket is refused before any verification.
     const address = clientAddress(c);
-    if (failures && address) failures.check(c, address);
+    if (failures && address) await failures.check(address);
     // SPEC section 6: the raw bytes first, verified before anything of the body is read.
     const body = await rawBody(c.req.raw);
     const verified = verifier.verify(c.req.raw.headers, body);
     if (!verified.ok) {
-      if (failures && address) failures.spend(address);
+      if (failures && address) await failures.spend(address);
       throw problem(verified.code, { detail: verified.detail });
     }
-    limit.take(c, `hooks:${name}`);
+    setRateLimitHeaders(c, await limit.take(`hooks:${name}`));
     const parsed = verified.json<postgres.JSONValue>();
     if (!parsed.ok) throw problem('invalid_json', { detail: parsed.detail });
     const payload = parsed.value;

@@ -1,0 +1,42 @@
+import type { Context, Env, MiddlewareHandler } from 'hono';
+import type { Limiter, RateLimitHeaders } from './limiter';
+
+/**
+ * Sets the `RateLimit` headers of an admitted request on `c`: prepared before the handler runs,
+ * so Hono puts them into the response it builds without a rebuild.
+ *
+ * @example
+ * ```ts
+ * setRateLimitHeaders(c, await limiter.take(`hooks:${name}`));
+ * ```
+ */
+export function setRateLimitHeaders(c: Context, headers: RateLimitHeaders): void {
+  c.header('RateLimit', headers.RateLimit);
+  c.header('RateLimit-Policy', headers['RateLimit-Policy']);
+}
+
+/**
+ * Rate limits every request by `keyOf(c)` (an API key id, a client address): takes a token
+ * before the handler and sends the `RateLimit` headers, or throws 429 `rate_limited` (a
+ * `ProblemError`, for the app's error handler to render) when the bucket is empty.
+ *
+ * @example
+ * ```ts
+ * app.use(rateLimit(rateLimiter({ limit: 100, windowMs: 1000, burst: 200 }), (c) => c.get('principal').keyId));
+ * ```
+ */
+export function rateLimit<E extends Env>(
+  limiter: Limiter,
+  keyOf: (c: Context<E>) => string,
+): MiddlewareHandler<E> {
+  return async (c, next) => {
+    const headers = await limiter.take(keyOf(c));
+    setRateLimitHeaders(c, headers);
+    await next();
+    // A response the handler built itself (or an error's) did not get the prepared headers.
+    if (!c.res.headers.has('RateLimit')) {
+      c.res.headers.set('RateLimit', headers.RateLimit);
+      c.res.headers.set('RateLimit-Policy', headers['RateLimit-Policy']);
+    }
+  };
+}

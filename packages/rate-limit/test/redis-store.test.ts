@@ -1,0 +1,129 @@
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { isProblemError } from '@holdfast/problem-details';
+import Redis from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { memoryStore, rateLimiter } from '../src/index';
+import { redisStore } from '../src/redis';
+
+// Real Redis: the machine's (127.0.0.1:6379, started by .ci/run) for sharing, and a private
+// redis-server child for the outage, so stopping it never disturbs anyone else.
+
+const REDIS_URL = process.env.HOLDFAST_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const options = { enableOfflineQueue: false, maxRetriesPerRequest: 0, lazyConnect: true } as const;
+
+async function connected(url: string): Promise<Redis> {
+  const client = new Redis(url, options);
+  client.on('error', () => {});
+  await client.connect();
+  return client;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
+    });
+  });
+}
+
+describe('redisStore', () => {
+  const clients: Redis[] = [];
+  const prefix = `test:${Math.random().toString(36).slice(2)}:`;
+  beforeAll(async () => {
+    clients.push(await connected(REDIS_URL), await connected(REDIS_URL));
+  });
+  afterAll(async () => {
+    await Promise.all(clients.map((c) => c.quit()));
+  });
+
+  it('two limiters on two connections share one bucket: burst + refill in all, not twice that', async () => {
+    const [a, b] = clients;
+    if (!a || !b) throw new Error('clients');
+    const config = { limit: 5, windowMs: 1000, burst: 5 };
+    const limiters = [a, b].map((client) => rateLimiter(config, { store: redisStore(client, { prefix }) }));
+    const started = Date.now();
+    const outcomes = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        (limiters[i % 2] ?? limiters[0])?.take('key_shared').then(
+          () => 'admitted',
+          (error: unknown) => (isProblemError(error) && error.status === 429 ? 'refused' : 'error'),
+        ),
+      ),
+    );
+    const seconds = (Date.now() - started) / 1000;
+    const admitted = outcomes.filter((o) => o === 'admitted').length;
+    expect(outcomes).not.toContain('error');
+    expect(admitted).toBeGreaterThanOrEqual(5);
+    expect(admitted).toBeLessThanOrEqual(Math.floor(5 + 5 * seconds));
+  });
+
+  it('loads the script again when Redis has forgotten it (NOSCRIPT)', async () => {
+    const [a] = clients;
+    if (!a) throw new Error('client');
+    await a.script('FLUSH');
+    const store = redisStore(a, { prefix });
+    const state = await store.consume('key_flushed', { burst: 2, perMs: 0.001 }, true);
+    expect(state).toEqual({ admitted: true, tokens: 1 });
+    expect(store.degraded).toBe(false);
+  });
+
+  it('expires a bucket once it would be full again', async () => {
+    const [a] = clients;
+    if (!a) throw new Error('client');
+    await redisStore(a, { prefix }).consume('key_ttl', { burst: 10, perMs: 0.01 }, true);
+    const ttl = await a.pttl(`${prefix}key_ttl`);
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(100 + 1000);
+  });
+
+  it("fails open to this process's own bucket while Redis is down, and shares again once it is back", async () => {
+    const port = await freePort();
+    const start = () =>
+      spawn('redis-server', ['--port', String(port), '--save', '', '--appendonly', 'no'], {
+        stdio: 'ignore',
+      });
+    let server = start();
+    const client = new Redis(`redis://127.0.0.1:${port}`, {
+      ...options,
+      lazyConnect: false,
+      retryStrategy: () => 50,
+    });
+    client.on('error', () => {});
+    const errors: unknown[] = [];
+    try {
+      await new Promise<void>((resolve) => client.once('ready', () => resolve()));
+      const fallback = memoryStore();
+      const store = redisStore(client, { prefix, fallback, onError: (e) => errors.push(e) });
+      const limiter = rateLimiter({ limit: 1, windowMs: 60_000, burst: 3 }, { store });
+      for (let i = 0; i < 2; i++) await limiter.take('k');
+      expect(store.degraded).toBe(false);
+      server.kill('SIGKILL');
+      await new Promise((resolve) => server.once('exit', resolve));
+      // Down: answered by the fallback, which has a full bucket of its own (never unlimited).
+      const down = [];
+      for (let i = 0; i < 5; i++)
+        down.push(
+          await limiter.take('k').then(
+            () => 200,
+            (e: unknown) => (isProblemError(e) ? e.status : 500),
+          ),
+        );
+      expect(down).toEqual([200, 200, 200, 429, 429]);
+      expect(store.degraded).toBe(true);
+      expect(errors.length).toBeGreaterThan(0);
+      server = start();
+      await new Promise<void>((resolve) => client.once('ready', () => resolve()));
+      // Back: a fresh Redis (nothing saved) with a full bucket, shared again.
+      await limiter.take('k');
+      expect(store.degraded).toBe(false);
+    } finally {
+      client.disconnect();
+      server.kill('SIGKILL');
+    }
+  });
+});
