@@ -1,3 +1,4 @@
+import { receivingWebhooks } from './docs-webhooks';
 import { escapeHtml, page } from './html';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -110,7 +111,7 @@ ${bodyHtml}
     `<h1>${escapeHtml(text(info.title))} <small>${escapeHtml(text(info.version))}</small></h1>
 <p>${escapeHtml(text(info.description))}</p>
 <p>Machine-readable: <a href="/openapi.json"><code>/openapi.json</code></a> (OpenAPI 3.1). Errors: <a href="/problems">problem types</a>. Dashboard: <a href="/dashboard">/dashboard</a>.</p>
-<nav aria-label="Operations"><ul>${nav}</ul></nav>
+<nav aria-label="Operations"><ul>${nav}${receivingWebhooks(document).nav}</ul></nav>
 ${tags
   .map(
     (tag) =>
@@ -120,6 +121,7 @@ ${tags
         .join('')}`,
   )
   .join('')}
+${receivingWebhooks(document).html}
 <h2>Schemas</h2>${schemaHtml}`,
   );
 }

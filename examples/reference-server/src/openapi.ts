@@ -1,4 +1,5 @@
 import { narrowProblemCodes, type OperationTraits } from './openapi-problem-codes';
+import { declareOutboundWebhooks } from './webhooks-openapi';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
@@ -182,6 +183,7 @@ export function finalizeDocument(document: JsonObject): JsonObject {
   };
   components.securitySchemes = schemes;
   document.components = components;
+  declareOutboundWebhooks(document);
   integerFormats(document);
   document.tags = [...tags].sort().map((name) => ({ name, description: TAG_DESCRIPTIONS[name] ?? name }));
   return document;
