@@ -20,6 +20,7 @@ import { finalizeDocument } from './openapi';
 import { problemPages } from './problem-pages';
 import { addressLimiter, rateLimit } from './rate-limit';
 import { deliveryRoutes } from './routes/deliveries';
+import { endpointHealthRoutes } from './routes/endpoint-health';
 import { eventRoutes } from './routes/events';
 import { hooksRoutes } from './routes/hooks';
 import { inboundEventRoutes } from './routes/inbound-events';
@@ -187,6 +188,7 @@ export function buildApp(deps: Deps, options: AppOptions = {}): App {
   paymentMethodRoutes(v1, deps);
   subscriptionRoutes(v1, deps);
   webhookEndpointRoutes(v1, deps);
+  endpointHealthRoutes(v1, deps);
   eventRoutes(v1, deps);
   deliveryRoutes(v1, deps);
   notificationRoutes(v1, deps);

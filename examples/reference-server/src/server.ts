@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { schedulePurge } from '@holdfast/idempotency';
 import { schema as idempotencySchema, PostgresIdempotencyStore } from '@holdfast/idempotency/postgres';
-import { schema as deliverySchema } from '@holdfast/webhook-delivery/postgres';
+import { schema as deliverySchema, statsSchema } from '@holdfast/webhook-delivery/postgres';
 import { schema as verifierSchema } from '@holdfast/webhook-verifier/postgres';
 import type postgres from 'postgres';
 import { buildApp } from './app';
@@ -44,6 +44,7 @@ export function packageSchemas(): Migration[] {
   return [
     { id: '@holdfast/idempotency', sql: idempotencySchema },
     { id: '@holdfast/webhook-delivery', sql: deliverySchema },
+    { id: '@holdfast/webhook-delivery stats', sql: statsSchema },
     { id: '@holdfast/webhook-verifier', sql: verifierSchema },
   ];
 }

@@ -1,4 +1,6 @@
+export { type RecoverInput, recoverDeliveries } from './recover';
 export { schema } from './schema';
+export { type EndpointStats, endpointStats, type StatsBucket, type StatsWindow, statsSchema } from './stats';
 export {
   type AccountRef,
   createEndpoint,
