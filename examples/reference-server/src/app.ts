@@ -12,6 +12,7 @@ import { HTTPException } from 'hono/http-exception';
 import { authenticate, requireScope, scopeFor } from './auth';
 import type { App, AppEnv, Deps } from './context';
 import { dashboardRoutes } from './dashboard/index';
+import { destinationHint } from './destination-hint';
 import { renderDocs } from './docs';
 import { missingBody } from './missing-body';
 import { refuseNul } from './no-nul';
@@ -183,6 +184,7 @@ export function buildApp(deps: Deps, options: AppOptions = {}): App {
   v1.use(scopeByPath());
   v1.use(jsonBody({ maxBytes: 1024 * 1024 }));
   v1.use(refuseNul());
+  v1.use(destinationHint(deps.config.production));
   orderRoutes(v1, deps);
   paymentRoutes(v1, deps);
   paymentMethodRoutes(v1, deps);
