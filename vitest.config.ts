@@ -8,7 +8,12 @@ export default defineConfig({
   resolve: { conditions },
   ssr: { resolve: { conditions, externalConditions: ['@holdfast/source'] } },
   test: {
-    include: ['packages/*/test/**/*.test.ts', 'internal/*/test/**/*.test.ts', 'examples/*/test/**/*.test.ts'],
+    include: [
+      'packages/*/test/**/*.test.ts',
+      'internal/*/test/**/*.test.ts',
+      'examples/*/test/**/*.test.ts',
+      'scripts/*/test/**/*.test.ts',
+    ],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',

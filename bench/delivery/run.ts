@@ -1,99 +1,323 @@
-// Deliveries per second to a fast local receiver with one and two workers, and what
-// enqueueEvent adds to a business transaction (issue 7, "Must show"). Usage:
+// bench/delivery (issue 16): deliveries per second with 1 and 2 worker processes against the
+// bare limit, measured the same way; fairness (1 slow + 99 fast endpoints; a 100,000-delivery
+// backlog beside a new delivery); the lease statement's EXPLAIN at 1,000 and 100,000 due
+// deliveries; what enqueueEvent adds to a business transaction. Usage:
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test \
 //     npx tsx --conditions=@holdfast/source bench/delivery/run.ts
-// One process: the receiver (answers 204 at once), the workers (each with its own pool of 10
-// connections) and the enqueuer. Runs in a fresh schema, dropped at the end.
+// Workers run as child processes with the reference server's defaults (concurrency 128,
+// perEndpointConcurrency 100, pollMs 100); the receiver (204 at once) and the loader run here.
+// Runs in a fresh schema, dropped at the end. Ends with
+//   delivery: 1 process <n>/s, 2 processes <m>/s, bare limit <b>/s
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { fileURLToPath } from 'node:url';
 import {
-  createDeliveryWorker,
   createEndpoint,
   enqueueEvent,
-  schema,
+  migrations,
+  updateEndpoint,
 } from '@holdfast/webhook-delivery/postgres';
 import postgres from 'postgres';
+import { leaseStatement } from '../../packages/webhook-delivery/src/lease';
 
-const EVENTS = Number(process.env.EVENTS ?? 2000);
+const EVENTS = Number(process.env.EVENTS ?? 20_000);
+const ROUNDS = Number(process.env.ROUNDS ?? 2);
 const TXS = Number(process.env.TXS ?? 300);
-const databaseUrl = process.env.DATABASE_URL;
-if (!databaseUrl) {
+const CONCURRENCY = Number(process.env.CONCURRENCY ?? 128);
+const PER_ENDPOINT = Number(process.env.PER_ENDPOINT ?? 100);
+const POLL_MS = Number(process.env.POLL_MS ?? 100);
+const SLOW_MS = 5_000;
+const base = process.env.DATABASE_URL;
+if (!base) {
   console.error('bench/delivery needs DATABASE_URL (a real PostgreSQL)');
   process.exit(1);
 }
 const benchSchema = `bench_delivery_${randomBytes(4).toString('hex')}`;
-const admin = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+const admin = postgres(base, { max: 1, onnotice: () => {} });
 await admin.unsafe(`create schema ${benchSchema}`);
-const url = new URL(databaseUrl);
+const url = new URL(base);
 url.searchParams.set('options', `-c search_path=${benchSchema}`);
-const pool = () => postgres(url.toString(), { max: 10, onnotice: () => {} });
-const sql = pool();
-await sql.unsafe(schema);
+const sql = postgres(url.toString(), { max: 10, onnotice: () => {} });
+for (const migration of migrations) await sql.unsafe(migration.sql);
 await sql`create table bench_orders (id text primary key, body jsonb not null, created_at timestamptz not null)`;
 
-let received = 0;
+// The receiver: /fast/<key> answers 204 at once, /slow/<key> after 5 s. Counts per key, and
+// the arrival time of each Webhook-Id (for the backlog case).
+const counts = new Map<string, number>();
+const arrivals = new Map<string, number>();
 const server = createServer((req, res) => {
   req.resume();
   req.on('end', () => {
-    received += 1;
-    res.statusCode = 204;
-    res.end();
+    const [, kind, key] = (req.url ?? '').split('/');
+    counts.set(key ?? '', (counts.get(key ?? '') ?? 0) + 1);
+    const id = req.headers['webhook-id'];
+    if (typeof id === 'string') arrivals.set(id, performance.now());
+    const answer = () => {
+      res.statusCode = 204;
+      res.end();
+    };
+    if (kind === 'slow') setTimeout(answer, SLOW_MS);
+    else answer();
   });
 });
+server.keepAliveTimeout = 60_000;
 const port: number = await new Promise<number>((resolve) =>
   server.listen(0, '127.0.0.1', () => {
     const address = server.address();
     resolve(typeof address === 'object' && address ? address.port : 0);
   }),
 );
+const target = (kind: 'fast' | 'slow', key: string) => `http://127.0.0.1:${port}/${kind}/${key}`;
+const count = (key: string) => counts.get(key) ?? 0;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const children = new Set<ChildProcess>();
 
-async function deliveriesPerSecond(workers: number): Promise<number> {
-  const account = `acct_${workers}`;
-  await createEndpoint(
-    sql,
-    { account, url: `http://127.0.0.1:${port}/hook` },
-    { allowPrivateDestinations: true },
+function child(file: string, env: Record<string, string> = {}): Promise<ChildProcess> {
+  const proc = spawn(
+    process.execPath,
+    [
+      '--conditions=@holdfast/source',
+      '--import',
+      'tsx',
+      ...(process.env.PROFILE ? ['--cpu-prof', '--cpu-prof-dir=/tmp/bench-prof'] : []),
+      fileURLToPath(new URL(file, import.meta.url)),
+    ],
+    {
+      env: {
+        ...process.env,
+        DATABASE_URL: url.toString(),
+        CONCURRENCY: String(CONCURRENCY),
+        PER_ENDPOINT: String(PER_ENDPOINT),
+        POLL_MS: String(POLL_MS),
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
   );
-  await sql.begin(async (tx) => {
-    for (let i = 0; i < EVENTS; i++) {
-      await enqueueEvent(tx, {
-        account,
-        type: 'order.created',
-        resourceId: `ord_${workers}_${i}`,
-        object: { id: i },
-      });
-    }
+  children.add(proc);
+  proc.once('exit', () => children.delete(proc));
+  return new Promise((resolve, reject) => {
+    proc.once('exit', (code) => reject(new Error(`${file} exited with ${code}`)));
+    proc.stdout?.on('data', (chunk: Buffer) => {
+      if (chunk.toString().includes('ready')) resolve(proc);
+    });
   });
-  const pools = Array.from({ length: workers }, pool);
-  const running = pools.map((p) =>
-    createDeliveryWorker({
-      sql: p,
-      allowPrivateDestinations: true,
-      concurrency: 32,
-      perEndpointConcurrency: 32,
-      pollMs: 10,
-    }),
+}
+
+function stop(proc: ChildProcess): Promise<void> {
+  if (proc.exitCode !== null || proc.signalCode !== null) return Promise.resolve();
+  proc.removeAllListeners('exit');
+  return new Promise((resolve) => {
+    proc.once('exit', () => resolve());
+    proc.kill('SIGTERM');
+  });
+}
+
+async function endpoint(
+  account: string,
+  kind: 'fast' | 'slow',
+  key: string,
+  eventTypes?: string[],
+): Promise<string> {
+  const { endpoint: created } = await createEndpoint(
+    sql,
+    { account, url: target(kind, key), ...(eventTypes ? { eventTypes } : {}) },
+    { allowPrivateDestinations: true, concurrencyMax: PER_ENDPOINT },
   );
-  const start = performance.now();
-  for (const w of running) w.start();
-  for (;;) {
-    const [row] = await sql<{ n: number }[]>`
-      select count(*)::int as n from holdfast_deliveries where account_id = ${account} and status = 'succeeded'`;
-    if ((row?.n ?? 0) >= EVENTS) break;
-    await new Promise((r) => setTimeout(r, 20));
+  return created.id;
+}
+
+/** `perEndpoint` due deliveries to each endpoint (events and deliveries in two statements). */
+async function backlog(account: string, endpointIds: readonly string[], perEndpoint: number): Promise<void> {
+  const tag = randomBytes(4).toString('hex');
+  await sql.begin(async (tx) => {
+    await tx`
+      insert into holdfast_events (id, account_id, type, resource_id, sequence, payload, created_at)
+      select 'evt_' || ${tag} || '_' || i, ${account}, 'order.created', 'ord_' || ${tag} || '_' || i, 1,
+             json_build_object('id', 'evt_' || ${tag} || '_' || i, 'type', 'order.created',
+               'createdAt', now(), 'sequence', 1,
+               'data', json_build_object('object', json_build_object('id', 'ord_' || i, 'currency', 'EUR',
+                 'total', 4200, 'status', 'pending', 'description', 'bench')))::text,
+             now()
+      from generate_series(1, ${perEndpoint}) as i`;
+    await tx`
+      insert into holdfast_deliveries
+        (id, account_id, event_id, endpoint_id, event_type, status, next_attempt_at, created_at, updated_at)
+      select 'dlv_' || ${tag} || '_' || i || '_' || e.n, ${account}, 'evt_' || ${tag} || '_' || i, e.id,
+             'order.created', 'pending', now(), now(), now()
+      from generate_series(1, ${perEndpoint}) as i,
+           unnest(${tx.array([...endpointIds])}::text[]) with ordinality as e (id, n)`;
+  });
+}
+
+async function until(condition: () => boolean, timeoutMs = 300_000): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!condition()) {
+    if (performance.now() > deadline) throw new Error('bench timed out');
+    await sleep(5);
   }
+}
+
+type Mode = 'bare' | 1 | 2;
+let run = 0;
+/** Deliveries per second to one endpoint: children started idle, then the backlog appears at once. */
+async function throughput(mode: Mode): Promise<number> {
+  run += 1;
+  const account = `acct_tp_${run}`;
+  const key = `tp${run}`;
+  const id = await endpoint(account, 'fast', key);
+  const procs =
+    mode === 'bare'
+      ? [await child('./bare.ts', { ACCOUNT: account })]
+      : await Promise.all(Array.from({ length: mode }, () => child('./worker.ts')));
+  await sleep(500);
+  await backlog(account, [id], EVENTS);
+  const start = performance.now();
+  await until(() => count(key) >= EVENTS);
   const seconds = (performance.now() - start) / 1000;
-  await Promise.all(running.map((w) => w.stop()));
-  await Promise.all(pools.map((p) => p.end()));
+  await Promise.all(procs.map(stop));
+  await updateEndpoint(sql, { account, id, status: 'disabled' });
   return EVENTS / seconds;
 }
 
-async function enqueueCost(): Promise<{ alone: number; withEvent: number }> {
-  await createEndpoint(
-    sql,
-    { account: 'acct_tx', url: `http://127.0.0.1:${port}/hook` },
-    { allowPrivateDestinations: true },
+/** The 99 fast endpoints' deliveries per second, alone or beside one endpoint slower than 5 s. */
+async function fairness(withSlow: boolean): Promise<number> {
+  run += 1;
+  const account = `acct_fair_${run}`;
+  const fast: string[] = [];
+  for (let i = 0; i < 99; i += 1) fast.push(await endpoint(account, 'fast', `f${run}_${i}`));
+  const slow = withSlow ? await endpoint(account, 'slow', `s${run}`) : undefined;
+  const proc = await child('./worker.ts');
+  await sleep(500);
+  const perEndpoint = Math.round(EVENTS / 2 / 99);
+  if (slow) await backlog(account, [slow], 1000);
+  await backlog(account, fast, perEndpoint);
+  const start = performance.now();
+  const keys = Array.from({ length: 99 }, (_, i) => `f${run}_${i}`);
+  await until(() => keys.every((key) => count(key) >= perEndpoint));
+  const seconds = (performance.now() - start) / 1000;
+  for (const id of [...fast, ...(slow ? [slow] : [])])
+    await updateEndpoint(sql, { account, id, status: 'disabled' });
+  await stop(proc);
+  return (perEndpoint * 99) / seconds;
+}
+
+/** Delay from commit to arrival of new deliveries to one endpoint while another drains 100,000. */
+async function backlogDelay(): Promise<{ delays: number[]; drainedMeanwhile: number }> {
+  const account = 'acct_backlog';
+  const big = await endpoint(account, 'fast', 'big', ['order.created']);
+  await endpoint(account, 'fast', 'small', ['order.small']);
+  await backlog(account, [big], 100_000);
+  const proc = await child('./worker.ts');
+  await until(() => count('big') >= 2_000);
+  const before = count('big');
+  const delays: number[] = [];
+  for (let i = 0; i < 20; i += 1) {
+    const event = await sql.begin((tx) =>
+      enqueueEvent(tx, { account, type: 'order.small', resourceId: `small_${i}`, object: { id: i } }),
+    );
+    const committed = performance.now();
+    await until(() => arrivals.has(event.id), 30_000);
+    delays.push((arrivals.get(event.id) ?? committed) - committed);
+    await sleep(50);
+  }
+  const drainedMeanwhile = count('big') - before;
+  await updateEndpoint(sql, { account, id: big, status: 'disabled' });
+  await stop(proc);
+  return { delays, drainedMeanwhile };
+}
+
+interface PlanSummary {
+  due: number;
+  endpoints: number;
+  ms: number;
+  buffers: number;
+  leased: number;
+  text: string;
+}
+
+/** Runs `work` in a transaction that is rolled back (EXPLAIN ANALYZE really leases). */
+async function rolledBack<T>(work: (tx: postgres.TransactionSql) => Promise<T>): Promise<T> {
+  let result: { value: T } | undefined;
+  await sql
+    .begin(async (tx) => {
+      result = { value: await work(tx) };
+      throw new Error('rollback');
+    })
+    .catch((error: unknown) => {
+      if (!(error instanceof Error && error.message === 'rollback')) throw error;
+    });
+  if (!result) throw new Error('no result');
+  return result.value;
+}
+
+/** EXPLAIN (ANALYZE, BUFFERS) of one lease round (limit 128), rolled back. */
+async function explainLease(due: number, endpoints: number): Promise<PlanSummary> {
+  let summary: PlanSummary | undefined;
+  const request = () => ({
+    owner: 'explain',
+    limit: CONCURRENCY,
+    perEndpoint: PER_ENDPOINT,
+    at: new Date(),
+    leaseMs: 40_000,
+    paused: [],
+  });
+  const text = await rolledBack(
+    (tx) => tx`explain (analyze, buffers, costs off, timing off) ${leaseStatement(tx, request())}`,
   );
+  await sql
+    .begin(async (tx) => {
+      const [json] = await tx`explain (analyze, buffers, format json) ${leaseStatement(tx, request())}`;
+      // PostgreSQL's JSON plan format: https://www.postgresql.org/docs/current/sql-explain.html
+      const plans: unknown = json?.['QUERY PLAN'];
+      const plan = Array.isArray(plans)
+        ? (plans[0] as { Plan: Record<string, number>; 'Execution Time': number } | undefined)
+        : undefined;
+      summary = {
+        due,
+        endpoints,
+        ms: plan?.['Execution Time'] ?? 0,
+        buffers: (plan?.Plan['Shared Hit Blocks'] ?? 0) + (plan?.Plan['Shared Read Blocks'] ?? 0),
+        leased: plan?.Plan['Actual Rows'] ?? 0,
+        text: text.map((row) => String(row['QUERY PLAN'])).join('\n'),
+      };
+      throw new Error('rollback');
+    })
+    .catch((error: unknown) => {
+      if (!(error instanceof Error && error.message === 'rollback')) throw error;
+    });
+  if (!summary) throw new Error('no plan');
+  return summary;
+}
+
+/** 1,000 endpoints with 1 then 100 due deliveries each, and one endpoint with 1,000 then 100,000. */
+async function scaleModel(): Promise<PlanSummary[]> {
+  const plans: PlanSummary[] = [];
+  const account = 'acct_scale';
+  const many: string[] = [];
+  for (let i = 0; i < 1000; i += 1) many.push(await endpoint(account, 'fast', `m${i}`));
+  await backlog(account, many, 1);
+  await sql`vacuum analyze holdfast_deliveries`;
+  plans.push(await explainLease(1_000, 1_000));
+  await backlog(account, many, 99);
+  await sql`vacuum analyze holdfast_deliveries`;
+  plans.push(await explainLease(100_000, 1_000));
+  for (const id of many) await updateEndpoint(sql, { account, id, status: 'disabled' });
+  const one = await endpoint('acct_scale_one', 'fast', 'one');
+  await backlog('acct_scale_one', [one], 1_000);
+  await sql`vacuum analyze holdfast_deliveries`;
+  plans.push(await explainLease(1_000, 1));
+  await backlog('acct_scale_one', [one], 99_000);
+  await sql`vacuum analyze holdfast_deliveries`;
+  plans.push(await explainLease(100_000, 1));
+  await updateEndpoint(sql, { account: 'acct_scale_one', id: one, status: 'disabled' });
+  return plans;
+}
+
+async function enqueueCost(): Promise<{ alone: number; withEvent: number }> {
+  await endpoint('acct_tx', 'fast', 'tx');
   const alone: number[] = [];
   const withEvent: number[] = [];
   for (let i = 0; i < TXS; i++) {
@@ -119,17 +343,91 @@ async function enqueueCost(): Promise<{ alone: number; withEvent: number }> {
   return { alone: median(alone), withEvent: median(withEvent) };
 }
 
+const loadAverage = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+const progress = (what: string) => console.error(`[bench/delivery ${new Date().toISOString()}] ${what}`);
+if (process.env.BENCH_ONLY === 'throughput') {
+  for (const mode of ['bare', 1, 2] as Mode[]) progress(`${mode}: ${(await throughput(mode)).toFixed(0)}/s`);
+  await Promise.all([...children].map(stop));
+  server.closeAllConnections();
+  server.close();
+  await sql.end();
+  await admin.unsafe(`drop schema ${benchSchema} cascade`);
+  await admin.end();
+  process.exit(0);
+}
 try {
-  const one = await deliveriesPerSecond(1);
-  const two = await deliveriesPerSecond(2);
+  const loadBefore = loadAverage();
+  const samples: Record<string, number[]> = { bare: [], '1': [], '2': [] };
+  // Alternate the order each round, so drift in the machine's load reaches every mode.
+  for (let round = 0; round < ROUNDS; round += 1) {
+    const order: Mode[] = round % 2 ? [2, 1, 'bare'] : ['bare', 1, 2];
+    for (const mode of order) {
+      samples[String(mode)]?.push(await throughput(mode));
+      progress(`throughput ${mode}: ${samples[String(mode)]?.at(-1)?.toFixed(0)}/s`);
+    }
+  }
+  const best = (xs: number[] | undefined) => Math.max(0, ...(xs ?? []));
+  const [bare, one, two] = [best(samples.bare), best(samples['1']), best(samples['2'])];
+
+  const alone: number[] = [];
+  const beside: number[] = [];
+  for (let round = 0; round < ROUNDS; round += 1) {
+    alone.push(await fairness(false));
+    beside.push(await fairness(true));
+  }
+  progress(`fairness alone ${alone.join(', ')}, beside ${beside.join(', ')}`);
+  const delay = await backlogDelay();
+  progress('backlog done');
+  const plans = await scaleModel();
   const cost = await enqueueCost();
+  const loadAfter = loadAverage();
+
   console.log(
-    `\n${EVENTS} events to one fast local receiver (204 at once), perEndpointConcurrency 32, concurrency 32 per worker\n`,
+    `\nbench/delivery: ${EVENTS} due deliveries to one fast local receiver (204 at once); workers as child processes with concurrency ${CONCURRENCY}, perEndpointConcurrency ${PER_ENDPOINT}, pollMs ${POLL_MS}; best of ${ROUNDS} rounds, order alternating`,
   );
-  console.log('| Workers | Deliveries/s |');
-  console.log('|---|---|');
-  console.log(`| 1 | ${one.toFixed(0)} |`);
-  console.log(`| 2 | ${two.toFixed(0)} |`);
+  console.log(`load average before ${loadBefore}, after ${loadAfter} (2 cores, shared)\n`);
+  console.log('| mode | deliveries/s (each round) | best | vs bare |');
+  console.log('|---|---|--:|--:|');
+  for (const [label, key] of [
+    ['bare limit: lease 100 with one UPDATE ... SKIP LOCKED, POST them, one UPDATE', 'bare'],
+    ['@holdfast/webhook-delivery, 1 worker process', '1'],
+    ['@holdfast/webhook-delivery, 2 worker processes', '2'],
+  ] as const) {
+    const xs = samples[key] ?? [];
+    console.log(
+      `| ${label} | ${xs.map((x) => x.toFixed(0)).join(', ')} | ${best(xs).toFixed(0)} | ${(best(xs) / bare).toFixed(2)}x |`,
+    );
+  }
+  console.log(`\n2 processes vs 1: ${(two / one).toFixed(2)}x`);
+
+  console.log('\nFairness: 99 fast endpoints, alone and beside one answering after 5 s (1 worker process)\n');
+  console.log('| run | fast endpoints deliveries/s (each round) | best |');
+  console.log('|---|---|--:|');
+  console.log(`| alone | ${alone.map((x) => x.toFixed(0)).join(', ')} | ${best(alone).toFixed(0)} |`);
+  console.log(
+    `| beside the slow one | ${beside.map((x) => x.toFixed(0)).join(', ')} | ${best(beside).toFixed(0)} |`,
+  );
+  console.log(`\nbeside / alone: ${((best(beside) / best(alone)) * 100).toFixed(0)}% (target at least 90%)`);
+
+  const sorted = [...delay.delays].sort((a, b) => a - b);
+  console.log(
+    `\nBacklog: one endpoint with 100,000 due deliveries being drained (${delay.drainedMeanwhile} delivered meanwhile); 20 new deliveries to another endpoint, commit to arrival:`,
+  );
+  console.log(
+    `median ${sorted[Math.floor(sorted.length / 2)]?.toFixed(1)} ms, max ${sorted[sorted.length - 1]?.toFixed(1)} ms (poll interval ${POLL_MS} ms)`,
+  );
+
+  console.log('\nScale model: EXPLAIN (ANALYZE, BUFFERS) of one lease round (limit 128), rolled back\n');
+  console.log('| endpoints with due work | due deliveries | leased | execution ms | shared buffers |');
+  console.log('|--:|--:|--:|--:|--:|');
+  for (const plan of plans) {
+    console.log(
+      `| ${plan.endpoints} | ${plan.due} | ${plan.leased} | ${plan.ms.toFixed(2)} | ${plan.buffers} |`,
+    );
+  }
+  console.log('\nThe plan at 100,000 due deliveries on one endpoint:\n');
+  console.log(plans[plans.length - 1]?.text);
+
   console.log(
     `\nBusiness transaction (begin, insert one order, commit), median of ${TXS}, one subscribed endpoint\n`,
   );
@@ -138,8 +436,12 @@ try {
   console.log(`| insert alone | ${cost.alone.toFixed(2)} |`);
   console.log(`| insert + enqueueEvent | ${cost.withEvent.toFixed(2)} |`);
   console.log(`| enqueueEvent adds | ${(cost.withEvent - cost.alone).toFixed(2)} |`);
-  console.log(`\n(receiver got ${received} requests)`);
+  console.log(
+    `\ndelivery: 1 process ${Math.round(one)}/s, 2 processes ${Math.round(two)}/s, bare limit ${Math.round(bare)}/s`,
+  );
 } finally {
+  await Promise.all([...children].map(stop));
+  server.closeAllConnections();
   server.close();
   await sql.end();
   await admin.unsafe(`drop schema ${benchSchema} cascade`);

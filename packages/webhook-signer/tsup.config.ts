@@ -1,3 +1,23 @@
+import { resolve } from 'node:path';
+import type { Plugin } from 'esbuild';
 import { defineConfig, holdfastBuild } from '../../tsup.config.base';
 
-export default defineConfig(holdfastBuild({ index: 'src/index.ts' }));
+// The Node build swaps the noble HMAC and ed25519 for node:crypto; everything else is the same
+// source. @holdfast/webhook-keys (private) is bundled in: dist never imports it.
+const nodeCrypto: Plugin = {
+  name: 'holdfast-node-crypto',
+  setup(build) {
+    build.onResolve({ filter: /^\.\/(hmac|ed25519)$/ }, (args) => ({
+      path: resolve(args.resolveDir, `${args.path.slice(2)}-node.ts`),
+    }));
+  },
+};
+const shared = { clean: false, noExternal: ['@holdfast/webhook-keys'] };
+
+export default defineConfig([
+  holdfastBuild({ index: 'src/index.ts' }, { ...shared, platform: 'neutral' }),
+  holdfastBuild(
+    { index: 'src/index.ts' },
+    { ...shared, outDir: 'dist/node', platform: 'node', esbuildPlugins: [nodeCrypto] },
+  ),
+]);

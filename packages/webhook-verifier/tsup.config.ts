@@ -9,18 +9,22 @@ const entries = {
   hono: 'src/hono.ts',
 };
 
-// The Node build swaps the noble HMAC for node:crypto; everything else is the same source.
-const nodeHmac: Plugin = {
-  name: 'holdfast-node-hmac',
+// The Node build swaps the noble HMAC and ed25519 for node:crypto; everything else is the same
+// source. @holdfast/webhook-keys (private) is bundled in: dist never imports it.
+const nodeCrypto: Plugin = {
+  name: 'holdfast-node-crypto',
   setup(build) {
-    build.onResolve({ filter: /^\.\/hmac$/ }, (args) => ({ path: resolve(args.resolveDir, 'hmac-node.ts') }));
+    build.onResolve({ filter: /^\.\/(hmac|ed25519)$/ }, (args) => ({
+      path: resolve(args.resolveDir, `${args.path.slice(2)}-node.ts`),
+    }));
   },
 };
+const noExternal = ['@holdfast/webhook-keys'];
 
 export default defineConfig([
-  holdfastBuild(entries, { clean: false, platform: 'neutral' }),
+  holdfastBuild(entries, { clean: false, platform: 'neutral', noExternal }),
   holdfastBuild(
     { index: entries.index, hono: entries.hono },
-    { clean: false, outDir: 'dist/node', platform: 'node', esbuildPlugins: [nodeHmac] },
+    { clean: false, outDir: 'dist/node', platform: 'node', esbuildPlugins: [nodeCrypto], noExternal },
   ),
 ]);

@@ -12,7 +12,7 @@ export interface SeedKey {
 export interface DeliveryLimits {
   /** Attempts in flight in this process (`HOLDFAST_DELIVERY_CONCURRENCY`, default 128). */
   readonly concurrency: number;
-  /** Attempts in flight per endpoint across every process (`HOLDFAST_DELIVERY_PER_ENDPOINT`, default 32). */
+  /** Attempts in flight per endpoint across every process, the ceiling of its adaptive limit (`HOLDFAST_DELIVERY_PER_ENDPOINT`, default 100). */
   readonly perEndpoint: number;
   /** Idle wait between polls (`HOLDFAST_DELIVERY_POLL`, default 100 ms). */
   readonly pollMs: number;
@@ -267,7 +267,7 @@ export function loadConfig(
     http: parseHttpLimits(env),
     delivery: {
       concurrency: positiveInteger(env.HOLDFAST_DELIVERY_CONCURRENCY, 'HOLDFAST_DELIVERY_CONCURRENCY', 128),
-      perEndpoint: positiveInteger(env.HOLDFAST_DELIVERY_PER_ENDPOINT, 'HOLDFAST_DELIVERY_PER_ENDPOINT', 32),
+      perEndpoint: positiveInteger(env.HOLDFAST_DELIVERY_PER_ENDPOINT, 'HOLDFAST_DELIVERY_PER_ENDPOINT', 100),
       pollMs: parseDuration(env.HOLDFAST_DELIVERY_POLL || '100ms', 'HOLDFAST_DELIVERY_POLL'),
     },
     redisUrl: env.HOLDFAST_REDIS_URL || undefined,

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import type { Keyring } from '@holdfast/cursor-pagination';
 import { connect, type Database } from '@holdfast/pg';
+import { migrations as deliveryMigrations } from '@holdfast/webhook-delivery/postgres';
 import type postgres from 'postgres';
 import type { Config } from './config';
 
@@ -24,8 +25,17 @@ export function openDatabase(config: Config, whenHeld: 'refuse' | 'join' = 'refu
   return connect({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, max: 10, whenHeld });
 }
 
-/** The versioned SQL files of `migrations/`, in name order (`NNN_<what>.sql`). */
+/**
+ * Every versioned migration in apply order: the packages' own lists first (their tables come
+ * before anything of the server's), then the SQL files of `migrations/` in name order
+ * (`NNN_<what>.sql`).
+ */
 export async function migrationFiles(): Promise<Migration[]> {
+  return [...deliveryMigrations, ...(await serverMigrationFiles())];
+}
+
+/** The versioned SQL files of `migrations/`, in name order (`NNN_<what>.sql`). */
+async function serverMigrationFiles(): Promise<Migration[]> {
   const names = (await readdir(MIGRATIONS_DIR)).filter((name) => /^\d{3}_[a-z0-9_]+\.sql$/.test(name)).sort();
   return Promise.all(
     names.map(async (name) => ({

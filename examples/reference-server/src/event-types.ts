@@ -42,3 +42,14 @@ export function readableFamilies(holds: (scope: string) => boolean): string[] {
     .filter(([, scope]) => holds(scope))
     .map(([family]) => family);
 }
+
+/**
+ * `type` as one of {@link EVENT_TYPES}: a stored delivery or event always carries one (`emit()`
+ * takes no other), so anything else is a broken invariant, answered 500 rather than sent on.
+ */
+export function knownEventType(type: string): EventType {
+  const known = EVENT_TYPES.find((candidate) => candidate === type);
+  if (known === undefined)
+    throw new Error(`stored event type ${JSON.stringify(type)} is not one of EVENT_TYPES`);
+  return known;
+}

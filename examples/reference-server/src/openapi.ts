@@ -1,3 +1,5 @@
+import { narrowProblemCodes, type OperationTraits } from './openapi-problem-codes';
+
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
 
@@ -40,6 +42,11 @@ const RETRY_AFTER = {
   schema: { type: 'integer', minimum: 0, maximum: 86400 },
 };
 
+const IDEMPOTENT_REPLAYED = {
+  description: 'true when this is the stored answer to an earlier request with the same Idempotency-Key.',
+  schema: { type: 'string', enum: ['true'] },
+};
+
 const TAG_DESCRIPTIONS: Record<string, string> = {
   Orders: 'Orders, their lifecycle (pending, shipped, cancelled) and refunds.',
   Payments: 'Payments, idempotent by Idempotency-Key; some settle later (202).',
@@ -79,12 +86,54 @@ function integerFormats(node: Json | undefined): void {
   for (const value of Object.values(node)) integerFormats(value);
 }
 
+interface Parameter {
+  readonly name: string;
+  readonly in: string;
+  readonly required: boolean;
+}
+
+function parametersOf(op: JsonObject): Parameter[] {
+  const list = Array.isArray(op.parameters) ? op.parameters : [];
+  return list.filter(isObject).map((p) => ({
+    name: String(p.name).toLowerCase(),
+    in: String(p.in),
+    required: p.required === true,
+  }));
+}
+
+function traitsOf(path: string, op: JsonObject): OperationTraits {
+  const parameters = parametersOf(op);
+  const idempotency = parameters.find((p) => p.in === 'header' && p.name === 'idempotency-key');
+  return {
+    path,
+    body: isObject(op.requestBody),
+    list: parameters.some((p) => p.in === 'query' && p.name === 'cursor'),
+    idempotent: idempotency !== undefined,
+    idempotencyRequired: idempotency?.required === true,
+  };
+}
+
+/**
+ * Whether a response carries the `RateLimit` headers, as `src/rate-limit.ts` sends them: under
+ * `/v1` every answer once the key authenticated (so never a 401); on the receiver, only what
+ * follows a verified signature (200, a 400 about the verified body) and its 429.
+ */
+function rateLimited(path: string, status: string): boolean {
+  if (path.startsWith('/v1/')) return status !== '401';
+  if (path.startsWith('/hooks/')) return status === '200' || status === '400' || status === '429';
+  return false;
+}
+
+/** Statuses an idempotent POST stores and replays: its successes and the 4xx its work decided. */
+const REPLAYED = /^(2..|404|409|422)$/;
+
 /**
  * Completes the generated OpenAPI document with what every operation shares, so no route has
- * to repeat it: `Request-Id` on every response; the `RateLimit` headers on every 2xx and 4xx
- * of the rate-limited `/v1` API and receiver, `Retry-After` on 429 and 503 and `WWW-Authenticate`
- * on the API's 401 and 403; an `operationId` where a
- * route set none; and the tag list with descriptions.
+ * to repeat it: `Request-Id` on every response; the `RateLimit` headers where they are sent
+ * ({@link rateLimited}); `Retry-After` on 429 and 503 and on the 409 `idempotency_key_in_use`;
+ * `Idempotent-Replayed` on what an idempotent POST replays; `WWW-Authenticate` on the API's
+ * 401 and 403; each problem response's `code` as the closed set the operation answers; an
+ * `operationId` where a route set none; and the tag list with descriptions.
  */
 export function finalizeDocument(document: JsonObject): JsonObject {
   const paths = isObject(document.paths) ? document.paths : {};
@@ -99,19 +148,24 @@ export function finalizeDocument(document: JsonObject): JsonObject {
       ids.add(String(op.operationId));
       if (Array.isArray(op.tags)) for (const tag of op.tags) if (typeof tag === 'string') tags.add(tag);
       const responses = isObject(op.responses) ? op.responses : {};
+      const traits = traitsOf(path, op);
       for (const [status, response] of Object.entries(responses)) {
         if (!isObject(response)) continue;
         const headers = isObject(response.headers) ? response.headers : {};
         headers['Request-Id'] ??= REQUEST_ID;
-        if ((path.startsWith('/v1/') || path.startsWith('/hooks/')) && /^[24]/.test(status)) {
+        if (rateLimited(path, status)) {
           headers.RateLimit ??= RATE_LIMIT;
           headers['RateLimit-Policy'] ??= RATE_LIMIT_POLICY;
         }
-        if (status === '429' || status === '503') headers['Retry-After'] ??= RETRY_AFTER;
+        if (status === '429' || status === '503' || (status === '409' && traits.idempotent))
+          headers['Retry-After'] ??= RETRY_AFTER;
+        if (traits.idempotent && REPLAYED.test(status))
+          headers['Idempotent-Replayed'] ??= IDEMPOTENT_REPLAYED;
         const challenge = path.startsWith('/v1/') ? WWW_AUTHENTICATE[status] : undefined;
         if (challenge) headers['WWW-Authenticate'] ??= challenge;
         response.headers = headers;
       }
+      narrowProblemCodes(responses, traits);
     }
   }
   // The receiver authenticates the sender by the Standard Webhooks signature, not an API key.

@@ -2,7 +2,6 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { schedulePurge } from '@holdfast/idempotency';
 import { schema as idempotencySchema, PostgresIdempotencyStore } from '@holdfast/idempotency/postgres';
-import { schema as deliverySchema, statsSchema } from '@holdfast/webhook-delivery/postgres';
 import { schema as verifierSchema } from '@holdfast/webhook-verifier/postgres';
 import type postgres from 'postgres';
 import { buildApp } from './app';
@@ -43,8 +42,6 @@ export interface RunningServer {
 export function packageSchemas(): Migration[] {
   return [
     { id: '@holdfast/idempotency', sql: idempotencySchema },
-    { id: '@holdfast/webhook-delivery', sql: deliverySchema },
-    { id: '@holdfast/webhook-delivery stats', sql: statsSchema },
     { id: '@holdfast/webhook-verifier', sql: verifierSchema },
   ];
 }

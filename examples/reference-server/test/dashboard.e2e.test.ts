@@ -234,9 +234,13 @@ describe.skipIf(!hasChromium)('dashboard in Chromium (needs /usr/bin/chromium)',
     const html = await res.text();
     expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
     expect(html).not.toMatch(/\sstyle=|\son[a-z]+=/i);
-    for (const asset of ['app.js', 'app.css']) {
+    for (const asset of ['app.js', 'app.css', 'api.js', 'views/endpoints.js']) {
       const file = await fetch(`${server.url}/dashboard/${asset}`);
       expect(file.status).toBe(200);
+      // Module scripts run only when served with a JavaScript MIME type.
+      expect(file.headers.get('content-type')).toMatch(
+        asset.endsWith('.js') ? /^text\/javascript/ : /^text\/css/,
+      );
       expect(file.headers.get('cache-control')).toBe('no-cache');
       expect(file.headers.get('content-security-policy')).toContain("default-src 'self'");
       await file.arrayBuffer();

@@ -183,6 +183,16 @@ describe('2: scopes decide which events a key sees or subscribes to', () => {
     const answer = await api('GET', '/v1/not-a-resource');
     expect(answer.status).toBe(404);
     expect(answer.body.code).toBe('not_found');
+    // Refused before the body guard and any handler: a body that the JSON guard would refuse
+    // (415, 400) is never read on a path that names no resource family.
+    for (const [type, body] of [
+      ['text/plain', 'x'],
+      ['application/json', '{"a":'],
+    ] as const) {
+      const refused = await api('POST', '/v1/not-a-resource', { body, headers: { 'content-type': type } });
+      expect(refused.status).toBe(404);
+      expect(refused.body.code).toBe('not_found');
+    }
   });
 });
 

@@ -29,22 +29,31 @@ export interface ListQueryShape {
 export function listQueryShape(allowlist: SortAllowlist): ListQueryShape {
   return {
     sort: sortQuerySchema(allowlist),
+    // The document declares what clients should send (an integer); zod takes the raw text, so
+    // that `paginate` clamps rather than rejects (the metadata's `type` replaces zod's `string`).
     limit: z
       .string()
       .optional()
       .meta({
+        type: 'integer',
+        minimum: 1,
+        maximum: MAX_LIMIT,
         description: `Page size, default ${DEFAULT_LIMIT}, at most ${MAX_LIMIT}. Missing, non-numeric or zero gives ${DEFAULT_LIMIT}; below 1 gives 1; above ${MAX_LIMIT} gives ${MAX_LIMIT} (clamped, not rejected).`,
-        example: String(DEFAULT_LIMIT),
-        default: String(DEFAULT_LIMIT),
+        example: DEFAULT_LIMIT,
+        default: DEFAULT_LIMIT,
       }),
     cursor: z.string().optional().meta({
       description:
         'Opaque cursor from a previous pageInfo.nextCursor; absent for the first page. Valid only with the same sort and filters, for the same account; otherwise 400 invalid_cursor.',
     }),
-    include: z.string().optional().meta({
-      description: `"total" adds pageInfo.totalCount (exact up to 10,000; above that 10000 with pageInfo.totalCountCapped: true).`,
-      example: 'total',
-    }),
+    include: z
+      .string()
+      .optional()
+      .meta({
+        enum: ['total'],
+        description: `"total" adds pageInfo.totalCount (exact up to 10,000; above that 10000 with pageInfo.totalCountCapped: true).`,
+        example: 'total',
+      }),
   };
 }
 

@@ -1,11 +1,10 @@
 import type {} from '@holdfast/problem-details/hono';
 import type { Context, MiddlewareHandler } from 'hono';
 import type postgres from 'postgres';
+import { runIdempotentFlow } from './flow';
 import { idempotent, type TransactionHandler } from './idempotent';
-import { keepLease } from './lease';
 import { type IdempotencyOptions, resolveIdempotencyOptions } from './options';
-import { answerExisting, type IdempotentRequest, prepareClaim } from './request';
-import { storeResponse } from './response';
+import type { IdempotentRequest } from './request';
 import type { IdempotencyStore } from './store';
 
 /**
@@ -67,27 +66,14 @@ export function idempotency(options: IdempotencyMiddlewareOptions): MiddlewareHa
   const required = options.required ?? false;
   return async (c, next) => {
     const request = await requestOf(c, options.account(c), required);
-    const claim = await prepareClaim(request, resolved);
-    if (claim === undefined) return next();
-    const result = await options.store.claim(claim);
-    if (result.outcome !== 'claimed') return answerExisting(result, claim, resolved, request.requestId);
-    const held = { account: claim.account, key: claim.key, token: claim.token };
-    const stopLease = keepLease(options.store, held, resolved);
-    try {
-      await next();
-    } catch (error) {
-      await options.store.release(held).catch(() => {});
-      throw error;
-    } finally {
-      stopLease();
-    }
-    // Hono has already turned a thrown error into c.res through app.onError.
-    if (c.res.status >= 500) {
-      await options.store.release(held);
-      return;
-    }
-    const stored = await storeResponse(c.res, resolved.storedHeaders);
-    await options.store.complete(held, stored, new Date(resolved.now().getTime() + resolved.retentionMs));
+    return runIdempotentFlow(options.store, request, resolved, {
+      unkeyed: next,
+      async keyed() {
+        await next();
+        // Hono has already turned a thrown error into c.res through app.onError.
+        return { kind: 'answer', response: c.res };
+      },
+    });
   };
 }
 

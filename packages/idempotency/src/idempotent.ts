@@ -1,16 +1,9 @@
-import { problem } from '@holdfast/problem-details';
 import type postgres from 'postgres';
-import { keepLease } from './lease';
+import { lostLease, runIdempotentFlow } from './flow';
 import { type IdempotencyOptions, resolveIdempotencyOptions } from './options';
 import { PostgresIdempotencyStore, storeAnswerQuery } from './postgres-store';
-import { answerExisting, type IdempotentRequest, prepareClaim } from './request';
-import {
-  type HandlerResult,
-  isClientProblem,
-  problemToResponse,
-  storeResponse,
-  toResponse,
-} from './response';
+import type { IdempotentRequest } from './request';
+import { type HandlerResult, storeResponse, toResponse } from './response';
 
 /** A handler that does its business writes through `tx`, the transaction the answer is stored in. */
 export type TransactionHandler = (tx: postgres.TransactionSql) => HandlerResult | Promise<HandlerResult>;
@@ -28,14 +21,6 @@ const DIVISION_BY_ZERO = '22012';
 
 function isDivisionByZero(error: unknown): boolean {
   return typeof error === 'object' && error !== null && 'code' in error && error.code === DIVISION_BY_ZERO;
-}
-
-function lostLease(cause: unknown, retryAfter: number): Error {
-  return problem('idempotency_key_in_use', {
-    detail: 'The lease on this Idempotency-Key ran out and another attempt took it over; retry later.',
-    retryAfter,
-    cause,
-  });
 }
 
 /**
@@ -80,70 +65,55 @@ export async function idempotent(
   options: IdempotencyOptions = {},
 ): Promise<Response> {
   const resolved = resolveIdempotencyOptions(options);
-  const claim = await prepareClaim(request, resolved);
-  if (claim === undefined) {
-    try {
-      return await sql.begin(async (tx) => {
-        const response = toResponse(await handler(tx));
-        if (response.status >= 500) throw new ServerErrorAnswer(response);
-        return response;
-      });
-    } catch (error) {
-      if (error instanceof ServerErrorAnswer) return error.response;
-      throw error;
-    }
-  }
-  const store = new PostgresIdempotencyStore(sql);
-  const result = await store.claim(claim);
-  if (result.outcome !== 'claimed') return answerExisting(result, claim, resolved, request.requestId);
-  const held = { account: claim.account, key: claim.key, token: claim.token };
-
-  let stored: Promise<unknown> | undefined;
-  // The storing statement's own failure, told apart from a handler's division by zero.
-  let storeFailure: unknown;
-  const isLostLease = (error: unknown) =>
-    error !== undefined && error === storeFailure && isDivisionByZero(error);
-  let response: Response;
-  // Renewed from the pool, outside the transaction, so other processes see it.
-  const stopLease = keepLease(store, held, resolved);
-  try {
-    response = await sql.begin(async (tx) => {
-      const answer = toResponse(await handler(tx));
-      if (answer.status >= 500) throw new ServerErrorAnswer(answer);
-      const copy = await storeResponse(answer, resolved.storedHeaders);
-      const expiresAt = new Date(resolved.now().getTime() + resolved.retentionMs);
-      // Sent now and not awaited, so postgres.js pipelines COMMIT right behind it. If it
-      // raises, PostgreSQL answers that COMMIT with ROLLBACK, and awaiting it below tells.
-      const update = storeAnswerQuery(tx, held, copy, expiresAt);
-      stored = tx`with stored as (${update}) select 1 / count(*) as owned from stored`.execute();
-      stored.catch((error: unknown) => {
-        storeFailure = error;
-      });
-      return answer;
-    });
-  } catch (error) {
-    stopLease();
-    if (error instanceof ServerErrorAnswer) {
-      await store.release(held);
-      return error.response;
-    }
-    if (isLostLease(error)) throw lostLease(error, resolved.retryAfterSeconds);
-    if (isClientProblem(error)) {
-      const copy = await storeResponse(problemToResponse(error, request.path), resolved.storedHeaders);
-      await store.complete(held, copy, new Date(resolved.now().getTime() + resolved.retentionMs));
-    } else {
-      await store.release(held).catch(() => {});
-    }
-    throw error;
-  }
-  stopLease();
-  try {
-    await stored;
-  } catch (error) {
-    if (isDivisionByZero(error)) throw lostLease(error, resolved.retryAfterSeconds);
-    // The transaction aborted, so nothing committed; release only deletes an unanswered claim.
-    await store.release(held).catch(() => {});
-    throw error;
-  }
-  return response;
+  return runIdempotentFlow(new PostgresIdempotencyStore(sql), request, resolved, {
+    async unkeyed() {
+      try {
+        return await sql.begin(async (tx) => {
+          const response = toResponse(await handler(tx));
+          if (response.status >= 500) throw new ServerErrorAnswer(response);
+          return response;
+        });
+      } catch (error) {
+        if (error instanceof ServerErrorAnswer) return error.response;
+        throw error;
+      }
+    },
+    async keyed(held) {
+      let stored: Promise<unknown> | undefined;
+      // The storing statement's own failure, told apart from a handler's division by zero.
+      let storeFailure: unknown;
+      let response: Response;
+      try {
+        response = await sql.begin(async (tx) => {
+          const answer = toResponse(await handler(tx));
+          if (answer.status >= 500) throw new ServerErrorAnswer(answer);
+          const copy = await storeResponse(answer, resolved.storedHeaders);
+          const expiresAt = new Date(resolved.now().getTime() + resolved.retentionMs);
+          // Sent now and not awaited, so postgres.js pipelines COMMIT right behind it. If it
+          // raises, PostgreSQL answers that COMMIT with ROLLBACK, and awaiting it below tells.
+          const update = storeAnswerQuery(tx, held, copy, expiresAt);
+          stored = tx`with stored as (${update}) select 1 / count(*) as owned from stored`.execute();
+          stored.catch((error: unknown) => {
+            storeFailure = error;
+          });
+          return answer;
+        });
+      } catch (error) {
+        // A 5xx rolled its writes back; the core releases the key.
+        if (error instanceof ServerErrorAnswer) return { kind: 'answer', response: error.response };
+        if (error !== undefined && error === storeFailure && isDivisionByZero(error)) {
+          throw lostLease(error, resolved.retryAfterSeconds);
+        }
+        throw error;
+      }
+      try {
+        await stored;
+      } catch (error) {
+        if (isDivisionByZero(error)) throw lostLease(error, resolved.retryAfterSeconds);
+        // The transaction aborted, so nothing committed; the core releases the unanswered claim.
+        throw error;
+      }
+      return { kind: 'stored', response };
+    },
+  });
 }

@@ -6,11 +6,9 @@ export {
   DEFAULT_STORED_HEADERS,
   type IdempotencyOptions,
   MIN_RETENTION_MS,
-  type ResolvedIdempotencyOptions,
-  resolveIdempotencyOptions,
 } from './options';
 export { type SchedulePurgeOptions, schedulePurge } from './purge';
 export type { IdempotentRequest } from './request';
-export { type HandlerResult, replayResponse, toResponse } from './response';
+export type { HandlerResult } from './response';
 export { runIdempotent } from './run-idempotent';
 export type { ClaimInput, ClaimResult, HeldKey, IdempotencyStore, StoredResponse } from './store';

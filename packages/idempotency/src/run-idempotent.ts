@@ -1,13 +1,7 @@
-import { keepLease } from './lease';
+import { runIdempotentFlow } from './flow';
 import { type IdempotencyOptions, resolveIdempotencyOptions } from './options';
-import { answerExisting, type IdempotentRequest, prepareClaim } from './request';
-import {
-  type HandlerResult,
-  isClientProblem,
-  problemToResponse,
-  storeResponse,
-  toResponse,
-} from './response';
+import type { IdempotentRequest } from './request';
+import { type HandlerResult, toResponse } from './response';
 import type { IdempotencyStore } from './store';
 
 /**
@@ -38,37 +32,9 @@ export async function runIdempotent(
   handler: () => HandlerResult | Promise<HandlerResult>,
   options: IdempotencyOptions = {},
 ): Promise<Response> {
-  const resolved = resolveIdempotencyOptions(options);
-  const claim = await prepareClaim(request, resolved);
-  if (claim === undefined) return toResponse(await handler());
-  const result = await store.claim(claim);
-  if (result.outcome !== 'claimed') return answerExisting(result, claim, resolved, request.requestId);
-  const held = { account: claim.account, key: claim.key, token: claim.token };
-  let response: Response;
-  const stopLease = keepLease(store, held, resolved);
-  try {
-    response = toResponse(await handler());
-  } catch (error) {
-    stopLease();
-    if (isClientProblem(error)) {
-      const stored = await storeResponse(problemToResponse(error, request.path), resolved.storedHeaders);
-      await store.complete(held, stored, expiry(resolved));
-    } else {
-      await store.release(held).catch(() => {});
-    }
-    throw error;
-  }
-  stopLease();
-  if (response.status >= 500) {
-    await store.release(held);
-    return response;
-  }
-  // A lost lease (renewals failed and another attempt took the key over) leaves the answer
-  // unstored; the client still gets it.
-  await store.complete(held, await storeResponse(response, resolved.storedHeaders), expiry(resolved));
-  return response;
-}
-
-function expiry(options: { retentionMs: number; now: () => Date }): Date {
-  return new Date(options.now().getTime() + options.retentionMs);
+  const run = async () => toResponse(await handler());
+  return runIdempotentFlow(store, request, resolveIdempotencyOptions(options), {
+    unkeyed: run,
+    keyed: async () => ({ kind: 'answer', response: await run() }),
+  });
 }

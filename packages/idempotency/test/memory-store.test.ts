@@ -1,10 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  MemoryIdempotencyStore,
-  MIN_RETENTION_MS,
-  resolveIdempotencyOptions,
-  schedulePurge,
-} from '../src/index';
+import { MemoryIdempotencyStore, MIN_RETENTION_MS, schedulePurge } from '../src/index';
+import { resolveIdempotencyOptions } from '../src/options';
 import { storeBehaviour } from './store-suite';
 
 storeBehaviour('MemoryIdempotencyStore', () => new MemoryIdempotencyStore());

@@ -3,10 +3,12 @@ import type { SortAllowlist } from './allowlist';
 import { sortDescription, sortSchema } from './openapi';
 
 /**
- * A zod v4 schema for the `sort` query parameter carrying its OpenAPI description, pattern,
- * default and aliases as metadata, so `@hono/zod-openapi` declares the sortable fields
- * (sorting rule 11). It accepts any string on purpose: `parseSort` validates, so clients get
- * `invalid_sort` / `too_many_sort_keys` rather than a generic validation error.
+ * A zod v4 schema for the `sort` query parameter carrying its OpenAPI declaration as metadata
+ * (an array of the allowed `key` / `-key` values, `style: form, explode: false`, the default and
+ * the aliases), so `@hono/zod-openapi` declares the sortable fields (sorting rule 11) and a
+ * generated client offers only those values. It accepts any string on purpose: `parseSort`
+ * validates, so clients get `invalid_sort` / `too_many_sort_keys` rather than a generic
+ * validation error.
  *
  * @example
  * ```ts
@@ -22,9 +24,14 @@ import { sortDescription, sortSchema } from './openapi';
  * ```
  */
 export function sortQuerySchema(allowlist: SortAllowlist): z.ZodOptional<z.ZodString> {
-  const { type: _type, ...schema } = sortSchema(allowlist);
+  // The wire value is one comma-separated string, which zod sees; the document declares what it
+  // means (the metadata's `type: 'array'` replaces zod's `string` in the generated schema).
   return z
     .string()
     .optional()
-    .meta({ ...schema, description: sortDescription(allowlist), param: { name: 'sort', in: 'query' } });
+    .meta({
+      ...sortSchema(allowlist),
+      description: sortDescription(allowlist),
+      param: { name: 'sort', in: 'query', style: 'form', explode: false },
+    });
 }

@@ -1,39 +1,48 @@
 export { type RecoverInput, recoverDeliveries } from './recover';
-export { schema } from './schema';
 export { type EndpointStats, endpointStats, type StatsBucket, type StatsWindow, statsSchema } from './stats';
 export {
   type AccountRef,
   createEndpoint,
-  type Delivery,
-  type DeliveryAttempt,
-  type DeliveryStatus,
   deleteEndpoint,
   type EndpointChanges,
   type EndpointInput,
+  endpointConcurrency,
+  getEndpoint,
+  ROTATION_OVERLAP_MS,
+  rotateSecret,
+  updateEndpoint,
+} from './endpoints';
+export { type Migration, migrations } from './migrations';
+export {
   type EventInput,
   enqueueEvent,
   getDelivery,
-  getEndpoint,
   getEvent,
   listAttempts,
-  type Notification,
-  ROTATION_OVERLAP_MS,
   replayDelivery,
-  rotateSecret,
+} from './outbox';
+export { purgeDeliveryHistory } from './purge';
+export {
+  type Delivery,
+  type DeliveryAttempt,
+  type DeliveryStatus,
+  type EndpointConcurrency,
+  type Notification,
   type Sql,
   toAttempt,
+  toConcurrency,
   toDelivery,
   toEndpoint,
   toEvent,
   toNotification,
-  updateEndpoint,
   type WebhookEndpoint,
   type WebhookEvent,
-} from './store';
+} from './rows';
+export { schema } from './schema';
 export {
+  type AttemptInfo,
   createDeliveryWorker,
   type DeliveryWorker,
   type DeliveryWorkerOptions,
   type Notifier,
-  purgeDeliveryHistory,
 } from './worker';

@@ -1,9 +1,6 @@
-import { hmac } from '@noble/hashes/hmac';
-import { sha256 } from '@noble/hashes/sha2';
-import { encodeBase64 } from './base64';
-import { decodeSecret } from './secret';
+import { encodeBase64, parseSigningKey, signedContent } from '@holdfast/webhook-keys';
 
-/** What one delivery attempt signs (SPEC section 6, "Signing"). */
+/** What one delivery attempt signs (https://www.standardwebhooks.com/, "Signature scheme"). */
 export interface SignInput {
   /** The event id, sent as `webhook-id`: the receiver's deduplication key. */
   id: string;
@@ -21,68 +18,83 @@ export interface WebhookHeaders {
 }
 
 export interface SignerOptions {
-  /** One secret, or several during a rotation (each gives its own `v1,` entry). */
+  /**
+   * One key, or several during a rotation, each giving its own entry in order: `whsec_`
+   * secrets sign `v1,` (HMAC-SHA256), `whsk_` signing keys sign `v1a,` (ed25519), so a
+   * rotation can move an endpoint from one scheme to the other.
+   */
   secrets: string | readonly string[];
 }
 
-/** A signer bound to its secrets. */
+/** A signer bound to its keys. */
 export interface Signer {
-  /** The `webhook-signature` value: `v1,<base64>` entries separated by spaces. */
+  /** The `webhook-signature` value: `v1,<base64>` / `v1a,<base64>` entries separated by spaces. */
   sign(input: SignInput): string;
   /** All three headers for `input`. */
   headers(input: SignInput): WebhookHeaders;
 }
 
-const encoder = new TextEncoder();
+/**
+ * An HMAC-SHA256 implementation: given a key, a function of the signed prefix (`id.timestamp.`)
+ * and the body. Two exist: `@noble/hashes` (portable) and `node:crypto` (Node).
+ */
+export type HmacSha256 = (key: Uint8Array) => (prefix: string, body: string | Uint8Array) => Uint8Array;
 
-function concat(...parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.length;
-  }
-  return out;
+/** An ed25519 implementation (RFC 8032): `@noble/curves` (portable) or `node:crypto` (Node). */
+export interface Ed25519 {
+  /** Given a 32-byte seed, a function signing whole messages (64-byte signatures). */
+  sign(seed: Uint8Array): (message: Uint8Array) => Uint8Array;
+  /** The 32-byte public key of a seed. */
+  publicKey(seed: Uint8Array): Uint8Array;
 }
 
+type EntrySigner = (prefix: string, body: string | Uint8Array, content: () => Uint8Array) => string;
+
 /**
- * Builds a signer. The signed content is `id.timestamp.body` over the body's exact bytes
- * (SPEC section 6 rules 1 to 3), HMAC-SHA256, base64; byte-for-byte what `standardwebhooks`
- * and `svix` verify.
- *
- * @example
- * ```ts
- * const signer = createSigner({ secrets: [newSecret, oldSecret] });
- * const body = JSON.stringify(event);
- * await fetch(url, {
- *   method: 'POST',
- *   headers: { ...signer.headers({ id: event.id, timestamp: Math.floor(Date.now() / 1000), body }), 'content-type': 'application/json' },
- *   body,
- * });
- * ```
+ * Binds {@link createSigner} to its crypto. Internal: the package entry points export it applied
+ * to `@noble/*` (portable) or `node:crypto` (Node).
  */
-export function createSigner(options: SignerOptions): Signer {
-  const list = typeof options.secrets === 'string' ? [options.secrets] : [...options.secrets];
-  if (list.length === 0) throw new RangeError('secrets must hold at least one secret');
-  const keys = list.map((secret, i) => decodeSecret(secret, `secrets[${i}]`));
-  const sign = (input: SignInput): string => {
-    if (typeof input.id !== 'string' || input.id.length === 0) {
-      throw new TypeError('id must be a non-empty string');
-    }
-    if (!Number.isSafeInteger(input.timestamp) || input.timestamp < 0) {
-      throw new RangeError('timestamp must be a non-negative integer number of seconds');
-    }
-    const body = typeof input.body === 'string' ? encoder.encode(input.body) : input.body;
-    if (!(body instanceof Uint8Array)) throw new TypeError('body must be a string or a Uint8Array');
-    const content = concat(encoder.encode(`${input.id}.${input.timestamp}.`), body);
-    return keys.map((key) => `v1,${encodeBase64(hmac(sha256, key, content))}`).join(' ');
-  };
-  return {
-    sign,
-    headers: (input) => ({
-      'webhook-id': input.id,
-      'webhook-timestamp': String(input.timestamp),
-      'webhook-signature': sign(input),
-    }),
+export function signerFactory(hmacSha256: HmacSha256, ed25519: Ed25519): (options: SignerOptions) => Signer {
+  return (options) => {
+    const single = typeof options.secrets === 'string';
+    const list = typeof options.secrets === 'string' ? [options.secrets] : [...options.secrets];
+    if (list.length === 0) throw new RangeError('secrets must hold at least one secret');
+    const entries = list.map((secret, i): EntrySigner => {
+      const key = parseSigningKey(secret, single ? 'secrets' : `secrets[${i}]`);
+      if (key.scheme === 'v1') {
+        const mac = hmacSha256(key.secret);
+        return (prefix, body) => `v1,${encodeBase64(mac(prefix, body))}`;
+      }
+      const sign = ed25519.sign(key.seed);
+      return (_prefix, _body, content) => `v1a,${encodeBase64(sign(content()))}`;
+    });
+    const sign = (input: SignInput): string => {
+      if (typeof input.id !== 'string' || input.id.length === 0) {
+        throw new TypeError('id must be a non-empty string');
+      }
+      if (!Number.isSafeInteger(input.timestamp) || input.timestamp < 0) {
+        throw new RangeError('timestamp must be a non-negative integer number of seconds');
+      }
+      const body = input.body;
+      if (typeof body !== 'string' && !(body instanceof Uint8Array)) {
+        throw new TypeError('body must be a string or a Uint8Array');
+      }
+      const prefix = `${input.id}.${input.timestamp}.`;
+      // The whole message, built once however many v1a keys sign it, and never for v1 alone.
+      let bytes: Uint8Array | undefined;
+      const content = (): Uint8Array => {
+        bytes ??= signedContent(prefix, body);
+        return bytes;
+      };
+      return entries.map((entry) => entry(prefix, body, content)).join(' ');
+    };
+    return {
+      sign,
+      headers: (input) => ({
+        'webhook-id': input.id,
+        'webhook-timestamp': String(input.timestamp),
+        'webhook-signature': sign(input),
+      }),
+    };
   };
 }

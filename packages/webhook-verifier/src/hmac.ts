@@ -10,5 +10,10 @@ const encoder = new TextEncoder();
  */
 export const hmacSha256: HmacSha256 = (key) => {
   const keyed = hmac.create(sha256, key);
-  return (prefix, body) => keyed.clone().update(encoder.encode(prefix)).update(body).digest();
+  return (prefix, body) =>
+    keyed
+      .clone()
+      .update(encoder.encode(prefix))
+      .update(typeof body === 'string' ? encoder.encode(body) : body)
+      .digest();
 };

@@ -1,7 +1,8 @@
+import { ed25519Verify } from './ed25519';
 import { hmacSha256 } from './hmac';
 import { type Verifier, type VerifierOptions, verifierFactory } from './verify';
 
-export { decodeSecret, MIN_SECRET_BYTES } from './secret';
+export { decodeSecret, MIN_SECRET_BYTES, PUBLIC_KEY_PREFIX } from './keys';
 export {
   type HeadersInput,
   type JsonResult,
@@ -15,18 +16,24 @@ export {
 } from './verify';
 
 /**
- * Builds a Standard Webhooks verifier (SPEC section 6, "Verification"): raw body, then an
- * all-digit timestamp within `toleranceSeconds` (400 `webhook_timestamp_out_of_window`), then
- * HMAC-SHA256 over `id.timestamp.` and the exact body bytes, compared (lengths, then constant
- * time) with every `v1,` entry under every secret (401 `webhook_signature_invalid`).
- * Secrets shorter than 24 bytes throw here, at start.
+ * Builds a Standard Webhooks verifier (https://www.standardwebhooks.com/, "Verifying
+ * webhooks"): raw body, then an all-digit timestamp within `toleranceSeconds` (400
+ * `webhook_timestamp_out_of_window`), then the signed content `id.timestamp.` and the exact body
+ * bytes against every entry of a scheme it holds keys for (401 `webhook_signature_invalid`):
+ * `v1,` entries by HMAC-SHA256 under each `whsec_` secret (lengths, then constant time), `v1a,`
+ * entries by ed25519 under each `whpk_` public key. Secrets shorter than 24 bytes, public keys
+ * that are not 32 bytes and `whsk_` signing keys throw here, at start.
  *
  * @example
  * ```ts
+ * // A whsec_ secret (v1), a whpk_ public key (v1a), or both during a move from one to the other.
  * const verifier = createVerifier({ secrets: process.env.WEBHOOK_SECRET ?? '' });
  * const result = verifier.verify(request.headers, new Uint8Array(await request.arrayBuffer()));
  * if (!result.ok) return new Response(result.detail, { status: result.status });
  * const event = result.json();
  * ```
  */
-export const createVerifier: (options: VerifierOptions) => Verifier = verifierFactory(hmacSha256);
+export const createVerifier: (options: VerifierOptions) => Verifier = verifierFactory(
+  hmacSha256,
+  ed25519Verify,
+);

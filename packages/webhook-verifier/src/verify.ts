@@ -1,18 +1,30 @@
-import { decodeBase64Into, decodedLength } from './base64';
-import { decodeSecret } from './secret';
+import { decodeBase64Into, decodedLength, parseVerifyingKey, signedContent } from '@holdfast/webhook-keys';
+import { ed25519Verify } from './ed25519';
 
 /**
  * An HMAC-SHA256 implementation: given a key, a function of the signed prefix
- * (`id.timestamp.`) and the raw body bytes. Two exist: `@noble/hashes` (portable) and
- * `node:crypto` (Node), picked by the package's export conditions.
+ * (`id.timestamp.`) and the raw body (a string is its UTF-8 bytes). Two exist: `@noble/hashes`
+ * (portable) and `node:crypto` (Node), picked by the package's export conditions.
  */
-export type HmacSha256 = (key: Uint8Array) => (prefix: string, body: Uint8Array) => Uint8Array;
+export type HmacSha256 = (key: Uint8Array) => (prefix: string, body: string | Uint8Array) => Uint8Array;
+
+/**
+ * An ed25519 verifier (RFC 8032): given a 32-byte public key, whether a 64-byte signature is
+ * valid for the whole message. Two exist: `@noble/curves` (portable) and `node:crypto` (Node).
+ */
+export type Ed25519Verify = (
+  publicKey: Uint8Array,
+) => (message: Uint8Array, signature: Uint8Array) => boolean;
 
 /** Request headers as the Fetch API or Node's `IncomingMessage#headers` hold them. */
 export type HeadersInput = Headers | Readonly<Record<string, string | readonly string[] | undefined>>;
 
 export interface VerifierOptions {
-  /** One secret, or several during a rotation: any one of them verifying is enough. */
+  /**
+   * One key, or several during a rotation: any one of them verifying one entry is enough.
+   * `whsec_` secrets verify `v1,` (HMAC-SHA256) entries, `whpk_` public keys verify `v1a,`
+   * (ed25519) entries; entries of a scheme without a key here are ignored.
+   */
   secrets: string | readonly string[];
   /** Allowed clock difference in seconds, either way (SPEC section 6, step 2). Default 300. */
   toleranceSeconds?: number;
@@ -90,9 +102,13 @@ export class WebhookVerificationError extends Error {
 }
 
 const encoder = new TextEncoder();
-const SIGNATURE_BYTES = 32;
+/** HMAC-SHA256 is 32 bytes; ed25519 signatures are 64 (RFC 8032 section 5.1.6). */
+const V1_BYTES = 32;
+const V1A_BYTES = 64;
 /** More entries than this is not a rotation but an attempt to make us hash in a loop. */
-const MAX_ENTRIES = 16;
+const MAX_V1_ENTRIES = 16;
+/** An ed25519 check costs far more than an HMAC compare: a rotation sends two entries at most. */
+const MAX_V1A_ENTRIES = 4;
 
 function isFetchHeaders(headers: HeadersInput): headers is Headers {
   // Duck-typed: Headers from another realm or a polyfill fail `instanceof`.
@@ -126,15 +142,16 @@ function fail(code: VerifyErrorCode, detail: string): VerifyFailure {
 }
 
 /**
- * Lengths first (the caller decodes only 32-byte entries), then every byte of `given` at
- * `at` against `expected`, whatever the first difference (SPEC section 6 step 3).
+ * 1 when equal, else 0. Lengths first (the caller decodes only 32-byte entries), then every
+ * byte of `given` at `at` against `expected`, whatever the first difference, so the time taken
+ * says nothing about how much of a guess was right.
  */
-function constantTimeEqualAt(given: Uint8Array, at: number, expected: Uint8Array): boolean {
-  if (expected.length !== SIGNATURE_BYTES) return false;
+function constantTimeEqualAt(given: Uint8Array, at: number, expected: Uint8Array): number {
+  if (expected.length !== V1_BYTES) return 0;
   let diff = 0;
   // Indexing views honours their byteOffset, unlike a DataView over `.buffer`.
-  for (let i = 0; i < SIGNATURE_BYTES; i += 1) diff |= (given[at + i] ?? 0) ^ (expected[i] ?? 0);
-  return diff === 0;
+  for (let i = 0; i < V1_BYTES; i += 1) diff |= (given[at + i] ?? 0) ^ (expected[i] ?? 0);
+  return diff === 0 ? 1 : 0;
 }
 
 function parseJson<T>(body: Uint8Array): JsonResult<T> {
@@ -151,42 +168,67 @@ function parseJson<T>(body: Uint8Array): JsonResult<T> {
   }
 }
 
-// A class, not an object literal with a closure: `json` lives once on the prototype.
+// A class, not an object literal with a closure: `json` lives once on the prototype. A string
+// body becomes bytes only when asked for: verifying it on node:crypto never copied it.
 class Verified implements VerifiedWebhook {
   readonly ok = true as const;
+  #body: string | Uint8Array;
   constructor(
     readonly id: string,
     readonly timestamp: number,
-    readonly body: Uint8Array,
-  ) {}
+    body: string | Uint8Array,
+  ) {
+    this.#body = body;
+  }
+  get body(): Uint8Array {
+    if (typeof this.#body === 'string') this.#body = encoder.encode(this.#body);
+    return this.#body;
+  }
   json<T = unknown>(): JsonResult<T> {
     return parseJson<T>(this.body);
   }
 }
 
 /**
- * Binds {@link createVerifier} to an HMAC implementation. Internal: the package entry points
- * export it applied to `@noble/hashes` (portable) or `node:crypto` (Node).
+ * Binds {@link createVerifier} to its crypto. Internal: the package entry points export it
+ * applied to `@noble/*` (portable) or `node:crypto` (Node); the ed25519 default is the one the
+ * build swaps in.
  */
-export function verifierFactory(hmacSha256: HmacSha256): (options: VerifierOptions) => Verifier {
+export function verifierFactory(
+  hmacSha256: HmacSha256,
+  ed25519: Ed25519Verify = ed25519Verify,
+): (options: VerifierOptions) => Verifier {
   return (options) => {
     const list = typeof options.secrets === 'string' ? [options.secrets] : [...options.secrets];
     if (list.length === 0) throw new RangeError('secrets must hold at least one secret');
-    const macs = list.map((secret, i) =>
-      hmacSha256(decodeSecret(secret, typeof options.secrets === 'string' ? 'secrets' : `secrets[${i}]`)),
-    );
+    const macs: ReturnType<HmacSha256>[] = [];
+    const publicKeys: ReturnType<Ed25519Verify>[] = [];
+    list.forEach((secret, i) => {
+      const key = parseVerifyingKey(
+        secret,
+        typeof options.secrets === 'string' ? 'secrets' : `secrets[${i}]`,
+      );
+      if (key.scheme === 'v1') macs.push(hmacSha256(key.secret));
+      else publicKeys.push(ed25519(key.publicKey));
+    });
+    // Only the schemes a key was given for are read from the header; the others are ignored.
+    const schemes = [macs.length > 0 ? 'v1' : '', publicKeys.length > 0 ? 'v1a' : '']
+      .filter(Boolean)
+      .join(' or ');
     const tolerance = options.toleranceSeconds ?? 300;
     if (!Number.isSafeInteger(tolerance) || tolerance < 0) {
       throw new RangeError('toleranceSeconds must be a non-negative integer');
     }
     const now = options.now ?? Date.now;
-    // Decoded v1 entries, reused across calls: verify is synchronous, so never shared mid-call.
-    const given = new Uint8Array(SIGNATURE_BYTES * MAX_ENTRIES);
+    const mismatch = `No signature matches a configured ${publicKeys.length > 0 ? 'key' : 'secret'}.`;
+    // Decoded entries, reused across calls: verify is synchronous, so never shared mid-call.
+    const given = new Uint8Array(V1_BYTES * MAX_V1_ENTRIES);
+    const givenA = new Uint8Array(V1A_BYTES * MAX_V1A_ENTRIES);
 
-    const verify = (headers: HeadersInput, rawBody: string | Uint8Array): VerifyResult => {
-      // Step 1: the raw bytes, before anything else looks at them.
-      const body = typeof rawBody === 'string' ? encoder.encode(rawBody) : rawBody;
-      if (!(body instanceof Uint8Array)) {
+    const verify = (headers: HeadersInput, body: string | Uint8Array): VerifyResult => {
+      // Step 1: the raw body, never a re-serialised object. A string is hashed as its UTF-8
+      // bytes; node:crypto hashes it as it is, without a copy.
+      if (typeof body !== 'string' && !(body instanceof Uint8Array)) {
         throw new TypeError('body must be the raw request body: a string or a Uint8Array');
       }
       // Step 2: an all-digit timestamp within the window; "1700000000xyz" is not parsed by prefix.
@@ -215,41 +257,66 @@ export function verifierFactory(hmacSha256: HmacSha256): (options: VerifierOptio
       if (typeof signature !== 'string' || signature === '') {
         return fail('webhook_signature_invalid', 'The webhook-signature header is missing.');
       }
-      // Step 3: entries of other schemes (v1a, ...) are ignored, not fatal.
+      // Step 3: entries of schemes without a key here (v1a for a secret-only verifier, v1 for
+      // a public-key-only one, v2, ...) are ignored, not fatal.
       let count = 0;
+      let countA = 0;
       // Entries are separated by spaces; scanned in place rather than split into new strings.
       for (let start = 0; start < signature.length; ) {
         let end = signature.indexOf(' ', start);
         if (end === -1) end = signature.length;
-        if (signature.startsWith('v1,', start)) {
-          if (count === MAX_ENTRIES) {
-            return fail('webhook_signature_invalid', `More than ${MAX_ENTRIES} v1 signatures.`);
+        const v1 = macs.length > 0 && signature.startsWith('v1,', start);
+        const v1a = !v1 && publicKeys.length > 0 && signature.startsWith('v1a,', start);
+        if (v1 || v1a) {
+          if (v1 ? count === MAX_V1_ENTRIES : countA === MAX_V1A_ENTRIES) {
+            const max = v1 ? MAX_V1_ENTRIES : MAX_V1A_ENTRIES;
+            return fail('webhook_signature_invalid', `More than ${max} ${v1 ? 'v1' : 'v1a'} signatures.`);
           }
           // The decoded length is known from the entry's length, before any decoding.
           // Fetch joins a repeated header with ", ": that comma is not part of the entry.
           const stop = signature.charCodeAt(end - 1) === 44 ? end - 1 : end;
           const entry = stop === signature.length && start === 0 ? signature : signature.slice(start, stop);
-          if (
-            decodedLength(entry, 3) === SIGNATURE_BYTES &&
-            decodeBase64Into(entry, 3, given, count * SIGNATURE_BYTES)
+          const skip = v1 ? 3 : 4;
+          if (v1) {
+            if (
+              decodedLength(entry, skip) === V1_BYTES &&
+              decodeBase64Into(entry, skip, given, count * V1_BYTES)
+            ) {
+              count += 1;
+            }
+          } else if (
+            decodedLength(entry, skip) === V1A_BYTES &&
+            decodeBase64Into(entry, skip, givenA, countA * V1A_BYTES)
           ) {
-            count += 1;
+            countA += 1;
           }
         }
         start = end + 1;
       }
-      if (count === 0) {
-        return fail('webhook_signature_invalid', 'The webhook-signature header has no v1 signature.');
+      if (count + countA === 0) {
+        return fail('webhook_signature_invalid', `The webhook-signature header has no ${schemes} signature.`);
       }
       const prefix = `${id}.${timestamp}.`;
-      for (const mac of macs) {
-        const expected = mac(prefix, body);
-        for (let k = 0; k < count; k += 1) {
-          if (constantTimeEqualAt(given, k * SIGNATURE_BYTES, expected))
-            return new Verified(id, seconds, body);
+      // Every key against every entry, with no early exit: how long this takes says nothing
+      // about which key or entry matched.
+      let matched = 0;
+      if (count > 0) {
+        for (const mac of macs) {
+          const expected = mac(prefix, body);
+          for (let k = 0; k < count; k += 1) matched |= constantTimeEqualAt(given, k * V1_BYTES, expected);
         }
       }
-      return fail('webhook_signature_invalid', 'No signature matches a configured secret.');
+      if (countA > 0) {
+        // ed25519 is not streamed: the whole message, built once for every key and entry.
+        const message = signedContent(prefix, body);
+        for (const check of publicKeys) {
+          for (let k = 0; k < countA; k += 1) {
+            matched |= check(message, givenA.subarray(k * V1A_BYTES, (k + 1) * V1A_BYTES)) ? 1 : 0;
+          }
+        }
+      }
+      if (matched === 1) return new Verified(id, seconds, body);
+      return fail('webhook_signature_invalid', mismatch);
     };
 
     return {

@@ -1,18 +1,26 @@
 import { createHash } from 'node:crypto';
+import { readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { Hono } from 'hono';
 
 /**
- * The page is three static files next to this module. It talks to the public `/v1` API only,
- * with the key the user types, so the server gives it nothing the API does not give any client.
+ * The page is static files next to this module: the shell, a stylesheet and ES modules (`app.js`
+ * and the modules it imports, views under `views/`), served as they are, with no build step. It
+ * talks to the public `/v1` API only, with the key the user types, so the server gives it nothing
+ * the API does not give any client.
  */
-const ASSETS = {
-  'index.html': 'text/html; charset=utf-8',
-  'app.js': 'text/javascript; charset=utf-8',
-  'app.css': 'text/css; charset=utf-8',
-} as const;
+const HTML = 'text/html; charset=utf-8';
+const CSS = 'text/css; charset=utf-8';
+// Module scripts must be served with a JavaScript MIME type, or the browser refuses to run them.
+const JAVASCRIPT = 'text/javascript; charset=utf-8';
 
-type AssetName = keyof typeof ASSETS;
+/** Every module of the page, found once: only these paths are served, so no request names a file. */
+function moduleNames(): string[] {
+  return readdirSync(new URL('./', import.meta.url), { recursive: true, encoding: 'utf8' })
+    .map((name) => name.replaceAll('\\', '/'))
+    .filter((name) => name.endsWith('.js'))
+    .sort();
+}
 
 interface Asset {
   body: string;
@@ -60,7 +68,7 @@ function escapeAttribute(value: string): string {
   return value.replace(/[&"<>']/g, (ch) => ATTRIBUTE_ESCAPES[ch] ?? ch);
 }
 
-function load(name: AssetName): Promise<Asset> {
+function load(name: string): Promise<Asset> {
   return readFile(new URL(`./${name}`, import.meta.url), 'utf8').then((body) => ({
     body,
     etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`,
@@ -68,8 +76,8 @@ function load(name: AssetName): Promise<Asset> {
 }
 
 /**
- * Routes serving the Holdfast dashboard: the HTML shell at the mount point, plus `app.js` and
- * `app.css` beneath it. Mount it where the page should live; asset URLs follow the mount path.
+ * Routes serving the Holdfast dashboard: the HTML shell at the mount point, plus `app.css` and
+ * the page's ES modules (`app.js`, `views/*.js`, ...) beneath it. Mount it where the page should live; asset URLs follow the mount path.
  *
  * @example
  * ```ts
@@ -81,8 +89,8 @@ function load(name: AssetName): Promise<Asset> {
  * ```
  */
 export function dashboardRoutes(): Hono {
-  const cache = new Map<AssetName, Promise<Asset>>();
-  const asset = (name: AssetName): Promise<Asset> => {
+  const cache = new Map<string, Promise<Asset>>();
+  const asset = (name: string): Promise<Asset> => {
     let pending = cache.get(name);
     if (pending === undefined) {
       pending = load(name);
@@ -111,11 +119,12 @@ export function dashboardRoutes(): Hono {
     const base = escapeAttribute(c.req.path.replace(/\/+$/, ''));
     const body = shell.body.replaceAll('%BASE%', base);
     // The shell holds no data, but it must never be served from a shared cache after sign-out.
-    return respond(c.req.raw, { body, etag: shell.etag }, ASSETS['index.html'], 'no-store');
+    return respond(c.req.raw, { body, etag: shell.etag }, HTML, 'no-store');
   });
 
-  for (const name of ['app.js', 'app.css'] as const) {
-    app.get(`/${name}`, async (c) => respond(c.req.raw, await asset(name), ASSETS[name], 'no-cache'));
+  app.get('/app.css', async (c) => respond(c.req.raw, await asset('app.css'), CSS, 'no-cache'));
+  for (const name of moduleNames()) {
+    app.get(`/${name}`, async (c) => respond(c.req.raw, await asset(name), JAVASCRIPT, 'no-cache'));
   }
 
   return app;

@@ -10,6 +10,8 @@ import {
 } from '@holdfast/webhook-delivery/postgres';
 import { createRoute, z } from '@hono/zod-openapi';
 import type { App, Deps } from '../context';
+import { knownEventType } from '../event-types';
+import { noFieldsBody, refuseFields } from '../no-fields-body';
 import { problemResponses } from './webhook-openapi';
 import {
   AttemptSchema,
@@ -91,14 +93,14 @@ export const replayDelivery = createRoute({
   summary: 'Replay a delivery',
   description:
     'Re-queues the same delivery for an attempt now with a fresh retry schedule: same Webhook-Id, signed afresh. Answers 202 with the delivery; its URL is the status to poll.',
-  request: { params },
+  request: { params, body: noFieldsBody },
   responses: {
     202: {
       description: 'Queued; Location is the delivery to poll.',
       headers: z.object({ Location: z.string() }),
       content: json(DeliverySchema),
     },
-    ...problemResponses([400, 401, 403, 404]),
+    ...problemResponses([400, 401, 403, 404, 413, 415]),
   },
 });
 
@@ -130,7 +132,10 @@ export function deliveryRoutes(app: App, deps: Deps): void {
       filter: { status: query.status, endpoint: query.endpoint, eventType: query.eventType },
       binding: { account, resource: 'deliveries' },
       keyring,
-      map: (row) => ({ ...toDelivery(row), livemode }),
+      map: (row) => {
+        const delivery = toDelivery(row);
+        return { ...delivery, eventType: knownEventType(delivery.eventType), livemode };
+      },
     });
     return c.json(page, 200);
   });
@@ -140,7 +145,7 @@ export function deliveryRoutes(app: App, deps: Deps): void {
     const { id } = c.req.valid('param');
     const delivery = await getStoredDelivery(sql, { account, id });
     if (!delivery) throw missing(id);
-    return c.json({ ...delivery, livemode }, 200);
+    return c.json({ ...delivery, eventType: knownEventType(delivery.eventType), livemode }, 200);
   });
 
   app.openapi(listAttempts, async (c) => {
@@ -164,11 +169,12 @@ export function deliveryRoutes(app: App, deps: Deps): void {
   });
 
   app.openapi(replayDelivery, async (c) => {
+    refuseFields(c);
     const { account, livemode } = c.get('principal');
     const { id } = c.req.valid('param');
     const delivery = await replayStoredDelivery(sql, { account, id });
     if (!delivery) throw missing(id);
     c.header('Location', `/v1/deliveries/${delivery.id}`);
-    return c.json({ ...delivery, livemode }, 202);
+    return c.json({ ...delivery, eventType: knownEventType(delivery.eventType), livemode }, 202);
   });
 }

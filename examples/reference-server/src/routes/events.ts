@@ -6,7 +6,7 @@ import { getEvent as getStoredEvent, toEvent } from '@holdfast/webhook-delivery/
 import { createRoute, z } from '@hono/zod-openapi';
 import { hasScope } from '../auth';
 import type { App, Deps } from '../context';
-import { readableFamilies, readScopeOf } from '../event-types';
+import { knownEventType, readableFamilies, readScopeOf } from '../event-types';
 import { problemResponses } from './webhook-openapi';
 import { EventSchema, idParam } from './webhook-schemas';
 
@@ -71,7 +71,10 @@ export function eventRoutes(app: App, deps: Deps): void {
       include: query.include,
       binding: { account, resource: 'events' },
       keyring,
-      map: (row) => ({ ...toEvent(row), livemode }),
+      map: (row) => {
+        const event = toEvent(row);
+        return { ...event, type: knownEventType(event.type), livemode };
+      },
     });
     return c.json(page, 200);
   });
@@ -84,6 +87,6 @@ export function eventRoutes(app: App, deps: Deps): void {
     if (!event || !hasScope(principal, readScopeOf(event.type))) {
       throw problem('not_found', { detail: `No event ${id}.` });
     }
-    return c.json({ ...event, livemode }, 200);
+    return c.json({ ...event, type: knownEventType(event.type), livemode }, 200);
   });
 }

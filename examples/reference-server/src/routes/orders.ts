@@ -7,6 +7,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type postgres from 'postgres';
 import { isLive } from '../auth';
 import type { App, Deps } from '../context';
+import { noFieldsBody, refuseFields } from '../no-fields-body';
 import { emit } from '../outbox';
 import { answerRoute } from './answer-route';
 import { currency, iso, json, livemode, locationHeader, metadata, minorUnits, timestamp } from './fields';
@@ -206,7 +207,7 @@ const cancelOrder = createRoute({
   summary: 'Cancel an order',
   description:
     'pending -> cancelled. Cancelling a cancelled order returns it unchanged; a shipped one is 409.',
-  request: { params },
+  request: { params, body: noFieldsBody },
   responses: {
     200: { description: 'The cancelled order.', headers: etagHeader, content: json(OrderSchema) },
     ...problemResponses([400, 401, 403, 404, 409, 413, 415], { 409: 'invalid_state_transition: shipped.' }),
@@ -433,6 +434,7 @@ export function orderRoutes(app: App, deps: Deps): void {
   });
 
   app.openapi(cancelOrder, async (c) => {
+    refuseFields(c);
     const { account } = c.get('principal');
     const { id } = c.req.valid('param');
     const row = await sql.begin(async (tx) => {

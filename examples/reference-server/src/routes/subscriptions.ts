@@ -6,6 +6,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type postgres from 'postgres';
 import { isLive } from '../auth';
 import type { App, Deps } from '../context';
+import { noFieldsBody, refuseFields } from '../no-fields-body';
 import { emit } from '../outbox';
 import { iso, json, livemode, locationHeader, metadata, timestamp } from './fields';
 import { findPaymentMethod } from './payment-methods';
@@ -121,7 +122,7 @@ const cancelRoute = createRoute({
   tags,
   summary: 'Cancel a subscription',
   description: 'Emits subscription.updated. Cancelling a canceled subscription returns it unchanged.',
-  request: { params },
+  request: { params, body: noFieldsBody },
   responses: {
     200: { description: 'The canceled subscription.', content: json(SubscriptionSchema) },
     ...problemResponses([400, 401, 403, 404, 413, 415]),
@@ -254,6 +255,7 @@ export function subscriptionRoutes(app: App, deps: Deps): void {
   });
 
   app.openapi(cancelRoute, async (c) => {
+    refuseFields(c);
     const { account } = c.get('principal');
     const { id } = c.req.valid('param');
     const subscription = await sql.begin(async (tx) => {

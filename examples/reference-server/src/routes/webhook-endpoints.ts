@@ -4,6 +4,7 @@ import { problem } from '@holdfast/problem-details';
 import {
   createEndpoint as createWebhookEndpoint,
   deleteEndpoint as deleteWebhookEndpoint,
+  endpointConcurrency,
   getEndpoint as getWebhookEndpoint,
   rotateSecret as rotateWebhookSecret,
   toEndpoint,
@@ -13,6 +14,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { hasScope, insufficientScope } from '../auth';
 import type { App, Deps, Principal } from '../context';
 import { EVENT_TYPES, readScopeOf } from '../event-types';
+import { noFieldsBody, refuseFields } from '../no-fields-body';
 import { problemResponses } from './webhook-openapi';
 import {
   CreateWebhookEndpointSchema,
@@ -108,10 +110,10 @@ export const rotateSecret = createRoute({
   summary: 'Rotate the signing secret',
   description:
     'A new secret, in this response only. For 24 hours deliveries carry a signature by the old secret too, so receivers switch without missing one.',
-  request: { params },
+  request: { params, body: noFieldsBody },
   responses: {
     200: { description: 'The endpoint with its new secret.', content: json(WebhookEndpointWithSecretSchema) },
-    ...problemResponses([400, 401, 403, 404]),
+    ...problemResponses([400, 401, 403, 404, 413, 415]),
   },
 });
 
@@ -164,6 +166,12 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
       keyring,
       map: (row) => ({ ...toEndpoint(row), livemode }),
     });
+    // The adaptive limits live in the workers' pacing rows: one lookup for the page.
+    const limits = await endpointConcurrency(
+      sql,
+      page.data.map((endpoint) => endpoint.id),
+    );
+    for (const endpoint of page.data) endpoint.concurrency = limits.get(endpoint.id) ?? endpoint.concurrency;
     return c.json(page, 200);
   });
 
@@ -173,8 +181,14 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
     requireEventScopes(c.get('principal'), body.eventTypes);
     const { endpoint, secret } = await createWebhookEndpoint(
       sql,
-      { account, url: body.url, eventTypes: body.eventTypes, description: body.description },
-      destination,
+      {
+        account,
+        url: body.url,
+        eventTypes: body.eventTypes,
+        description: body.description,
+        maxPerSecond: body.maxPerSecond,
+      },
+      { ...destination, concurrencyMax: config.delivery.perEndpoint },
     );
     c.header('Location', `/v1/webhook-endpoints/${endpoint.id}`);
     return c.json({ ...endpoint, livemode, secret }, 201);
@@ -202,6 +216,7 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
         eventTypes: body.eventTypes,
         description: body.description,
         status: body.status,
+        maxPerSecond: body.maxPerSecond,
       },
       destination,
     );
@@ -217,6 +232,7 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
   });
 
   app.openapi(rotateSecret, async (c) => {
+    refuseFields(c);
     const { account, livemode } = c.get('principal');
     const { id } = c.req.valid('param');
     const rotated = await rotateWebhookSecret(sql, { account, id });

@@ -36,7 +36,12 @@ const KNOWN_TYPES = EVENT_TYPES.join(', ');
 /** An event type this server emits (a filter). */
 export const EVENT_TYPE = z
   .enum(EVENT_TYPES, { error: () => `not an event type this server emits (${KNOWN_TYPES})` })
-  .meta({ example: 'subscription.created' });
+  .meta({
+    id: 'EventType',
+    description:
+      'An event type this server emits. New types are added without a new version: handle an unknown one by ignoring it.',
+    example: 'subscription.created',
+  });
 
 /** What an endpoint subscribes to: an event type, or `*` for every type. */
 const SUBSCRIBED_TYPE = z
@@ -54,6 +59,20 @@ export const WebhookEndpointSchema = z
     description: z.string().nullable(),
     eventTypes: z.array(z.string()).meta({ description: 'Event types delivered; empty means every type.' }),
     status: z.enum(['active', 'disabled']),
+    maxPerSecond: z
+      .number()
+      .int()
+      .nullable()
+      .meta({ description: 'Attempts started per second at most, across every worker; null for no limit.' }),
+    concurrency: z
+      .object({
+        current: z.number().int().meta({ description: 'The adaptive in-flight limit the sender uses now.' }),
+        max: z.number().int().meta({ description: 'The configured ceiling.' }),
+      })
+      .meta({
+        description:
+          'In-flight attempts: the limit falls on timeouts, 429, 502-504 and connection errors, waits out Retry-After, and climbs back while attempts succeed (CONTRACT section 10).',
+      }),
     createdAt: timestamp,
     updatedAt: timestamp,
   })
@@ -74,6 +93,13 @@ export const CreateWebhookEndpointSchema = z
     }),
     eventTypes: z.array(SUBSCRIBED_TYPE).max(100).optional(),
     description: z.string().max(500).optional(),
+    maxPerSecond: z
+      .number()
+      .int()
+      .min(1)
+      .max(1_000_000)
+      .optional()
+      .meta({ description: 'Attempts started per second at most, across every worker. Absent: no limit.' }),
   })
   .meta({ id: 'CreateWebhookEndpoint' });
 
@@ -83,6 +109,14 @@ export const UpdateWebhookEndpointSchema = z
     eventTypes: z.array(SUBSCRIBED_TYPE).max(100).optional(),
     description: z.string().max(500).nullable().optional(),
     status: z.enum(['active', 'disabled']).optional(),
+    maxPerSecond: z
+      .number()
+      .int()
+      .min(1)
+      .max(1_000_000)
+      .nullable()
+      .optional()
+      .meta({ description: 'A new rate ceiling, or null to lift it.' }),
   })
   .meta({ id: 'UpdateWebhookEndpoint' });
 
@@ -90,11 +124,9 @@ export const EventSchema = z
   .object({
     id: z.string().meta({ example: 'evt_2x8Kd0qLw1Yc7VnR4sT9uA' }),
     livemode,
-    // A string, not an enum: a client generated from this document keeps working when a new
-    // event type ships. Subscriptions, by contrast, accept only the types that exist.
-    type: z
-      .string()
-      .meta({ description: 'The event type, e.g. order.created.', example: 'subscription.created' }),
+    // The same enum as everywhere (issue 18): adding an event type is additive (clients ignore
+    // types they do not know, as the EventType description says); removing one is breaking.
+    type: EVENT_TYPE,
     createdAt: timestamp,
     sequence: z.number().int().meta({ description: 'Rises monotonically per resource: discard lower ones.' }),
     data: z.object({
@@ -112,7 +144,7 @@ export const DeliverySchema = z
     id: z.string().meta({ example: 'dlv_2x8Kd0qLw1Yc7VnR4sT9uA' }),
     livemode,
     event: z.string().meta({ description: 'The event id; also the Webhook-Id header.' }),
-    eventType: z.string(),
+    eventType: EVENT_TYPE,
     endpoint: z.string().meta({ description: 'The webhook endpoint id.' }),
     status: z.enum(DELIVERY_STATUSES).meta({
       description: 'pending, succeeded, failed (retrying) or dead (out of retries or refused).',

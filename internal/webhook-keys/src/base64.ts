@@ -1,3 +1,7 @@
+// Standard base64 (RFC 4648 section 4, https://www.rfc-editor.org/rfc/rfc4648#section-4), padded,
+// as Standard Webhooks uses for secrets, keys and signatures. Written out rather than `atob`/`Buffer`
+// so it runs the same on every runtime. One behaviour everywhere: decoding never throws; it
+// answers `undefined` (or `false`), and callers that configure keys turn that into their own error.
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
 const TABLE = new Int8Array(128).fill(-1);
 for (let i = 0; i < ALPHABET.length; i += 1) TABLE[ALPHABET.charCodeAt(i)] = i;
@@ -44,4 +48,23 @@ export function decodeBase64(text: string): Uint8Array | undefined {
   if (length < 0) return undefined;
   const out = new Uint8Array(length);
   return decodeBase64Into(text, 0, out, 0) ? out : undefined;
+}
+
+/** Encodes bytes as padded standard base64 (RFC 4648 section 4). */
+export function encodeBase64(bytes: Uint8Array): string {
+  let out = '';
+  const n = bytes.length;
+  let i = 0;
+  for (; i + 2 < n; i += 3) {
+    const v = ((bytes[i] ?? 0) << 16) | ((bytes[i + 1] ?? 0) << 8) | (bytes[i + 2] ?? 0);
+    out += ALPHABET.charAt(v >>> 18) + ALPHABET.charAt((v >>> 12) & 63);
+    out += ALPHABET.charAt((v >>> 6) & 63) + ALPHABET.charAt(v & 63);
+  }
+  if (i < n) {
+    const two = i + 1 < n;
+    const v = ((bytes[i] ?? 0) << 16) | (two ? (bytes[i + 1] ?? 0) << 8 : 0);
+    out += ALPHABET.charAt(v >>> 18) + ALPHABET.charAt((v >>> 12) & 63);
+    out += two ? `${ALPHABET.charAt((v >>> 6) & 63)}=` : '==';
+  }
+  return out;
 }

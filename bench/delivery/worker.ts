@@ -1,0 +1,23 @@
+// One delivery worker process for bench/delivery, configured from the environment the way the
+// reference server configures its own (HOLDFAST_DELIVERY_* defaults): CONCURRENCY, PER_ENDPOINT,
+// POLL_MS. Prints "ready"; SIGTERM stops it gracefully.
+import { createDeliveryWorker } from '@holdfast/webhook-delivery/postgres';
+import postgres from 'postgres';
+
+const sql = postgres(process.env.DATABASE_URL ?? '', { max: 10, onnotice: () => {} });
+const worker = createDeliveryWorker({
+  sql,
+  allowPrivateDestinations: true,
+  concurrency: Number(process.env.CONCURRENCY ?? 128),
+  perEndpointConcurrency: Number(process.env.PER_ENDPOINT ?? 100),
+  pollMs: Number(process.env.POLL_MS ?? 100),
+  onError: (error) => console.error('bench worker:', error),
+});
+worker.start();
+console.log('ready');
+process.once('SIGTERM', () => {
+  void worker
+    .stop()
+    .then(() => sql.end({ timeout: 5 }))
+    .then(() => process.exit(0));
+});

@@ -1,0 +1,150 @@
+// @ts-check
+/**
+ * The deliveries list and, with the status fixed to `dead`, the dead-letter view.
+ *
+ * @typedef {import('../app.js').Route} Route
+ * @typedef {import('../paged-table.js').Column} Column
+ */
+
+import { api, asPage } from '../api.js';
+import { pageHeading, refreshButton } from '../components.js';
+import { attemptCount, deliveryEventType, replayButton } from '../delivery-parts.js';
+import { append, byId, h } from '../dom.js';
+import { KNOWN_EVENT_TYPES } from '../event-types.js';
+import { pagedTable } from '../paged-table.js';
+import { code, dash, refId, statusBadge, str, time } from '../values.js';
+
+const DELIVERY_STATUSES = ['pending', 'failed', 'succeeded', 'dead'];
+
+/**
+ * Deliveries with filters; with `dead` fixed it is the dead-letter view (`GET /v1/deliveries?status=dead`).
+ * @param {Route} route
+ * @param {{ deadLetters: boolean }} mode
+ */
+export function deliveriesView(route, mode) {
+  const main = byId('main');
+  const status = mode.deadLetters ? 'dead' : (route.params.get('status') ?? '');
+  const endpoint = route.params.get('endpoint') ?? '';
+  const eventType = route.params.get('eventType') ?? '';
+  const title = mode.deadLetters ? 'Dead letters' : 'Deliveries';
+  const base = mode.deadLetters ? '#/dead-letters' : '#/deliveries';
+
+  const statusSelect = h(
+    'select',
+    { id: 'f-status', name: 'status', disabled: mode.deadLetters },
+    h('option', { value: '' }, 'Any status'),
+    DELIVERY_STATUSES.map((s) => h('option', { value: s, selected: s === status }, s)),
+  );
+  const endpointSelect = h(
+    'select',
+    { id: 'f-endpoint', name: 'endpoint' },
+    h('option', { value: '' }, 'Any endpoint'),
+  );
+  if (endpoint !== '') endpointSelect.append(h('option', { value: endpoint, selected: true }, endpoint));
+  void api('/webhook-endpoints', { query: { limit: '100' } })
+    .then(({ data }) => {
+      for (const ep of asPage(data).data) {
+        const id = str(ep.id);
+        if (id === undefined || id === endpoint) continue;
+        endpointSelect.append(h('option', { value: id }, `${str(ep.url) ?? id} (${id})`));
+      }
+      const current = endpointSelect.querySelector(`option[value="${CSS.escape(endpoint)}"]`);
+      const ep = asPage(data).data.find((e) => str(e.id) === endpoint);
+      if (current !== null && ep !== undefined)
+        current.textContent = `${str(ep.url) ?? endpoint} (${endpoint})`;
+    })
+    .catch(() => {
+      // The select still offers "Any endpoint" and the one in the URL.
+    });
+  const typeInput = h('input', {
+    id: 'f-event-type',
+    name: 'eventType',
+    type: 'text',
+    value: eventType,
+    list: 'known-event-types',
+    class: 'mono',
+    autocomplete: 'off',
+  });
+  const filters = h(
+    'form',
+    { class: 'filters', role: 'search', 'aria-label': `Filter ${title.toLowerCase()}` },
+    mode.deadLetters
+      ? null
+      : h('div', { class: 'field' }, h('label', { for: 'f-status' }, 'Status'), statusSelect),
+    h('div', { class: 'field' }, h('label', { for: 'f-endpoint' }, 'Endpoint'), endpointSelect),
+    h('div', { class: 'field' }, h('label', { for: 'f-event-type' }, 'Event type'), typeInput),
+    h(
+      'datalist',
+      { id: 'known-event-types' },
+      KNOWN_EVENT_TYPES.map((t) => h('option', { value: t })),
+    ),
+    h(
+      'div',
+      { class: 'actions' },
+      h('button', { type: 'submit', class: 'button' }, 'Apply filters'),
+      h('a', { href: base, class: 'button secondary' }, 'Clear'),
+    ),
+  );
+  filters.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const params = new URLSearchParams();
+    if (!mode.deadLetters && statusSelect.value !== '') params.set('status', statusSelect.value);
+    if (endpointSelect.value !== '') params.set('endpoint', endpointSelect.value);
+    if (typeInput.value.trim() !== '') params.set('eventType', typeInput.value.trim());
+    const query = params.toString();
+    window.location.hash = query === '' ? base : `${base}?${query}`;
+  });
+
+  /** @type {Column[]} */
+  const columns = [
+    {
+      label: 'Delivery',
+      cell: (d) => {
+        const id = str(d.id) ?? '';
+        return h('a', { href: `#/deliveries/${encodeURIComponent(id)}`, class: 'mono' }, id);
+      },
+    },
+    { label: 'Event type', cell: (d) => code(deliveryEventType(d)) },
+    { label: 'Endpoint', cell: (d) => code(refId(d.endpoint)) },
+    { label: 'Status', cell: (d) => statusBadge(d.status) },
+    { label: 'Attempts', cell: (d) => attemptCount(d) ?? dash() },
+    { label: 'Created', cell: (d) => time(d.createdAt) },
+  ];
+  if (mode.deadLetters) {
+    columns.push({
+      label: 'Replay',
+      cell: (d) =>
+        replayButton(d, (updated) => {
+          list.replace(str(d.id) ?? '', updated);
+        }),
+    });
+  }
+  const list = pagedTable({
+    path: '/deliveries',
+    query: {
+      status: status || undefined,
+      endpoint: endpoint || undefined,
+      eventType: eventType || undefined,
+    },
+    caption: title,
+    empty: mode.deadLetters
+      ? 'No dead letters. Deliveries that run out of retries, or are refused for good, appear here.'
+      : 'No deliveries match.',
+    columns,
+  });
+
+  main.replaceChildren();
+  append(main, [
+    pageHeading(title, [refreshButton(() => void list.reload())]),
+    mode.deadLetters
+      ? h(
+          'p',
+          { class: 'lead' },
+          'Deliveries that ran out of retries or were refused for good. Replay sends the same event again, with the same Webhook-Id.',
+        )
+      : null,
+    filters,
+    list.element,
+  ]);
+  main.querySelector('h1')?.focus();
+}

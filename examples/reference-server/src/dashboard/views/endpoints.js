@@ -1,0 +1,365 @@
+// @ts-check
+/**
+ * The endpoints view: list, add, edit, enable or disable, rotate the secret, delete.
+ *
+ * @typedef {import('../values.js').Json} Json
+ * @typedef {import('../app.js').Route} Route
+ */
+
+import { ApiError, api } from '../api.js';
+import { confirmDialog, errorBox, refreshButton } from '../components.js';
+import { announce, byId, h } from '../dom.js';
+import { KNOWN_EVENT_TYPES } from '../event-types.js';
+import { pagedTable } from '../paged-table.js';
+import { secretPanel } from '../secret-panel.js';
+import { dash, obj, statusBadge, str, time } from '../values.js';
+
+/** @param {Route} _route */
+export function endpointsView(_route) {
+  const main = byId('main');
+  const secretSlot = h('div', { id: 'secret-slot' });
+  const formSlot = h('div', {});
+  const heading = h('h1', { tabindex: '-1' }, 'Webhook endpoints');
+
+  /** @param {Json} ep */
+  const actions = (ep) => {
+    const id = str(ep.id) ?? '';
+    const disabled = str(ep.status) === 'disabled';
+    const label = str(ep.url) ?? id;
+    return h(
+      'div',
+      { class: 'row-actions' },
+      h(
+        'a',
+        {
+          href: `#/deliveries?endpoint=${encodeURIComponent(id)}`,
+          class: 'button secondary small',
+          'aria-label': `Deliveries to ${label}`,
+        },
+        'Deliveries',
+      ),
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'button secondary small',
+          'aria-label': `Edit ${label}`,
+          onclick: () => {
+            const form = endpointForm(ep);
+            formSlot.replaceChildren(form);
+            form.querySelector('input')?.focus();
+          },
+        },
+        'Edit',
+      ),
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'button secondary small',
+          'aria-label': `${disabled ? 'Enable' : 'Disable'} ${label}`,
+          onclick: (event) => void setEnabled(ep, disabled, event),
+        },
+        disabled ? 'Enable' : 'Disable',
+      ),
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'button secondary small',
+          'aria-label': `Rotate secret of ${label}`,
+          onclick: () => void rotate(ep),
+        },
+        'Rotate secret',
+      ),
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'button danger small',
+          'aria-label': `Delete ${label}`,
+          onclick: () => void remove(ep),
+        },
+        'Delete',
+      ),
+    );
+  };
+
+  const list = pagedTable({
+    path: '/webhook-endpoints',
+    caption: 'Webhook endpoints',
+    empty: 'No endpoints yet. Add one to start receiving webhooks.',
+    columns: [
+      {
+        label: 'URL',
+        className: 'wrap',
+        cell: (ep) => [
+          h('span', { class: 'mono' }, str(ep.url) ?? '—'),
+          h('br'),
+          h('small', { class: 'muted' }, str(ep.id) ?? ''),
+        ],
+      },
+      { label: 'Description', cell: (ep) => str(ep.description) || dash() },
+      {
+        label: 'Event types',
+        cell: (ep) => {
+          const types = Array.isArray(ep.eventTypes) ? ep.eventTypes.flatMap((t) => str(t) ?? []) : [];
+          return types.length === 0
+            ? h('span', { class: 'muted' }, 'All events')
+            : h(
+                'ul',
+                { class: 'tags' },
+                types.map((t) => h('li', {}, t)),
+              );
+        },
+      },
+      { label: 'Status', cell: (ep) => statusBadge(ep.status) },
+      { label: 'Created', cell: (ep) => time(ep.createdAt) },
+      { label: 'Actions', cell: actions },
+    ],
+  });
+
+  const showSecret = (/** @type {unknown} */ secret, /** @type {string} */ title) => {
+    const panel = secretPanel(str(secret), title, () => heading.focus());
+    secretSlot.replaceChildren(panel);
+    panel.focus();
+    announce('Signing secret shown. Copy it now: it is shown only once.');
+  };
+
+  /** @param {Json} ep @param {boolean} enable @param {Event} event */
+  const setEnabled = async (ep, enable, event) => {
+    const id = str(ep.id) ?? '';
+    const button = event.currentTarget instanceof HTMLButtonElement ? event.currentTarget : null;
+    if (button) button.disabled = true;
+    try {
+      const { data } = await api(`/webhook-endpoints/${encodeURIComponent(id)}`, {
+        method: 'PATCH',
+        body: { status: enable ? 'active' : 'disabled' },
+      });
+      const updated = obj(data) ?? { ...ep, status: enable ? 'active' : 'disabled' };
+      list.replace(id, updated);
+      announce(`Endpoint ${enable ? 'enabled' : 'disabled'}.`);
+      const row = main.querySelector(`tr[data-id="${CSS.escape(id)}"]`);
+      const again = row?.querySelector(`button[aria-label^="${enable ? 'Disable' : 'Enable'}"]`);
+      if (again instanceof HTMLElement) again.focus();
+    } catch (error) {
+      if (button) button.disabled = false;
+      formSlot.replaceChildren(errorBox(error));
+    }
+  };
+
+  /** @param {Json} ep */
+  const rotate = async (ep) => {
+    const id = str(ep.id) ?? '';
+    const ok = await confirmDialog({
+      title: 'Rotate the signing secret?',
+      body: `A new secret is created for ${str(ep.url) ?? id}. The old one keeps signing for 24 hours, so receivers can switch without missing a delivery.`,
+      confirm: 'Rotate secret',
+    });
+    if (!ok) return;
+    try {
+      const { data } = await api(`/webhook-endpoints/${encodeURIComponent(id)}/rotate-secret`, {
+        method: 'POST',
+      });
+      const body = obj(data) ?? {};
+      showSecret(body.secret, `New signing secret for ${str(body.url) ?? str(ep.url) ?? id}`);
+    } catch (error) {
+      formSlot.replaceChildren(errorBox(error));
+    }
+  };
+
+  /** @param {Json} ep */
+  const remove = async (ep) => {
+    const id = str(ep.id) ?? '';
+    const ok = await confirmDialog({
+      title: 'Delete this endpoint?',
+      body: `${str(ep.url) ?? id} stops receiving webhooks. This cannot be undone.`,
+      confirm: 'Delete endpoint',
+      danger: true,
+    });
+    if (!ok) return;
+    try {
+      await api(`/webhook-endpoints/${encodeURIComponent(id)}`, { method: 'DELETE' });
+      list.replace(id, null);
+      announce('Endpoint deleted.');
+      heading.focus();
+    } catch (error) {
+      formSlot.replaceChildren(errorBox(error));
+    }
+  };
+
+  /**
+   * The form to add an endpoint, or with `existing` to edit one (PATCH of the changed fields).
+   * @param {Json} [existing]
+   */
+  const endpointForm = (existing) => {
+    const editing = existing !== undefined;
+    const existingTypes = Array.isArray(existing?.eventTypes)
+      ? existing.eventTypes.flatMap((t) => str(t) ?? [])
+      : [];
+    const errorSlot = h('div', {});
+    const url = h('input', {
+      id: 'ep-url',
+      name: 'url',
+      type: 'url',
+      required: true,
+      placeholder: 'https://example.com/webhooks',
+      class: 'mono',
+      autocomplete: 'off',
+      value: str(existing?.url),
+    });
+    const description = h('input', {
+      id: 'ep-description',
+      name: 'description',
+      type: 'text',
+      maxlength: '500',
+      autocomplete: 'off',
+      value: str(existing?.description),
+    });
+    const boxes = KNOWN_EVENT_TYPES.map((type) =>
+      h(
+        'label',
+        { class: 'check' },
+        h('input', {
+          type: 'checkbox',
+          name: 'eventTypes',
+          value: type,
+          checked: existingTypes.includes(type),
+        }),
+        ' ',
+        h('span', { class: 'mono' }, type),
+      ),
+    );
+    const submit = h(
+      'button',
+      { type: 'submit', class: 'button' },
+      editing ? 'Save changes' : 'Create endpoint',
+    );
+    const form = h(
+      'form',
+      { class: 'card', 'aria-labelledby': 'endpoint-form-heading', novalidate: true },
+      h(
+        'h2',
+        { id: 'endpoint-form-heading' },
+        editing ? `Edit endpoint ${str(existing?.id) ?? ''}` : 'Add an endpoint',
+      ),
+      h('div', { class: 'field' }, h('label', { for: 'ep-url' }, 'Endpoint URL'), url),
+      h(
+        'div',
+        { class: 'field' },
+        h('label', { for: 'ep-description' }, 'Description ', h('span', { class: 'muted' }, '(optional)')),
+        description,
+      ),
+      h(
+        'fieldset',
+        { class: 'field' },
+        h('legend', {}, 'Event types'),
+        h('p', { class: 'hint', id: 'ep-types-hint' }, 'Choose none to receive every event type.'),
+        h('div', { class: 'checks' }, boxes),
+      ),
+      errorSlot,
+      h(
+        'div',
+        { class: 'actions' },
+        submit,
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'button secondary',
+            onclick: () => {
+              formSlot.replaceChildren();
+              heading.focus();
+            },
+          },
+          'Cancel',
+        ),
+      ),
+    );
+    form.addEventListener('submit', async (event) => {
+      event.preventDefault();
+      errorSlot.replaceChildren();
+      if (url.value.trim() === '') {
+        errorSlot.append(errorBox(new ApiError({ title: 'Enter the endpoint URL', status: 0 })));
+        url.focus();
+        return;
+      }
+      const unique = boxes.flatMap((label) => {
+        const box = label.querySelector('input');
+        return box?.checked ? [box.value] : [];
+      });
+      /** @type {Record<string, unknown>} */
+      const body = {};
+      if (!editing || url.value.trim() !== str(existing.url)) body.url = url.value.trim();
+      const text = description.value.trim();
+      // Clearing the description of an existing endpoint sends null (no description), not "".
+      if (editing && text !== (str(existing.description) ?? '')) body.description = text === '' ? null : text;
+      if (!editing && text !== '') body.description = text;
+      // No event types means every event type; on an edit, an empty list says so explicitly.
+      if (editing ? unique.join(',') !== existingTypes.join(',') : unique.length > 0)
+        body.eventTypes = unique;
+      submit.disabled = true;
+      try {
+        if (editing) {
+          const id = str(existing.id) ?? '';
+          const { data } = await api(`/webhook-endpoints/${encodeURIComponent(id)}`, {
+            method: 'PATCH',
+            body,
+          });
+          formSlot.replaceChildren();
+          list.replace(id, obj(data) ?? { ...existing, ...body });
+          announce('Endpoint saved.');
+          const again = main.querySelector(`tr[data-id="${CSS.escape(id)}"] button[aria-label^="Edit"]`);
+          if (again instanceof HTMLElement) again.focus();
+          return;
+        }
+        const { data } = await api('/webhook-endpoints', { method: 'POST', body });
+        const created = obj(data) ?? {};
+        formSlot.replaceChildren();
+        showSecret(created.secret, `Signing secret for ${str(created.url) ?? url.value.trim()}`);
+        void list.reload();
+      } catch (error) {
+        submit.disabled = false;
+        errorSlot.append(errorBox(error));
+        const fields = error instanceof ApiError ? error.errors.map((e) => e.field) : [];
+        url.setAttribute('aria-invalid', String(fields.includes('url')));
+        description.setAttribute('aria-invalid', String(fields.includes('description')));
+        const first = fields[0];
+        (first === 'url' ? url : first === 'description' ? description : submit).focus();
+      }
+    });
+    return form;
+  };
+
+  const add = h(
+    'button',
+    {
+      type: 'button',
+      class: 'button',
+      onclick: () => {
+        const form = endpointForm();
+        formSlot.replaceChildren(form);
+        form.querySelector('input')?.focus();
+      },
+    },
+    'Add endpoint',
+  );
+  document.title = 'Webhook endpoints · Holdfast dashboard';
+  main.replaceChildren(
+    h(
+      'div',
+      { class: 'page-heading' },
+      heading,
+      h(
+        'div',
+        { class: 'actions' },
+        add,
+        refreshButton(() => void list.reload()),
+      ),
+    ),
+    secretSlot,
+    formSlot,
+    list.element,
+  );
+  heading.focus();
+}

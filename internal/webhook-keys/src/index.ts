@@ -1,0 +1,15 @@
+export { decodeBase64, decodeBase64Into, decodedLength, encodeBase64 } from './base64';
+export {
+  decodeSecret,
+  ED25519_KEY_BYTES,
+  generateSecret,
+  MIN_SECRET_BYTES,
+  PUBLIC_KEY_PREFIX,
+  parseSigningKey,
+  parseVerifyingKey,
+  SECRET_PREFIX,
+  SIGNING_KEY_PREFIX,
+  type SigningKey,
+  type VerifyingKey,
+} from './keys';
+export { signedContent } from './signed-content';

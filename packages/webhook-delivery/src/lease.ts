@@ -1,0 +1,192 @@
+import type postgres from 'postgres';
+import type { Sql } from './rows';
+
+/** A leased delivery with what its attempt needs, read in the lease statement itself. */
+export interface LeasedRow {
+  id: string;
+  account_id: string;
+  event_id: string;
+  endpoint_id: string;
+  event_type: string;
+  attempt_count: number;
+  retry_base: number;
+  url: string;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_expires_at: Date | null;
+  payload: string;
+}
+
+export interface LeaseRequest {
+  /** This worker's id, written as `lease_owner`. */
+  owner: string;
+  /** Deliveries wanted at most (the worker's free slots). */
+  limit: number;
+  /** The in-flight ceiling per endpoint (`perEndpointConcurrency`). */
+  perEndpoint: number;
+  at: Date;
+  leaseMs: number;
+  /** Endpoints this worker saw ask for a pause whose outcome is not written yet. */
+  paused: readonly string[];
+}
+
+/**
+ * Leases due deliveries in one statement, fair across endpoints (CONTRACT section 6; issue 16):
+ *
+ * 1. Up to `limit` endpoints with due work, picked in random order (fairness), not paused by a
+ *    `Retry-After`, with room under their adaptive limit or an expired lease to take over. Their
+ *    pacing rows are then locked in id order (`FOR UPDATE`, so two workers' rounds never
+ *    deadlock): a worker waits the few milliseconds another's statement holds a row rather than
+ *    skipping it, which made two workers on one hot endpoint slower than one. The lock is held
+ *    for this one statement only; the room is re-read from the locked row.
+ * 2. For each, first the deliveries whose lease expired (a dead worker's: they already count as
+ *    in flight), then due unleased ones up to the room left, the token bucket of `max_per_second`
+ *    and an equal share of `limit`, oldest due first, each `FOR UPDATE SKIP LOCKED`.
+ * 3. The pacing rows are charged (in-flight count, tokens) and the deliveries leased, returning
+ *    the endpoint and event columns the attempts need: the whole round is one round trip.
+ *
+ * The in-flight count lives in the locked pacing row, so the bound holds across every worker
+ * and process without a transaction; the scans it needs are index probes bounded by the limit,
+ * never by the backlog (see bench/delivery's EXPLAIN).
+ */
+export async function leaseDue(sql: postgres.Sql, request: LeaseRequest): Promise<LeasedRow[]> {
+  return [...(await leaseStatement(sql, request))];
+}
+
+/**
+ * The lease statement of {@link leaseDue}, not yet run: `bench/delivery` runs it under
+ * `EXPLAIN (ANALYZE, BUFFERS)` to show its cost does not grow with the backlog.
+ */
+export function leaseStatement(sql: Sql, request: LeaseRequest): postgres.PendingQuery<LeasedRow[]> {
+  const { at, perEndpoint: max } = request;
+  return sql<LeasedRow[]>`
+    with eligible as (
+      select p.endpoint_id
+      from holdfast_endpoint_pacing p
+      join holdfast_webhook_endpoints e on e.id = p.endpoint_id
+      where e.status = 'active' and e.deleted_at is null
+        and (p.paused_until is null or p.paused_until <= ${at})
+        and p.endpoint_id <> all(${sql.array([...request.paused])}::text[])
+        and exists (
+          select 1 from holdfast_deliveries d
+          where d.endpoint_id = p.endpoint_id and d.status in ('pending', 'failed') and d.next_attempt_at <= ${at}
+            and (d.lease_expires_at is null or d.lease_expires_at < ${at}))
+        and (floor(least(coalesce(p.concurrency_limit, ${max}), ${max})) > p.in_flight
+             or exists (
+               select 1 from holdfast_deliveries d
+               where d.endpoint_id = p.endpoint_id and d.lease_expires_at < ${at}
+                 and d.status in ('pending', 'failed')))
+      order by random()
+      limit ${request.limit}
+    ),
+    candidates as materialized (
+      select p.endpoint_id,
+             floor(least(coalesce(p.concurrency_limit, ${max}), ${max}))::int - p.in_flight as room,
+             case when e.max_per_second is null then null else least(
+               greatest(1.0, e.max_per_second / 10.0),
+               coalesce(p.tokens, greatest(1.0, e.max_per_second / 10.0))
+                 + extract(epoch from ${at}::timestamptz - coalesce(p.tokens_at, ${at}::timestamptz)) * e.max_per_second
+             ) end as tokens
+      from holdfast_endpoint_pacing p
+      join holdfast_webhook_endpoints e on e.id = p.endpoint_id
+      where p.endpoint_id in (select endpoint_id from eligible)
+        and (p.paused_until is null or p.paused_until <= ${at})
+      order by p.endpoint_id
+      for update of p
+    ),
+    share as (
+      select greatest(1, ceil(${request.limit}::numeric / greatest(1, count(*))))::int as n from candidates
+    ),
+    picked as materialized (
+      select x.id, x.endpoint_id, x.takeover from (
+        select t.id, t.endpoint_id, true as takeover
+        from candidates c cross join share
+        cross join lateral (
+          select d.id, d.endpoint_id from holdfast_deliveries d
+          where d.endpoint_id = c.endpoint_id and d.lease_expires_at < ${at}
+            and d.status in ('pending', 'failed') and d.next_attempt_at <= ${at}
+          limit share.n
+          for update of d skip locked
+        ) t
+        union all
+        select f.id, f.endpoint_id, false
+        from candidates c cross join share
+        cross join lateral (
+          select d.id, d.endpoint_id from holdfast_deliveries d
+          where d.endpoint_id = c.endpoint_id and d.status in ('pending', 'failed')
+            and d.next_attempt_at <= ${at} and d.lease_expires_at is null
+          order by d.next_attempt_at, d.id
+          limit greatest(0, least(c.room, share.n, coalesce(floor(c.tokens)::int, share.n)))
+          for update of d skip locked
+        ) f
+      ) x
+      limit ${request.limit}
+    ),
+    charged as (
+      select endpoint_id, (count(*) filter (where not takeover))::int as n from picked group by endpoint_id
+    ),
+    paced as (
+      update holdfast_endpoint_pacing p set
+        in_flight = p.in_flight + charged.n,
+        tokens = case when c.tokens is null then null else c.tokens - charged.n end,
+        tokens_at = case when c.tokens is null then null else ${at}::timestamptz end
+      from charged join candidates c on c.endpoint_id = charged.endpoint_id
+      where p.endpoint_id = charged.endpoint_id
+    )
+    update holdfast_deliveries d set lease_owner = ${request.owner}, lease_expires_at = ${new Date(at.getTime() + request.leaseMs)}
+    from picked, holdfast_webhook_endpoints e, holdfast_events ev
+    where d.id = picked.id and e.id = d.endpoint_id and ev.id = d.event_id
+    returning d.id, d.account_id, d.event_id, d.endpoint_id, d.event_type, d.attempt_count, d.retry_base,
+      e.url, e.secret, e.previous_secret, e.previous_secret_expires_at, ev.payload`;
+}
+
+/**
+ * Extends this worker's leases on `ids` (attempts still running), so a long attempt is never
+ * taken over while it is alive; a lease another worker took over is left alone.
+ */
+export async function renewLeases(
+  sql: postgres.Sql,
+  { owner, ids, until }: { owner: string; ids: readonly string[]; until: Date },
+): Promise<void> {
+  if (ids.length === 0) return;
+  await sql`
+    update holdfast_deliveries set lease_expires_at = ${until}
+    where id = any(${sql.array([...ids])}::text[]) and lease_owner = ${owner}`;
+}
+
+/** Gives a lease back unattempted (an error before the attempt), with its in-flight place. */
+export async function releaseLease(
+  sql: postgres.Sql,
+  { owner, id }: { owner: string; id: string },
+): Promise<void> {
+  await sql`
+    with released as (
+      update holdfast_deliveries set lease_owner = null, lease_expires_at = null
+      where id = ${id} and lease_owner = ${owner}
+      returning endpoint_id
+    )
+    update holdfast_endpoint_pacing p set in_flight = greatest(0, p.in_flight - 1)
+    from released where p.endpoint_id = released.endpoint_id`;
+}
+
+/**
+ * Recounts `in_flight` from the leases themselves for endpoints that claim some: it repairs a
+ * count that something outside the workers left off (a lease cleared by hand, an old version's
+ * replay). The pacing rows are locked first, then counted in a second statement whose fresh
+ * snapshot sees every lease committed before the lock. Cheap and rare (every few seconds).
+ */
+export async function reconcileInFlight(sql: postgres.Sql): Promise<void> {
+  await sql.begin(async (tx) => {
+    const locked = await tx<{ endpoint_id: string }[]>`
+      select endpoint_id from holdfast_endpoint_pacing where in_flight > 0
+      order by endpoint_id limit 1000
+      for update skip locked`;
+    if (locked.length === 0) return;
+    await tx`
+      update holdfast_endpoint_pacing p set in_flight = (
+        select count(*) from holdfast_deliveries d
+        where d.endpoint_id = p.endpoint_id and d.lease_expires_at is not null
+          and d.status in ('pending', 'failed'))
+      where p.endpoint_id = any(${tx.array(locked.map((row) => row.endpoint_id))}::text[])`;
+  });
+}

@@ -1,0 +1,168 @@
+import { opaqueId } from '@holdfast/problem-details';
+import type { AccountRef } from './endpoints';
+import {
+  type Delivery,
+  type DeliveryAttempt,
+  type Sql,
+  toAttempt,
+  toDelivery,
+  toEvent,
+  type WebhookEvent,
+} from './rows';
+
+export interface EventInput {
+  account: string;
+  /** `subscription.created`, `order.refunded`, ... */
+  type: string;
+  /** The resource's id: `sequence` rises monotonically per resource. */
+  resourceId: string;
+  /** The resource after the change; it should carry `updatedAt`. */
+  object: Record<string, unknown>;
+  now?: number;
+}
+
+const SEQUENCE_SLOT = '"sequence":0';
+
+/**
+ * The transactional outbox: records the event and one delivery for each of the account's
+ * active endpoints subscribed to its type, inside the caller's business transaction, so an
+ * event exists exactly when the change it describes committed. One statement (one round trip):
+ * the resource's sequence, the event row and the fan-out are data-modifying CTEs of one query.
+ *
+ * @example
+ * ```ts
+ * await sql.begin(async (tx) => {
+ *   const [sub] = await tx`insert into subscriptions ... returning *`;
+ *   await enqueueEvent(tx, { account, type: 'subscription.created', resourceId: sub.id, object: toSubscription(sub) });
+ * });
+ * ```
+ */
+export async function enqueueEvent(tx: Sql, input: EventInput): Promise<WebhookEvent> {
+  const now = new Date(input.now ?? Date.now());
+  const id = opaqueId('evt');
+  // The payload is the exact bytes sent, and it carries the sequence the database hands out in
+  // this same statement: the JSON is built with a placeholder and spliced around it in SQL. The
+  // placeholder's first occurrence is ours: it precedes `data`, and the strings before it
+  // (id, type, createdAt) are JSON strings, whose quotes are escaped.
+  const text = JSON.stringify({
+    id,
+    type: input.type,
+    createdAt: now.toISOString(),
+    sequence: 0,
+    data: { object: input.object },
+  });
+  const at = text.indexOf(SEQUENCE_SLOT) + SEQUENCE_SLOT.length - 1;
+  const [row] = await tx<{ sequence: string }[]>`
+    with seq as (
+      insert into holdfast_resource_sequences (resource_id, sequence) values (${input.resourceId}, 1)
+      on conflict (resource_id) do update set sequence = holdfast_resource_sequences.sequence + 1
+      returning sequence
+    ),
+    ev as (
+      insert into holdfast_events (id, account_id, type, resource_id, sequence, payload, created_at)
+      select ${id}, ${input.account}, ${input.type}, ${input.resourceId}, seq.sequence,
+             ${text.slice(0, at)} || seq.sequence::text || ${text.slice(at + 1)}, ${now}
+      from seq
+      returning id
+    ),
+    fan as (
+      insert into holdfast_deliveries
+        (id, account_id, event_id, endpoint_id, event_type, status, next_attempt_at, created_at, updated_at)
+      select 'dlv_' || replace(gen_random_uuid()::text, '-', ''), ${input.account}, ev.id, e.id, ${input.type},
+             'pending', ${now}, ${now}, ${now}
+      from ev, holdfast_webhook_endpoints e
+      where e.account_id = ${input.account} and e.status = 'active' and e.deleted_at is null
+        and (cardinality(e.event_types) = 0 or ${input.type} = any(e.event_types) or '*' = any(e.event_types))
+    )
+    select sequence from seq`;
+  return {
+    id,
+    type: input.type,
+    createdAt: now.toISOString(),
+    sequence: Number(row?.sequence ?? 1),
+    data: { object: input.object },
+  };
+}
+
+/**
+ * The event, or `undefined` when absent or another account's.
+ *
+ * @example
+ * ```ts
+ * const event = await getEvent(sql, { account: 'acct_1', id: 'evt_...' });
+ * ```
+ */
+export async function getEvent(sql: Sql, { account, id }: AccountRef): Promise<WebhookEvent | undefined> {
+  const [row] = await sql`select payload from holdfast_events where id = ${id} and account_id = ${account}`;
+  return row ? toEvent(row) : undefined;
+}
+
+/**
+ * The delivery, or `undefined` when absent or another account's.
+ *
+ * @example
+ * ```ts
+ * const delivery = await getDelivery(sql, { account: 'acct_1', id: 'dlv_...' });
+ * ```
+ */
+export async function getDelivery(sql: Sql, { account, id }: AccountRef): Promise<Delivery | undefined> {
+  const [row] = await sql`select * from holdfast_deliveries where id = ${id} and account_id = ${account}`;
+  return row ? toDelivery(row) : undefined;
+}
+
+/**
+ * Every attempt of a delivery, oldest first (a delivery has at most one attempt per schedule
+ * step and replay, so the list is short); `undefined` when the delivery is absent or another
+ * account's. For a paginated list, query `holdfast_delivery_attempts` and map rows with `toAttempt`.
+ *
+ * @example
+ * ```ts
+ * const attempts = await listAttempts(sql, { account: 'acct_1', deliveryId: 'dlv_...' });
+ * ```
+ */
+export async function listAttempts(
+  sql: Sql,
+  { account, deliveryId }: { account: string; deliveryId: string },
+): Promise<DeliveryAttempt[] | undefined> {
+  const [delivery] = await sql`
+    select id from holdfast_deliveries where id = ${deliveryId} and account_id = ${account}`;
+  if (!delivery) return undefined;
+  const rows = await sql`
+    select * from holdfast_delivery_attempts
+    where delivery_id = ${deliveryId} and account_id = ${account}
+    order by created_at, id`;
+  return rows.map(toAttempt);
+}
+
+/**
+ * Replays a delivery (dead-letter replay, SPEC section 6): the same delivery and Webhook-Id,
+ * back to `pending`, due now, with a fresh retry schedule; earlier attempts stay in the log.
+ * A lease it held is dropped, and with it its place in the endpoint's in-flight count.
+ *
+ * @example
+ * ```ts
+ * const delivery = await replayDelivery(sql, { account: 'acct_1', id: 'dlv_...' }); // answer 202 with it
+ * ```
+ */
+export async function replayDelivery(
+  sql: Sql,
+  { account, id }: AccountRef,
+  { now = Date.now() }: { now?: number } = {},
+): Promise<Delivery | undefined> {
+  const [row] = await sql`
+    with old as (
+      select id, endpoint_id, lease_expires_at is not null as leased from holdfast_deliveries
+      where id = ${id} and account_id = ${account}
+      for update
+    ),
+    released as (
+      update holdfast_endpoint_pacing p set in_flight = greatest(0, p.in_flight - 1)
+      from old where old.leased and p.endpoint_id = old.endpoint_id
+    )
+    update holdfast_deliveries d set
+      status = 'pending', retry_base = d.attempt_count, next_attempt_at = ${new Date(now)},
+      lease_owner = null, lease_expires_at = null, updated_at = ${new Date(now)}
+    from old where d.id = old.id
+    returning d.*`;
+  return row ? toDelivery(row) : undefined;
+}

@@ -1,0 +1,112 @@
+import { opaqueId } from '@holdfast/problem-details';
+import type postgres from 'postgres';
+import type { Outcome } from './classify';
+import type { LeasedRow } from './lease';
+
+/** What one attempt came to, waiting to be written with the rest of its batch. */
+export interface AttemptResult {
+  row: LeasedRow;
+  status: number | undefined;
+  error: string | null;
+  prefix: string | null;
+  outcome: Outcome;
+  nextStatus: 'succeeded' | 'failed' | 'dead';
+  nextAttemptAt: Date | null;
+  started: number;
+  finished: number;
+  /** A sign of overload: the endpoint's limit is halved. */
+  congested: boolean;
+  /** A fast success: the endpoint's limit grows by 1 / limit. */
+  fast: boolean;
+  /** Until when the endpoint asked (`Retry-After`) not to be sent anything. */
+  pauseUntil: Date | null;
+}
+
+/** Deadlock between two workers' outcome statements (they lock pacing rows in their own order). */
+const DEADLOCK = '40P01';
+
+/**
+ * Writes a batch of outcomes in one statement (issue 16, "batched hot path"): every attempt row,
+ * every delivery's new state and lease release, the success side of endpoint health, and per
+ * endpoint the pacing row: its in-flight count lowered by the leases released, its adaptive
+ * limit moved (halved on overload, +1 per `limit` fast successes), and any `Retry-After` pause.
+ * Only leases this worker still owns are released: one taken over after an expiry belongs to
+ * its new owner, whose own outcome releases it.
+ */
+export async function writeOutcomes(
+  sql: postgres.Sql,
+  { owner, perEndpoint, batch }: { owner: string; perEndpoint: number; batch: readonly AttemptResult[] },
+): Promise<void> {
+  const column = <T>(pick: (r: AttemptResult) => T) => batch.map(pick);
+  for (let tries = 1; ; tries += 1) {
+    try {
+      await sql`
+        with r as (
+          select * from unnest(
+            ${column((r) => r.row.id)}::text[],
+            ${column(() => opaqueId('att'))}::text[],
+            ${column((r) => r.row.account_id)}::text[],
+            ${column((r) => r.row.endpoint_id)}::text[],
+            ${column((r) => r.status ?? null)}::int[],
+            ${column((r) => r.error)}::text[],
+            ${column((r) => Math.max(0, Math.round(r.finished - r.started)))}::int[],
+            ${column((r) => r.prefix)}::text[],
+            ${column((r) => new Date(r.finished).toISOString())}::timestamptz[],
+            ${column((r) => r.nextStatus)}::text[],
+            ${column((r) => r.nextAttemptAt?.toISOString() ?? null)}::timestamptz[],
+            ${column((r) => (r.congested ? 't' : 'f'))}::text[]::bool[],
+            ${column((r) => (r.fast ? 't' : 'f'))}::text[]::bool[],
+            ${column((r) => r.pauseUntil?.toISOString() ?? null)}::timestamptz[]
+          ) as r (id, attempt_id, account_id, endpoint_id, http_status, error, latency_ms, prefix, finished,
+                  next_status, next_attempt_at, congested, fast, pause_until)
+        ),
+        attempts as (
+          insert into holdfast_delivery_attempts
+            (id, delivery_id, account_id, endpoint_id, status, error, latency_ms, response_body_prefix, created_at)
+          select attempt_id, id, account_id, endpoint_id, http_status, error, latency_ms, prefix, finished from r
+        ),
+        healthy as (
+          update holdfast_webhook_endpoints e set failing_since = null, disable_warned_at = null
+          where e.failing_since is not null
+            and e.id in (select endpoint_id from r where next_status = 'succeeded')
+        ),
+        done as (
+          update holdfast_deliveries d set
+            status = r.next_status,
+            attempt_count = d.attempt_count + 1,
+            next_attempt_at = r.next_attempt_at,
+            last_attempt_at = r.finished,
+            last_status = r.http_status,
+            last_error = r.error,
+            lease_owner = null, lease_expires_at = null,
+            updated_at = r.finished
+          from r where d.id = r.id and d.lease_owner = ${owner}
+          returning d.endpoint_id
+        ),
+        per_endpoint as (
+          select r.endpoint_id, bool_or(r.congested) as congested, (count(*) filter (where r.fast))::real as fast,
+                 max(r.pause_until) as pause_until,
+                 (select count(*) from done where done.endpoint_id = r.endpoint_id)::int as released
+          from r group by r.endpoint_id
+          order by r.endpoint_id
+        )
+        update holdfast_endpoint_pacing p set
+          in_flight = greatest(0, p.in_flight - s.released),
+          concurrency_max = ${perEndpoint},
+          concurrency_limit = case
+            when s.congested then greatest(1, least(coalesce(p.concurrency_limit, ${perEndpoint}), ${perEndpoint}) / 2)
+            else least(${perEndpoint}, least(coalesce(p.concurrency_limit, ${perEndpoint}), ${perEndpoint})
+                       + s.fast / greatest(1, least(coalesce(p.concurrency_limit, ${perEndpoint}), ${perEndpoint})))
+          end,
+          paused_until = case when s.pause_until is not null and (p.paused_until is null or p.paused_until < s.pause_until)
+                              then s.pause_until else p.paused_until end
+        from per_endpoint s where p.endpoint_id = s.endpoint_id`;
+      return;
+    } catch (error) {
+      // Two workers' batches can lock the same pacing rows in different orders; PostgreSQL
+      // breaks the cycle by failing one, which simply writes again.
+      const code = typeof error === 'object' && error !== null && 'code' in error ? error.code : undefined;
+      if (code !== DEADLOCK || tries >= 5) throw error;
+    }
+  }
+}
