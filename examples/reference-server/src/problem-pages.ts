@@ -42,7 +42,7 @@ const ADVICE: Record<keyof typeof holdfastDefinitions | keyof typeof httpFraming
     'The request is well-formed but refers to something that cannot be used (for example, an unknown payment method).',
   refund_exceeds_amount: 'The refund is larger than what is left unrefunded on the order.',
   destination_url_forbidden:
-    'Webhook destinations must be public https URLs; private, loopback and link-local addresses are refused.',
+    'Webhook destinations must be public https URLs; private, loopback and link-local addresses are refused. For local development and tests (not in production mode), start the server with `HOLDFAST_ALLOW_PRIVATE_DESTINATIONS=1` to allow them, e.g. `HOLDFAST_ALLOW_PRIVATE_DESTINATIONS=1 npm start`.',
   rate_limited:
     'Too many requests for this API key. Wait `Retry-After` seconds; `RateLimit` shows the quota.',
   internal_error: 'A fault on our side. Retry with backoff and quote the request id if it persists.',

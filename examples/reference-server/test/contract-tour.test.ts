@@ -359,6 +359,58 @@ describe('the contract, every operation of /openapi.json', () => {
     expect((await api('GET', `/v1/deliveries/${ids.delivery}/attempts`)).body.data[0].status).toBe(204);
     const replayed = await api('POST', `/v1/deliveries/${ids.delivery}/replay`);
     expect(replayed.status).toBe(202);
+
+    // Bulk recovery and endpoint health (CONTRACT section 10): a delivery dies while the
+    // receiver is down, recover re-queues it, and it is sent; the stats count every attempt.
+    await eventually(
+      async () =>
+        (await api('GET', `/v1/deliveries/${ids.delivery}`)).body.status === 'succeeded' ? true : undefined,
+      20_000,
+      'the replay to succeed',
+    );
+    const since = new Date().toISOString();
+    receiver.respond = () => ({ status: 503 });
+    const failing = await api('POST', '/v1/orders', { body: { currency: 'EUR', total: 43 } });
+    const dead = await eventually(
+      async () => {
+        const list = await api('GET', `/v1/deliveries?endpoint=${ids.endpoint}&status=dead`);
+        return list.body.data[0];
+      },
+      20_000,
+      'the delivery to die',
+    );
+    receiver.respond = () => ({ status: 204 });
+    expect(
+      (
+        await api('POST', `/v1/webhook-endpoints/${ids.endpoint}/recover`, {
+          body: { since, until: since.replace(/^\d{4}/, '2000') },
+        })
+      ).body.code,
+    ).toBe('validation_failed');
+    const recovered = await api('POST', `/v1/webhook-endpoints/${ids.endpoint}/recover`, { body: { since } });
+    expect(recovered.status).toBe(202);
+    expect(recovered.body).toEqual({ recovered: 1 });
+    expect(recovered.headers.get('location')).toBe(`/v1/webhook-endpoints/${ids.endpoint}`);
+    await eventually(
+      async () =>
+        (await api('GET', `/v1/deliveries/${dead.id}`)).body.status === 'succeeded' ? true : undefined,
+      20_000,
+      'the recovered delivery to succeed',
+    );
+    expect(receiver.received.filter((r) => r.body.includes(failing.body.id)).length).toBe(3);
+    const stats = await api('GET', `/v1/webhook-endpoints/${ids.endpoint}/stats`);
+    expect(stats.status).toBe(200);
+    expect(stats.body).toMatchObject({ endpoint: ids.endpoint, window: '24h', bucketSize: 'hour' });
+    expect(stats.body.buckets).toHaveLength(24);
+    const sum = (key: 'succeeded' | 'failed' | 'dead') =>
+      stats.body.buckets.reduce((n: number, b: Record<string, number>) => n + (b[key] ?? 0), 0);
+    // The first order's delivery and its replay, then the recovered one: 3 successes; the two
+    // attempts before recovery failed (once recovered and sent, the delivery is dead no more).
+    expect([sum('succeeded'), sum('failed'), sum('dead')]).toEqual([3, 2, 0]);
+    expect(stats.body.buckets.at(-1).p95LatencyMs).toBeGreaterThanOrEqual(0);
+    const week = await api('GET', `/v1/webhook-endpoints/${ids.endpoint}/stats?window=7d`);
+    expect(week.body.buckets).toHaveLength(7);
+    expect((await api('GET', `/v1/webhook-endpoints/${ids.endpoint}/stats?window=1y`)).status).toBe(400);
     expect((await api('GET', '/v1/notifications')).status).toBe(200);
 
     // The receiver: verified and queued (200), then listed; a duplicate is acknowledged.
@@ -422,6 +474,7 @@ describe('the contract, every operation of /openapi.json', () => {
       'PATCH /v1/subscriptions/{id}': { quantity: 3 },
       'POST /v1/webhook-endpoints': { url: receiver.url },
       'PATCH /v1/webhook-endpoints/{id}': { description: 'x' },
+      'POST /v1/webhook-endpoints/{id}/recover': { since: new Date(Date.now() - 60_000).toISOString() },
     };
     const v1 = operations.filter((op) => op.template.startsWith('/v1/'));
     expect(v1.length).toBeGreaterThanOrEqual(33);

@@ -1,4 +1,5 @@
 export { classifyAttempt, type Outcome, parseRetryAfter } from './classify';
+export { type RecoverInput, recoverDeliveries } from './recover';
 export { isCongestion } from './pacing';
 export { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule, retryDelay } from './schedule';
 export {
@@ -10,3 +11,4 @@ export {
   type Resolver,
   systemResolver,
 } from './ssrf';
+export { type EndpointStats, endpointStats, type StatsBucket, type StatsWindow, statsSchema } from './stats';

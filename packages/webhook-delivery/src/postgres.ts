@@ -1,3 +1,5 @@
+export { type RecoverInput, recoverDeliveries } from './recover';
+export { type EndpointStats, endpointStats, type StatsBucket, type StatsWindow, statsSchema } from './stats';
 export {
   type AccountRef,
   createEndpoint,

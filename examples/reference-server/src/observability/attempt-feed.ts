@@ -37,7 +37,10 @@ export function attemptFeed(sql: postgres.Sql, since: number): AttemptFeed {
         { id: string; created_at: Date; status: number | null; latency_ms: number; dead: boolean }[]
       >`
         select a.id, a.created_at, a.status, a.latency_ms,
-          (d.status = 'dead' and d.last_attempt_at = a.created_at) as dead
+          (d.status = 'dead' and not exists (
+            select 1 from holdfast_delivery_attempts later
+            where later.delivery_id = a.delivery_id and (later.created_at, later.id) > (a.created_at, a.id)
+          )) as dead
         from holdfast_delivery_attempts a join holdfast_deliveries d on d.id = a.delivery_id
         where (a.created_at, a.id) > (${after.at}, ${after.id})
         order by a.created_at, a.id

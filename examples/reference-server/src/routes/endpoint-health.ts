@@ -1,0 +1,138 @@
+import { problem } from '@holdfast/problem-details';
+import { endpointStats, recoverDeliveries } from '@holdfast/webhook-delivery/postgres';
+import { createRoute, z } from '@hono/zod-openapi';
+import type { App, Deps } from '../context';
+import { json, timestamp } from './fields';
+import { problemResponses } from './webhook-openapi';
+import { idParam } from './webhook-schemas';
+
+// CONTRACT section 10, "Recovery" and "Endpoint health": bulk recovery of an endpoint's dead and
+// failed deliveries, and its attempts by hour or day for the dashboard's health chart.
+
+const tags = ['Webhook endpoints'];
+const params = idParam('we', 'The webhook endpoint id.');
+
+const RecoverSchema = z
+  .strictObject({
+    since: timestamp.meta({ description: 'Deliveries created at or after this instant.' }),
+    until: timestamp
+      .optional()
+      .meta({ description: 'Deliveries created before this instant (default: now).' }),
+  })
+  .meta({ id: 'RecoverDeliveries' });
+
+const RecoveredSchema = z
+  .object({ recovered: z.number().int().min(0).meta({ description: 'How many deliveries were re-queued.' }) })
+  .meta({ id: 'RecoveredDeliveries' });
+
+const StatsBucketSchema = z
+  .object({
+    start: timestamp,
+    end: timestamp,
+    succeeded: z.number().int().meta({ description: 'Attempts answered 2xx.' }),
+    failed: z.number().int().meta({ description: 'Failed attempts that were (or will be) retried.' }),
+    dead: z.number().int().meta({ description: 'Failed attempts that were the last of their delivery.' }),
+    p50LatencyMs: z.number().int().nullable(),
+    p95LatencyMs: z.number().int().nullable(),
+  })
+  .meta({ id: 'EndpointStatsBucket' });
+
+const StatsSchema = z
+  .object({
+    endpoint: z.string(),
+    window: z.enum(['24h', '7d']),
+    bucketSize: z.enum(['hour', 'day']),
+    from: timestamp,
+    to: timestamp,
+    buckets: z.array(StatsBucketSchema),
+  })
+  .meta({ id: 'EndpointStats' });
+
+export const recoverEndpoint = createRoute({
+  method: 'post',
+  path: '/webhook-endpoints/{id}/recover',
+  tags,
+  summary: 'Recover failed and dead deliveries',
+  description:
+    'Re-queues every `dead` or `failed` delivery of this endpoint created in [since, until): due now, fresh retry schedule, same Webhook-Id. A disabled endpoint gets them once it is enabled again. Location is the endpoint; follow the deliveries with `GET /v1/deliveries?endpoint={id}`.',
+  request: { params, body: { required: true, content: json(RecoverSchema) } },
+  responses: {
+    202: {
+      description: 'Queued: how many deliveries were re-queued.',
+      headers: z.object({ Location: z.string() }),
+      content: json(RecoveredSchema),
+    },
+    ...problemResponses([400, 401, 403, 404, 413, 415]),
+  },
+});
+
+export const endpointHealth = createRoute({
+  method: 'get',
+  path: '/webhook-endpoints/{id}/stats',
+  tags,
+  summary: 'Endpoint health',
+  description:
+    'Attempts per hour over the last 24 hours (`window=24h`, the default) or per UTC day over the last 7 days (`window=7d`), by outcome, with p50/p95 latency per bucket. Oldest bucket first; the last holds now.',
+  request: {
+    params,
+    query: z.strictObject({
+      window: z
+        .enum(['24h', '7d'])
+        .default('24h')
+        .meta({ description: 'The period: 24h (hourly buckets) or 7d (daily).' }),
+    }),
+  },
+  responses: {
+    200: { description: 'The buckets.', content: json(StatsSchema) },
+    ...problemResponses([400, 401, 403, 404]),
+  },
+});
+
+const missing = (id: string) =>
+  problem('not_found', { detail: `No webhook endpoint ${id} on this account.` });
+
+/**
+ * `POST /v1/webhook-endpoints/{id}/recover` and `GET /v1/webhook-endpoints/{id}/stats`: wiring
+ * over `recoverDeliveries` and `endpointStats` of `@holdfast/webhook-delivery`.
+ *
+ * @example
+ * ```ts
+ * endpointHealthRoutes(v1, deps);
+ * ```
+ */
+export function endpointHealthRoutes(app: App, deps: Deps): void {
+  const { sql } = deps;
+  app.openapi(recoverEndpoint, async (c) => {
+    const { account } = c.get('principal');
+    const { id } = c.req.valid('param');
+    const { since, until } = c.req.valid('json');
+    const now = deps.now();
+    const from = Date.parse(since);
+    const to = until === undefined ? now : Date.parse(until);
+    if (to < from) {
+      throw problem('validation_failed', {
+        detail: '`until` is before `since`.',
+        errors: [
+          {
+            field: 'until',
+            code: 'before_since',
+            pointer: '#/until',
+            detail: 'Give an instant after `since`.',
+          },
+        ],
+      });
+    }
+    const recovered = await recoverDeliveries(sql, { account, endpointId: id, since: from, until: to, now });
+    if (recovered === undefined) throw missing(id);
+    c.header('Location', `/v1/webhook-endpoints/${id}`);
+    return c.json({ recovered }, 202);
+  });
+  app.openapi(endpointHealth, async (c) => {
+    const { account } = c.get('principal');
+    const { id } = c.req.valid('param');
+    const { window } = c.req.valid('query');
+    const stats = await endpointStats(sql, { account, endpointId: id, window, now: deps.now() });
+    if (!stats) throw missing(id);
+    return c.json({ endpoint: id, ...stats }, 200);
+  });
+}

@@ -1,0 +1,46 @@
+import type { Sql } from './store';
+
+/** What {@link recoverDeliveries} re-queues: one endpoint's deliveries created in `[since, until)`. */
+export interface RecoverInput {
+  /** The tenant the endpoint belongs to. */
+  readonly account: string;
+  /** The endpoint's id. */
+  readonly endpointId: string;
+  /** Deliveries created at or after this instant (ms since the epoch)... */
+  readonly since: number;
+  /** ...and before this one (default: now). */
+  readonly until?: number | undefined;
+  /** The clock (ms). @defaultValue `Date.now()` */
+  readonly now?: number | undefined;
+}
+
+/**
+ * Bulk recovery: every `dead` or `failed` delivery of one endpoint created in the range goes
+ * back to `pending`, due now, with a fresh retry schedule (as a replay does, one by one), and
+ * keeps its Webhook-Id, so receivers deduplicate what they already had. Resolves with how many
+ * were re-queued, or `undefined` when the account has no such endpoint. An endpoint that is
+ * disabled keeps them until it is enabled again: the worker sends nothing to a disabled one.
+ *
+ * @example
+ * ```ts
+ * const recovered = await recoverDeliveries(sql, { account: 'acct_1', endpointId: 'we_...', since: Date.parse('2026-11-20T00:00:00Z') });
+ * // answer 202 { recovered }
+ * ```
+ */
+export async function recoverDeliveries(sql: Sql, input: RecoverInput): Promise<number | undefined> {
+  const now = input.now ?? Date.now();
+  const until = input.until ?? now;
+  const [endpoint] = await sql`
+    select id from holdfast_webhook_endpoints
+    where id = ${input.endpointId} and account_id = ${input.account} and deleted_at is null`;
+  if (!endpoint) return undefined;
+  const rows = await sql`
+    update holdfast_deliveries set
+      status = 'pending', retry_base = attempt_count, next_attempt_at = ${new Date(now)},
+      lease_owner = null, lease_expires_at = null, updated_at = ${new Date(now)}
+    where account_id = ${input.account} and endpoint_id = ${input.endpointId}
+      and status in ('dead', 'failed')
+      and created_at >= ${new Date(input.since)} and created_at < ${new Date(until)}
+    returning id`;
+  return rows.length;
+}
