@@ -14,6 +14,8 @@ import { Extractor, ExtractorConfig, ExtractorLogLevel } from '@microsoft/api-ex
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const accept = process.argv.includes('--accept');
+// Package names given on the command line limit the run to them (`tsx scripts/api/reports.ts @holdfast/x`).
+const only = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
 const BUMPS = ['patch', 'minor', 'major'] as const;
 type Bump = (typeof BUMPS)[number];
 
@@ -144,6 +146,7 @@ try {
     if (!existsSync(join(dir, 'package.json'))) continue;
     const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
     const pkg: string = manifest.name;
+    if (only.length > 0 && !only.includes(pkg)) continue;
     const reports = join('packages', name, 'api');
     const changes: string[] = [];
     let changed = false;
