@@ -43,7 +43,7 @@ if (additive.length > 0) {
 }
 if (breaking.length > 0) {
   console.error(
-    `\n✗ ${breaking.length} breaking change(s) to the published /v1 contract. /v1 cannot change this way: add a /v2 beside it (CONTRIBUTING.md, "Breaking changes on purpose"), or undo the change.`,
+    `\n✗ ${breaking.length} breaking change(s) to the published /v1 contract. /v1 cannot change this way: add a /v2 beside it (CONTRIBUTING.md, "The published contract, and breaking it on purpose"), or undo the change.`,
   );
   process.exit(1);
 }

@@ -1,4 +1,12 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import {
+  createServer,
+  type IncomingMessage,
+  type OutgoingHttpHeader,
+  type OutgoingHttpHeaders,
+  type Server,
+  type ServerResponse,
+  STATUS_CODES,
+} from 'node:http';
 import {
   clientErrorHandler,
   httpFramingProblems,
@@ -28,6 +36,36 @@ function render(problem: ProblemError, target: string | undefined) {
 function pathOf(target: string | undefined): string | undefined {
   if (!target?.startsWith('/') || target.length > 2048) return undefined;
   return target.split(/[?#]/, 1)[0];
+}
+
+/**
+ * Drops the `Content-Type` that `@hono/node-server` gives every response lacking one from a 204
+ * or 304: they have no content to type (RFC 9110 sections 15.3.5 and 15.4.5), and the OpenAPI
+ * document declares none.
+ */
+function bodylessWithoutContentType(outgoing: ServerResponse): void {
+  const writeHead: (
+    status: number,
+    message: string,
+    headers?: OutgoingHttpHeaders | OutgoingHttpHeader[],
+  ) => ServerResponse = outgoing.writeHead;
+  outgoing.writeHead = function (
+    this: ServerResponse,
+    status: number,
+    message?: string | OutgoingHttpHeaders | OutgoingHttpHeader[],
+    headers?: OutgoingHttpHeaders | OutgoingHttpHeader[],
+  ) {
+    const record = typeof message === 'string' ? headers : message;
+    if ((status === 204 || status === 304) && record && !Array.isArray(record)) {
+      for (const name of Object.keys(record)) if (name.toLowerCase() === 'content-type') delete record[name];
+    }
+    return writeHead.call(
+      this,
+      status,
+      typeof message === 'string' ? message : (STATUS_CODES[status] ?? ''),
+      record,
+    );
+  };
 }
 
 /**
@@ -88,6 +126,7 @@ export function createHttpServer(
         return;
       }
       target = incoming.url;
+      bodylessWithoutContentType(outgoing);
       try {
         void listener(incoming, outgoing);
       } finally {
