@@ -7,6 +7,7 @@ export {
   type IdempotencyOptions,
   MIN_RETENTION_MS,
 } from './options';
+export { idempotencyDefinitions, idempotencyProblems } from './problems';
 export { type SchedulePurgeOptions, schedulePurge } from './purge';
 export type { IdempotentRequest } from './request';
 export type { HandlerResult } from './response';

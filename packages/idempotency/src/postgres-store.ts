@@ -1,18 +1,24 @@
+import type { Migration } from '@holdfast/pg-migrate';
 import type postgres from 'postgres';
 import type { ClaimInput, ClaimResult, HeldKey, IdempotencyStore, StoredResponse } from './store';
 
 /**
- * The DDL of the PostgreSQL store: idempotent, applied by the server's migration runner.
- * A normal logged table (CONTRACT section 7): an unlogged one would lose every stored answer
- * in a crash, exactly when clients retry. `token` names the attempt holding an unanswered key
- * and `locked_until` ends its lease; `expires_at` drives the purge.
+ * The store's table as versioned migrations, for `migrate()` of `@holdfast/pg-migrate` (or any
+ * runner that records applied ids). A normal logged table: an unlogged one would lose every
+ * stored answer in a crash, exactly when clients retry. `token` names the attempt holding an
+ * unanswered key and `locked_until` ends its lease; `expires_at` drives the purge. The first
+ * migration says `if not exists` so databases that applied the former idempotent DDL adopt it.
  *
  * @example
  * ```ts
- * await sql.unsafe(schema);
+ * import { migrate } from '@holdfast/pg-migrate';
+ * await migrate(sql, [...migrations, ...yourOwnMigrations]);
  * ```
  */
-export const schema: string = `
+export const migrations: readonly Migration[] = [
+  {
+    id: '@holdfast/idempotency/001_keys',
+    sql: `
 create table if not exists holdfast_idempotency_keys (
   account text not null,
   key text not null check (char_length(key) between 1 and 255),
@@ -28,7 +34,9 @@ create table if not exists holdfast_idempotency_keys (
 );
 create index if not exists holdfast_idempotency_keys_expires_at_idx
   on holdfast_idempotency_keys (expires_at);
-`;
+`,
+  },
+];
 
 interface ClaimRow {
   claimed: boolean;
@@ -64,7 +72,7 @@ export function storeAnswerQuery(
 }
 
 /**
- * Keys in `holdfast_idempotency_keys` (see {@link schema}), shared by every process on the
+ * Keys in `holdfast_idempotency_keys` (see {@link migrations}), shared by every process on the
  * database. Each operation is one autocommit statement: a claim is visible to other
  * processes at once, so they answer 409 or 422 while the first request runs. Takes the pool
  * (`Sql`), never a transaction, for that reason.

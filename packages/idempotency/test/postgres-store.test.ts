@@ -1,6 +1,7 @@
 import { createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
+import { migrate } from '@holdfast/pg-migrate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PostgresIdempotencyStore, schema } from '../src/postgres';
+import { migrations, PostgresIdempotencyStore } from '../src/postgres';
 import { deferred, storeBehaviour } from './store-suite';
 
 let db: TestDatabase;
@@ -8,8 +9,8 @@ let store: PostgresIdempotencyStore;
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  await db.sql.unsafe(schema);
-  await db.sql.unsafe(schema); // idempotent DDL
+  await migrate(db.sql, migrations);
+  expect(await migrate(db.sql, migrations)).toEqual([]); // recorded, never applied twice
   store = new PostgresIdempotencyStore(db.sql);
 });
 afterAll(() => db?.close());

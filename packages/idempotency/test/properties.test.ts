@@ -1,15 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
+import { migrate } from '@holdfast/pg-migrate';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type IdempotencyStore, MemoryIdempotencyStore, runIdempotent } from '../src/index';
-import { idempotent, PostgresIdempotencyStore, schema } from '../src/postgres';
+import { idempotent, migrations, PostgresIdempotencyStore } from '../src/postgres';
 import { checkAgainstModel, type Execute, steps } from './model';
 
 let db: TestDatabase;
 beforeAll(async () => {
   db = await createTestDatabase();
-  await db.sql.unsafe(schema);
+  await migrate(db.sql, migrations);
   await db.sql`create table things (prefix text not null, execution int not null)`;
 });
 afterAll(() => db?.close());

@@ -263,7 +263,7 @@ export function storeBehaviour(name: string, getStore: () => IdempotencyStore): 
       expect([again.status, await again.json()]).toEqual([404, { gone: true }]);
 
       const thrown = freshKey();
-      const refused = problem('refund_exceeds_amount', { detail: 'Only 300 left.' });
+      const refused = problem('unprocessable', { detail: 'Only 300 left.' });
       const error = await problemOf(
         runIdempotent(
           store,
@@ -284,7 +284,7 @@ export function storeBehaviour(name: string, getStore: () => IdempotencyStore): 
       expect(replay.status).toBe(422);
       expect(replay.headers.get('Content-Type')).toBe('application/problem+json');
       expect(await replay.json()).toMatchObject({
-        code: 'refund_exceeds_amount',
+        code: 'unprocessable',
         instance: '/v1/payments',
         requestId: 'req_second',
       });

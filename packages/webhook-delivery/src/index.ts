@@ -1,4 +1,5 @@
 export { classifyAttempt, type Outcome, parseRetryAfter } from './classify';
+export { deliveryDefinitions, deliveryProblems } from './problems';
 export { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule, retryDelay } from './schedule';
 export {
   checkDestination,

@@ -1,6 +1,7 @@
-import { opaqueId, problem } from '@holdfast/problem-details';
+import { opaqueId } from '@holdfast/opaque-id';
 import { generateSecret } from '@holdfast/webhook-signer';
 import type postgres from 'postgres';
+import { deliveryProblems } from './problems';
 import { checkDestination, type DestinationOptions } from './ssrf';
 
 /** Any postgres.js client: a pool, a reserved connection or a transaction. */
@@ -139,7 +140,7 @@ export interface EndpointInput {
 async function assertDestination(url: string, options: DestinationOptions): Promise<string> {
   const check = await checkDestination(url, options);
   if (!check.ok) {
-    throw problem('destination_url_forbidden', {
+    throw deliveryProblems.create('destination_url_forbidden', {
       detail: `The destination URL is not allowed: ${check.reason}.`,
       errors: [{ field: 'url', code: 'destination_url_forbidden', pointer: '#/url', detail: check.reason }],
     });
