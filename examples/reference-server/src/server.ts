@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { schedulePurge } from '@holdfast/idempotency';
 import {
   migrations as idempotencyMigrations,
-  PostgresIdempotencyStore,
+  postgresIdempotencyStore,
 } from '@holdfast/idempotency/postgres';
 import { type Migration, migrate } from '@holdfast/pg-migrate';
 import { schema as deliverySchema } from '@holdfast/webhook-delivery/postgres';
@@ -111,7 +111,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       stoppables.push(startWebhookWorkers(deps));
       stoppables.push(startSettlementWorker({ sql: db.sql, now: deps.now }));
       stoppables.push(
-        schedulePurge(new PostgresIdempotencyStore(db.sql), {
+        schedulePurge(postgresIdempotencyStore(db.sql), {
           onError: (error) => console.error('idempotency purge failed:', error),
         }),
       );

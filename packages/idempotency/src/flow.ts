@@ -88,5 +88,5 @@ export async function runIdempotentFlow<R>(
 
 /** When a stored answer stops being replayed. */
 export function expiry(options: Pick<ResolvedIdempotencyOptions, 'now' | 'retentionMs'>): Date {
-  return new Date(options.now().getTime() + options.retentionMs);
+  return new Date(options.now() + options.retentionMs);
 }

@@ -1,6 +1,6 @@
 export { canonicalJson, type FingerprintInput, requestFingerprint } from './fingerprint';
 export { MAX_KEY_LENGTH, type ParsedIdempotencyKey, parseIdempotencyKey } from './key';
-export { MemoryIdempotencyStore } from './memory-store';
+export { memoryIdempotencyStore } from './memory-store';
 export {
   DEFAULT_LEASE_MS,
   DEFAULT_STORED_HEADERS,

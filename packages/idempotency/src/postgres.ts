@@ -1,2 +1,2 @@
 export { idempotent, type TransactionHandler } from './idempotent';
-export { migrations, PostgresIdempotencyStore } from './postgres-store';
+export { migrations, postgresIdempotencyStore } from './postgres-store';

@@ -43,9 +43,9 @@ export async function prepareClaim(
     key: parsed.key,
     fingerprint,
     token: crypto.randomUUID(),
-    now,
-    lockedUntil: new Date(now.getTime() + options.leaseMs),
-    expiresAt: new Date(now.getTime() + options.retentionMs),
+    now: new Date(now),
+    lockedUntil: new Date(now + options.leaseMs),
+    expiresAt: new Date(now + options.retentionMs),
   };
 }
 

@@ -1,17 +1,18 @@
 import { createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
 import { migrate } from '@holdfast/pg-migrate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrations, PostgresIdempotencyStore } from '../src/postgres';
+import type { IdempotencyStore } from '../src/index';
+import { migrations, postgresIdempotencyStore } from '../src/postgres';
 import { deferred, storeBehaviour } from './store-suite';
 
 let db: TestDatabase;
-let store: PostgresIdempotencyStore;
+let store: IdempotencyStore;
 
 beforeAll(async () => {
   db = await createTestDatabase();
   await migrate(db.sql, migrations);
   expect(await migrate(db.sql, migrations)).toEqual([]); // recorded, never applied twice
-  store = new PostgresIdempotencyStore(db.sql);
+  store = postgresIdempotencyStore(db.sql);
 });
 afterAll(() => db?.close());
 

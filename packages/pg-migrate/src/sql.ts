@@ -1,9 +1,10 @@
 import type postgres from 'postgres';
 
 /**
- * The postgres.js handle every Holdfast PostgreSQL API takes: the pool (`postgres(url)`) or a
- * transaction (`sql.begin(tx => ...)`). APIs that need the pool itself (a claim that must
- * commit on its own, a transaction they open) say so and take `postgres.Sql`.
+ * The postgres.js handle every Holdfast PostgreSQL API takes: what a pool (`postgres(url)`), a
+ * reserved connection and a transaction (`sql.begin(tx => ...)`) have in common. APIs that need
+ * the pool itself (a claim that must commit on its own, a transaction they open) say so and take
+ * `postgres.Sql`.
  *
  * @example
  * ```ts
@@ -14,4 +15,4 @@ import type postgres from 'postgres';
  * }
  * ```
  */
-export type Sql = postgres.Sql | postgres.TransactionSql;
+export type Sql = postgres.ISql;
