@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Runs publint and @arethetypeswrong/cli on every publishable package (each must be built first).
-// attw uses the node16 profile: the packages declare "engines": { "node": ">=18" }, and Node 10's
+// attw uses the node16 profile: the packages declare "engines": { "node": ">=20.19" }, and Node 10's
 // resolution (no "exports" support) cannot see subpath exports such as "/hono" by design.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';

@@ -10,8 +10,11 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, connect as netConnect } from 'node:net';
 import { withIdempotency } from '@holdfast/idempotency/hono';
-import { schema } from '@holdfast/idempotency/postgres';
-import { jsonBody, onProblem, requestId } from '@holdfast/problem-details/hono';
+import { migrations } from '@holdfast/idempotency/postgres';
+import { jsonBody } from '@holdfast/json-body/hono';
+import { requestId } from '@holdfast/opaque-id/hono';
+import { migrate } from '@holdfast/pg-migrate';
+import { onProblem } from '@holdfast/problem-details/hono';
 import { Hono } from 'hono';
 import postgres from 'postgres';
 
@@ -133,7 +136,7 @@ relayUrl.port = String(relay.port);
 const counted = client(relayUrl.toString(), true);
 try {
   await sql.unsafe(`create schema ${benchSchema}`);
-  await sql.unsafe(schema);
+  await migrate(sql, migrations);
   await sql`create table payments (id bigserial primary key, account text not null, amount bigint not null, currency text not null)`;
   const app = paymentsApp(sql);
   const replayKey = 'bench-replay';

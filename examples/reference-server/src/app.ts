@@ -1,11 +1,7 @@
+import { jsonBody } from '@holdfast/json-body/hono';
+import { requestId } from '@holdfast/opaque-id/hono';
 import { problem } from '@holdfast/problem-details';
-import {
-  jsonBody,
-  notFoundProblem,
-  onProblem,
-  problemResponse,
-  requestId,
-} from '@holdfast/problem-details/hono';
+import { notFoundProblem, onProblem, problemResponse } from '@holdfast/problem-details/hono';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';

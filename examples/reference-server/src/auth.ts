@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { opaqueId, type ProblemError, problem } from '@holdfast/problem-details';
+import { opaqueId } from '@holdfast/opaque-id';
+import { type ProblemError, problem } from '@holdfast/problem-details';
 import type { MiddlewareHandler } from 'hono';
 import type postgres from 'postgres';
 import type { SeedKey } from './config';

@@ -1,20 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { readdir, readFile } from 'node:fs/promises';
 import type { Keyring } from '@holdfast/cursor-pagination';
 import { connect, type Database } from '@holdfast/pg';
-import { migrations as deliveryMigrations } from '@holdfast/webhook-delivery/postgres';
+import type { Migration } from '@holdfast/pg-migrate';
+import { readMigrations } from '@holdfast/pg-migrate/files';
 import type postgres from 'postgres';
 import type { Config } from './config';
 
-/** A migration: an id recorded once applied, and its SQL. */
-export interface Migration {
-  readonly id: string;
-  readonly sql: string;
-}
-
 const MIGRATIONS_DIR = new URL('../migrations/', import.meta.url);
-// Any constant works; it only has to be the same in every instance (pg_advisory_xact_lock takes a bigint).
-const MIGRATION_LOCK = 7_346_522_001n;
 
 /**
  * Opens PostgreSQL (`DATABASE_URL`) or embedded PGlite under `dataDir`, through postgres.js either
@@ -25,57 +17,9 @@ export function openDatabase(config: Config, whenHeld: 'refuse' | 'join' = 'refu
   return connect({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, max: 10, whenHeld });
 }
 
-/**
- * Every versioned migration in apply order: the packages' own lists first (their tables come
- * before anything of the server's), then the SQL files of `migrations/` in name order
- * (`NNN_<what>.sql`).
- */
-export async function migrationFiles(): Promise<Migration[]> {
-  return [...deliveryMigrations, ...(await serverMigrationFiles())];
-}
-
 /** The versioned SQL files of `migrations/`, in name order (`NNN_<what>.sql`). */
-async function serverMigrationFiles(): Promise<Migration[]> {
-  const names = (await readdir(MIGRATIONS_DIR)).filter((name) => /^\d{3}_[a-z0-9_]+\.sql$/.test(name)).sort();
-  return Promise.all(
-    names.map(async (name) => ({
-      id: name.replace(/\.sql$/, ''),
-      sql: await readFile(new URL(name, MIGRATIONS_DIR), 'utf8'),
-    })),
-  );
-}
-
-/**
- * Applies the packages' idempotent schemas, then every versioned migration not yet recorded,
- * all in one transaction under a PostgreSQL advisory lock: two instances starting together
- * queue on the lock, and the second finds everything applied. A failing migration rolls
- * back whole, so nothing is left half-written.
- */
-export async function migrate(
-  sql: postgres.Sql,
-  packageSchemas: readonly Migration[],
-  migrations: readonly Migration[],
-): Promise<string[]> {
-  return sql.begin(async (tx) => {
-    await tx`select pg_advisory_xact_lock(${MIGRATION_LOCK.toString()}::bigint)`;
-    await tx`
-      create table if not exists holdfast_migrations (
-        id text primary key,
-        applied_at timestamptz(3) not null default now()
-      )`;
-    for (const schema of packageSchemas) await tx.unsafe(schema.sql);
-    const done = new Set(
-      (await tx<{ id: string }[]>`select id from holdfast_migrations`).map((row) => row.id),
-    );
-    const applied: string[] = [];
-    for (const migration of migrations) {
-      if (done.has(migration.id)) continue;
-      await tx.unsafe(migration.sql);
-      await tx`insert into holdfast_migrations (id) values (${migration.id})`;
-      applied.push(migration.id);
-    }
-    return applied;
-  });
+export function migrationFiles(): Promise<Migration[]> {
+  return readMigrations(MIGRATIONS_DIR);
 }
 
 /**

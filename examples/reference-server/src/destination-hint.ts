@@ -1,7 +1,8 @@
-import { isProblemError, problem } from '@holdfast/problem-details';
+import { isProblemError } from '@holdfast/problem-details';
 import { problemResponse } from '@holdfast/problem-details/hono';
 import type { MiddlewareHandler } from 'hono';
 import type { AppEnv } from './context';
+import { problem } from './problems';
 
 /** The refusals a local development setup meets (a loopback, private or `.local` host), not scheme or credential errors. */
 const LOCAL_REFUSAL = /names a local or internal host|the host is |the host name resolves to /;

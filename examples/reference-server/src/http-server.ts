@@ -7,12 +7,9 @@ import {
   type ServerResponse,
   STATUS_CODES,
 } from 'node:http';
-import {
-  clientErrorHandler,
-  httpFramingProblems,
-  newRequestId,
-  type ProblemError,
-} from '@holdfast/problem-details';
+import { answerClientErrors, httpFramingProblems } from '@holdfast/node-client-error';
+import { newRequestId } from '@holdfast/opaque-id';
+import type { ProblemError } from '@holdfast/problem-details';
 import { getRequestListener } from '@hono/node-server';
 import type { HttpLimits } from './config';
 
@@ -71,7 +68,7 @@ function bodylessWithoutContentType(outgoing: ServerResponse): void {
 /**
  * The Node HTTP server of the app. Everything refused before the app runs is problem+json with
  * a `Request-Id` too, never Node's or the adapter's bare 400: what Node's parser refuses
- * (`clientErrorHandler`: headers over 16 KiB, malformed HTTP), an HTTP/1.1 request without
+ * (`answerClientErrors`: headers over 16 KiB, malformed HTTP), an HTTP/1.1 request without
  * `Host` (RFC 9112 section 3.2: 400), and targets the adapter cannot turn into a URL (a
  * backslash in the path, an invalid `Host`, `*`).
  *
@@ -102,7 +99,7 @@ export function createHttpServer(
   });
   // Node answers a missing Host itself, with an empty 400: checked here instead.
   // Slow clients (CONTRACT section 10): headers within 10 s, the whole request within 30 s, or
-  // Node's parser gives up and clientErrorHandler() answers 408 problem+json and closes. Node
+  // Node's parser gives up and answerClientErrors() answers 408 problem+json and closes. Node
   // checks these every connectionsCheckingInterval, so that is kept well under the timeouts.
   const timeouts = limits && {
     headersTimeout: limits.headersTimeoutMs,
@@ -134,7 +131,7 @@ export function createHttpServer(
       }
     },
   );
-  server.on('clientError', clientErrorHandler());
+  answerClientErrors(server);
   if (limits) server.maxConnections = limits.maxConnections;
   return server;
 }

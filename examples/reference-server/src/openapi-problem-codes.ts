@@ -1,4 +1,4 @@
-import { type HoldfastProblemCode, holdfastDefinitions } from '@holdfast/problem-details';
+import { type ContractProblemCode, contractDefinitions } from './problems';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
@@ -19,11 +19,11 @@ export interface OperationTraits {
   readonly idempotencyRequired: boolean;
 }
 
-const CODES = Object.keys(holdfastDefinitions) as HoldfastProblemCode[];
-const codesOf = (status: number) => CODES.filter((code) => holdfastDefinitions[code].status === status);
+const CODES = Object.keys(contractDefinitions) as ContractProblemCode[];
+const codesOf = (status: number) => CODES.filter((code) => contractDefinitions[code].status === status);
 
 /** The codes every operation of `traits` can answer with `status`, by the rules that send them. */
-function codesByTraits(status: number, traits: OperationTraits): HoldfastProblemCode[] {
+function codesByTraits(status: number, traits: OperationTraits): ContractProblemCode[] {
   const receiver = traits.path.startsWith('/hooks/');
   switch (status) {
     case 400:

@@ -1,16 +1,12 @@
-import {
-  DEFAULT_TYPE_BASE,
-  holdfastDefinitions,
-  httpFramingDefinitions,
-  type ProblemDefinition,
-  problem,
-} from '@holdfast/problem-details';
+import { httpFramingDefinitions } from '@holdfast/node-client-error';
+import { DEFAULT_TYPE_BASE, type ProblemDefinition, problem } from '@holdfast/problem-details';
 import { Hono } from 'hono';
 import type { AppEnv } from './context';
 import { escapeHtml, page } from './html';
+import { contractDefinitions } from './problems';
 
 /** What each code means and what a client should do, for `/problems/{code}`. */
-const ADVICE: Record<keyof typeof holdfastDefinitions | keyof typeof httpFramingDefinitions, string> = {
+const ADVICE: Record<keyof typeof contractDefinitions | keyof typeof httpFramingDefinitions, string> = {
   invalid_json: 'The body is not UTF-8 JSON. Fix the client serialiser; do not retry unchanged.',
   validation_failed:
     'A field is missing, of the wrong type or out of range. `errors[]` names each field and pointer.',
@@ -56,7 +52,7 @@ const ADVICE: Record<keyof typeof holdfastDefinitions | keyof typeof httpFraming
 
 /** Every code a response may carry: the contract's catalogue and the HTTP framing problems. */
 const DEFINITIONS: Readonly<Record<string, ProblemDefinition>> = {
-  ...holdfastDefinitions,
+  ...contractDefinitions,
   ...httpFramingDefinitions,
 };
 const CODES = Object.keys(DEFINITIONS) as (keyof typeof ADVICE)[];

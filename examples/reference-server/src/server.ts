@@ -1,14 +1,20 @@
+import { createHash } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { schedulePurge } from '@holdfast/idempotency';
-import { schema as idempotencySchema, PostgresIdempotencyStore } from '@holdfast/idempotency/postgres';
+import {
+  migrations as idempotencyMigrations,
+  postgresIdempotencyStore,
+} from '@holdfast/idempotency/postgres';
+import { type Migration, migrate } from '@holdfast/pg-migrate';
+import { migrations as deliveryMigrations } from '@holdfast/webhook-delivery/postgres';
 import { schema as verifierSchema } from '@holdfast/webhook-verifier/postgres';
 import type postgres from 'postgres';
 import { buildApp } from './app';
 import { createKey, storeKey } from './auth';
 import { type Config, loadConfig } from './config';
 import type { Deps } from './context';
-import { cursorKeyring, type Migration, migrate, migrationFiles, openDatabase } from './db';
+import { cursorKeyring, migrationFiles, openDatabase } from './db';
 import { createHttpServer } from './http-server';
 import { startOperations } from './operations';
 import { startSettlementWorker } from './settlement';
@@ -38,11 +44,20 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** The packages' idempotent schemas, applied before the versioned migrations on every start. */
+/**
+ * A package that still ships idempotent DDL instead of a `migrations` list: recorded under an id
+ * naming its text, so changed DDL is applied again (it is idempotent) and unchanged DDL is not.
+ */
+function ddlMigration(name: string, ddl: string): Migration {
+  return { id: `${name}/schema-${createHash('sha256').update(ddl).digest('hex').slice(0, 16)}`, sql: ddl };
+}
+
+/** The packages' migrations, applied before the server's own versioned files. */
 export function packageSchemas(): Migration[] {
   return [
-    { id: '@holdfast/idempotency', sql: idempotencySchema },
-    { id: '@holdfast/webhook-verifier', sql: verifierSchema },
+    ...idempotencyMigrations,
+    ...deliveryMigrations,
+    ddlMigration('@holdfast/webhook-verifier', verifierSchema),
   ];
 }
 
@@ -71,7 +86,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   let ops: Awaited<ReturnType<typeof startOperations>> | undefined;
   try {
     ops = await startOperations(config, db.sql, env);
-    await migrate(db.sql, packageSchemas(), await migrationFiles());
+    await migrate(db.sql, [...packageSchemas(), ...(await migrationFiles())]);
     for (const key of config.apiKeys) await storeKey(db.sql, key);
     let demoKey: string | undefined;
     if (config.seedDemoKey) {
@@ -105,7 +120,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       stoppables.push(startWebhookWorkers(deps));
       stoppables.push(startSettlementWorker({ sql: db.sql, now: deps.now }));
       stoppables.push(
-        schedulePurge(new PostgresIdempotencyStore(db.sql), {
+        schedulePurge(postgresIdempotencyStore(db.sql), {
           onError: (error) => console.error('idempotency purge failed:', error),
         }),
       );

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
-import { holdfastDefinitions } from '@holdfast/problem-details';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { contractDefinitions as holdfastDefinitions } from '../src/problems';
 import { ACCOUNT, KEYS, startTestServer, type TestServer } from './api-harness';
 import { type PrismProxy, startPrismProxy, throughPrism, type Violation, violationsOf } from './prism-proxy';
 import { eventually, type Receiver, realPostgres, startReceiver } from './webhooks-harness';

@@ -1,6 +1,7 @@
 import { createTestDatabase, type TestDatabase } from '@holdfast/pg/testing';
+import { migrate } from '@holdfast/pg-migrate';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { migrate, migrationFiles } from '../src/db';
+import { migrationFiles } from '../src/db';
 import { INBOX_MAX_ATTEMPTS, processInbox } from '../src/inbox';
 
 // The inbox processor (SPEC section 6, step 4): one event whose processing fails must not hold
@@ -11,7 +12,7 @@ const quiet = () => {};
 
 beforeAll(async () => {
   db = await createTestDatabase({ max: 1 });
-  await migrate(db.sql, [], await migrationFiles());
+  await migrate(db.sql, await migrationFiles());
   // A real failure inside processing, for one resource only: PostgreSQL raises it.
   await db.sql.unsafe(`
     create function holdfast_test_poison() returns trigger language plpgsql as $$

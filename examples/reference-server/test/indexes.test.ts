@@ -1,10 +1,11 @@
 import { keysetPredicate } from '@holdfast/cursor-pagination/postgres';
 import { createTestDatabase, type TestDatabase } from '@holdfast/pg/testing';
+import { migrate } from '@holdfast/pg-migrate';
 import { parseSort, type SortAllowlist } from '@holdfast/sort-allowlist';
 import { orderBy, sortExpressions } from '@holdfast/sort-allowlist/postgres';
 import type postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrate, migrationFiles } from '../src/db';
+import { migrationFiles } from '../src/db';
 import { eventSort } from '../src/routes/events';
 import { inboundEventSort } from '../src/routes/inbound-events';
 import { orderSort, refundSort } from '../src/routes/orders';
@@ -96,7 +97,7 @@ let db: TestDatabase;
 
 beforeAll(async () => {
   db = await createTestDatabase({ max: 1 });
-  await migrate(db.sql, packageSchemas(), await migrationFiles());
+  await migrate(db.sql, [...packageSchemas(), ...(await migrationFiles())]);
 });
 afterAll(() => db.close());
 

@@ -1,7 +1,8 @@
-import { type ProblemError, problem } from '@holdfast/problem-details';
+import type { ProblemError } from '@holdfast/problem-details';
 import { sha256 } from '@noble/hashes/sha2';
 import { decodeBase64url, encodeBase64url } from './base64url';
 import { type Keyring, macFor } from './keyring';
+import { cursorProblems } from './problems';
 
 /** The position a cursor carries: one text value (or null) per ORDER BY term, the id last. */
 export interface CursorPayload {
@@ -135,7 +136,7 @@ function equalConstantTime(a: Uint8Array, b: Uint8Array): boolean {
 function invalid(detail: string): CursorResult {
   return {
     ok: false,
-    error: problem('invalid_cursor', {
+    error: cursorProblems.create('invalid_cursor', {
       detail,
       errors: [{ field: 'cursor', code: 'invalid_cursor', detail }],
     }),

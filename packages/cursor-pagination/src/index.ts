@@ -21,3 +21,4 @@ export {
 export { type Include, parseInclude } from './include';
 export { checkKeyring, type Keyring, MIN_SECRET_BYTES } from './keyring';
 export { clampLimit, DEFAULT_LIMIT, MAX_LIMIT } from './limit';
+export { cursorDefinitions, cursorProblems } from './problems';

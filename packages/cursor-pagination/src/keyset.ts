@@ -1,8 +1,7 @@
+import type { Sql } from '@holdfast/pg-migrate';
 import { joinFragments, type SortExpression } from '@holdfast/sort-allowlist/postgres';
 import type postgres from 'postgres';
 
-// ISql is what a pool, a reserved connection and a transaction (`sql.begin`) have in common.
-type Sql = postgres.ISql;
 type Fragment = postgres.Fragment;
 
 /**

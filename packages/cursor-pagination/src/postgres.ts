@@ -1,3 +1,4 @@
+import type { Sql } from '@holdfast/pg-migrate';
 import { problem } from '@holdfast/problem-details';
 import { parseSort, type Sort, type SortAllowlist } from '@holdfast/sort-allowlist';
 import {
@@ -16,8 +17,6 @@ import { clampLimit } from './limit';
 
 export { keysetPredicate } from './keyset';
 
-// ISql is what a pool, a reserved connection and a transaction (`sql.begin`) have in common.
-type Sql = postgres.ISql;
 type Fragment = postgres.Fragment;
 type Row = postgres.Row;
 

@@ -1,6 +1,7 @@
+import { requestId } from '@holdfast/opaque-id/hono';
 import { createTestDatabase, type TestDatabase } from '@holdfast/pg/testing';
 import { isProblemError } from '@holdfast/problem-details';
-import { onProblem, requestId } from '@holdfast/problem-details/hono';
+import { onProblem } from '@holdfast/problem-details/hono';
 import { parseSort } from '@holdfast/sort-allowlist';
 import { orderBy } from '@holdfast/sort-allowlist/postgres';
 import fc from 'fast-check';

@@ -1,6 +1,7 @@
-import { type ProblemError, problem } from '@holdfast/problem-details';
+import type { ProblemError } from '@holdfast/problem-details';
 import { keepLease } from './lease';
 import type { ResolvedIdempotencyOptions } from './options';
+import { idempotencyProblems } from './problems';
 import { answerExisting, type IdempotentRequest, prepareClaim } from './request';
 import { isClientProblem, problemToResponse, storeResponse } from './response';
 import type { HeldKey, IdempotencyStore } from './store';
@@ -30,7 +31,7 @@ const lostLeases = new WeakSet<ProblemError>();
  * core passes it on without storing it or touching the key.
  */
 export function lostLease(cause: unknown, retryAfter: number): ProblemError {
-  const error = problem('idempotency_key_in_use', {
+  const error = idempotencyProblems.create('idempotency_key_in_use', {
     detail: 'The lease on this Idempotency-Key ran out and another attempt took it over; retry later.',
     retryAfter,
     cause,
@@ -87,5 +88,5 @@ export async function runIdempotentFlow<R>(
 
 /** When a stored answer stops being replayed. */
 export function expiry(options: Pick<ResolvedIdempotencyOptions, 'now' | 'retentionMs'>): Date {
-  return new Date(options.now().getTime() + options.retentionMs);
+  return new Date(options.now() + options.retentionMs);
 }

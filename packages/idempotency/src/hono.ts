@@ -40,7 +40,7 @@ async function requestOf(c: Context, account: string, required: boolean): Promis
 
 /** Options of the {@link idempotency} middleware. */
 export interface IdempotencyMiddlewareOptions extends IdempotencyOptions {
-  /** Where keys and answers live: `MemoryIdempotencyStore` or `PostgresIdempotencyStore`. */
+  /** Where keys and answers live: `memoryIdempotencyStore()` or `postgresIdempotencyStore(sql)`. */
   store: IdempotencyStore;
   /** The authenticated account of the request (keys are scoped to it). */
   account: (c: Context) => string;
@@ -57,7 +57,7 @@ export interface IdempotencyMiddlewareOptions extends IdempotencyOptions {
  *
  * @example
  * ```ts
- * const store = new PostgresIdempotencyStore(sql);
+ * const store = postgresIdempotencyStore(sql);
  * app.post('/v1/emails', idempotency({ store, account: (c) => c.get('account') }), (c) => c.json(sent, 202));
  * ```
  */

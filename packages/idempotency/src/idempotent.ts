@@ -1,7 +1,7 @@
 import type postgres from 'postgres';
-import { lostLease, runIdempotentFlow } from './flow';
+import { expiry, lostLease, runIdempotentFlow } from './flow';
 import { type IdempotencyOptions, resolveIdempotencyOptions } from './options';
-import { PostgresIdempotencyStore, storeAnswerQuery } from './postgres-store';
+import { postgresIdempotencyStore, storeAnswerQuery } from './postgres-store';
 import type { IdempotentRequest } from './request';
 import { type HandlerResult, storeResponse, toResponse } from './response';
 
@@ -65,7 +65,7 @@ export async function idempotent(
   options: IdempotencyOptions = {},
 ): Promise<Response> {
   const resolved = resolveIdempotencyOptions(options);
-  return runIdempotentFlow(new PostgresIdempotencyStore(sql), request, resolved, {
+  return runIdempotentFlow(postgresIdempotencyStore(sql), request, resolved, {
     async unkeyed() {
       try {
         return await sql.begin(async (tx) => {
@@ -88,10 +88,9 @@ export async function idempotent(
           const answer = toResponse(await handler(tx));
           if (answer.status >= 500) throw new ServerErrorAnswer(answer);
           const copy = await storeResponse(answer, resolved.storedHeaders);
-          const expiresAt = new Date(resolved.now().getTime() + resolved.retentionMs);
           // Sent now and not awaited, so postgres.js pipelines COMMIT right behind it. If it
           // raises, PostgreSQL answers that COMMIT with ROLLBACK, and awaiting it below tells.
-          const update = storeAnswerQuery(tx, held, copy, expiresAt);
+          const update = storeAnswerQuery(tx, held, copy, expiry(resolved));
           stored = tx`with stored as (${update}) select 1 / count(*) as owned from stored`.execute();
           stored.catch((error: unknown) => {
             storeFailure = error;

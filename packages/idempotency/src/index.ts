@@ -1,12 +1,13 @@
 export { canonicalJson, type FingerprintInput, requestFingerprint } from './fingerprint';
 export { MAX_KEY_LENGTH, type ParsedIdempotencyKey, parseIdempotencyKey } from './key';
-export { MemoryIdempotencyStore } from './memory-store';
+export { memoryIdempotencyStore } from './memory-store';
 export {
   DEFAULT_LEASE_MS,
   DEFAULT_STORED_HEADERS,
   type IdempotencyOptions,
   MIN_RETENTION_MS,
 } from './options';
+export { idempotencyDefinitions, idempotencyProblems } from './problems';
 export { type SchedulePurgeOptions, schedulePurge } from './purge';
 export type { IdempotentRequest } from './request';
 export type { HandlerResult } from './response';

@@ -1,4 +1,5 @@
 import { type ProblemError, problem } from '@holdfast/problem-details';
+import { idempotencyProblems } from './problems';
 
 /**
  * Longest accepted key, in characters (CONTRACT section 9).
@@ -50,7 +51,7 @@ export function parseIdempotencyKey(
     if (!options.required) return { ok: true, key: undefined };
     return {
       ok: false,
-      error: problem('idempotency_key_required', {
+      error: idempotencyProblems.create('idempotency_key_required', {
         detail: 'This request must carry an Idempotency-Key header.',
         errors: [{ field: 'Idempotency-Key', code: 'idempotency_key_required' }],
       }),

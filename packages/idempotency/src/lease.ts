@@ -14,7 +14,7 @@ export function keepLease(
 ): () => void {
   const timer = setInterval(
     () => {
-      store.extend(held, new Date(options.now().getTime() + options.leaseMs)).catch(() => {});
+      store.extend(held, new Date(options.now() + options.leaseMs)).catch(() => {});
     },
     Math.max(1, Math.floor(options.leaseMs / 3)),
   );

@@ -14,73 +14,73 @@ interface Entry {
  *
  * @example
  * ```ts
- * const store = new MemoryIdempotencyStore();
+ * const store = memoryIdempotencyStore();
  * const response = await runIdempotent(store, { key: 'k1', account: 'acct_1', method: 'POST', path: '/v1/orders', body }, () => createOrder(body));
  * ```
  */
-export class MemoryIdempotencyStore implements IdempotencyStore {
-  readonly #entries = new Map<string, Entry>();
-
-  #id(account: string, key: string): string {
-    return JSON.stringify([account, key]);
-  }
-
-  async claim(input: ClaimInput): Promise<ClaimResult> {
-    const id = this.#id(input.account, input.key);
-    const entry = this.#entries.get(id);
-    const now = input.now.getTime();
-    const free =
-      entry === undefined ||
-      entry.expiresAt.getTime() <= now ||
-      (entry.response === null && entry.lockedUntil.getTime() <= now);
-    if (free) {
-      this.#entries.set(id, {
-        fingerprint: input.fingerprint,
-        token: input.token,
-        lockedUntil: input.lockedUntil,
-        expiresAt: input.expiresAt,
-        response: null,
-      });
-      return { outcome: 'claimed' };
-    }
-    if (entry.response !== null) {
-      return { outcome: 'completed', fingerprint: entry.fingerprint, response: copy(entry.response) };
-    }
-    return { outcome: 'running', fingerprint: entry.fingerprint, lockedUntil: entry.lockedUntil };
-  }
-
-  async complete(held: HeldKey, response: StoredResponse, expiresAt: Date): Promise<boolean> {
-    const entry = this.#entries.get(this.#id(held.account, held.key));
-    if (entry === undefined || entry.token !== held.token || entry.response !== null) return false;
-    entry.response = copy(response);
-    entry.expiresAt = expiresAt;
-    return true;
-  }
-
-  async extend(held: HeldKey, lockedUntil: Date): Promise<boolean> {
-    const entry = this.#entries.get(this.#id(held.account, held.key));
-    if (entry === undefined || entry.token !== held.token || entry.response !== null) return false;
-    entry.lockedUntil = lockedUntil;
-    return true;
-  }
-
-  async release(held: HeldKey): Promise<void> {
-    const id = this.#id(held.account, held.key);
-    const entry = this.#entries.get(id);
-    if (entry !== undefined && entry.token === held.token && entry.response === null)
-      this.#entries.delete(id);
-  }
-
-  async purge(options: { now: Date; batchSize?: number }): Promise<number> {
-    let deleted = 0;
-    for (const [id, entry] of this.#entries) {
-      if (entry.expiresAt.getTime() <= options.now.getTime()) {
-        this.#entries.delete(id);
-        deleted += 1;
+export function memoryIdempotencyStore(): IdempotencyStore {
+  const entries = new Map<string, Entry>();
+  const id = (account: string, key: string): string => JSON.stringify([account, key]);
+  // The entry `held` names, while its token still holds it unanswered.
+  const heldEntry = (held: HeldKey): Entry | undefined => {
+    const entry = entries.get(id(held.account, held.key));
+    return entry !== undefined && entry.token === held.token && entry.response === null ? entry : undefined;
+  };
+  return {
+    async claim(input: ClaimInput): Promise<ClaimResult> {
+      const entryId = id(input.account, input.key);
+      const entry = entries.get(entryId);
+      const now = input.now.getTime();
+      const free =
+        entry === undefined ||
+        entry.expiresAt.getTime() <= now ||
+        (entry.response === null && entry.lockedUntil.getTime() <= now);
+      if (free) {
+        entries.set(entryId, {
+          fingerprint: input.fingerprint,
+          token: input.token,
+          lockedUntil: input.lockedUntil,
+          expiresAt: input.expiresAt,
+          response: null,
+        });
+        return { outcome: 'claimed' };
       }
-    }
-    return deleted;
-  }
+      if (entry.response !== null) {
+        return { outcome: 'completed', fingerprint: entry.fingerprint, response: copy(entry.response) };
+      }
+      return { outcome: 'running', fingerprint: entry.fingerprint, lockedUntil: entry.lockedUntil };
+    },
+
+    async complete(held: HeldKey, response: StoredResponse, expiresAt: Date): Promise<boolean> {
+      const entry = heldEntry(held);
+      if (entry === undefined) return false;
+      entry.response = copy(response);
+      entry.expiresAt = expiresAt;
+      return true;
+    },
+
+    async extend(held: HeldKey, lockedUntil: Date): Promise<boolean> {
+      const entry = heldEntry(held);
+      if (entry === undefined) return false;
+      entry.lockedUntil = lockedUntil;
+      return true;
+    },
+
+    async release(held: HeldKey): Promise<void> {
+      if (heldEntry(held) !== undefined) entries.delete(id(held.account, held.key));
+    },
+
+    async purge(options: { now: Date; batchSize?: number }): Promise<number> {
+      let deleted = 0;
+      for (const [entryId, entry] of entries) {
+        if (entry.expiresAt.getTime() <= options.now.getTime()) {
+          entries.delete(entryId);
+          deleted += 1;
+        }
+      }
+      return deleted;
+    },
+  };
 }
 
 function copy(response: StoredResponse): StoredResponse {

@@ -20,8 +20,8 @@ export interface IdempotencyOptions {
    * @defaultValue {@link DEFAULT_STORED_HEADERS}
    */
   storedHeaders?: readonly string[];
-  /** The clock. @defaultValue `() => new Date()` */
-  now?: () => Date;
+  /** The clock, in milliseconds since the epoch. @defaultValue `Date.now` */
+  now?: () => number;
 }
 
 /** {@link IdempotencyOptions} with every default applied and checked. */
@@ -30,7 +30,7 @@ export interface ResolvedIdempotencyOptions {
   readonly retentionMs: number;
   readonly retryAfterSeconds: number;
   readonly storedHeaders: ReadonlySet<string>;
-  readonly now: () => Date;
+  readonly now: () => number;
 }
 
 /**
@@ -100,5 +100,5 @@ export function resolveIdempotencyOptions(options: IdempotencyOptions = {}): Res
     if (NEVER_STORED.has(lower)) throw new TypeError(`storedHeaders must not include ${name}`);
     storedHeaders.add(lower);
   }
-  return { leaseMs, retentionMs, retryAfterSeconds, storedHeaders, now: options.now ?? (() => new Date()) };
+  return { leaseMs, retentionMs, retryAfterSeconds, storedHeaders, now: options.now ?? Date.now };
 }

@@ -1,2 +1,2 @@
 export { idempotent, type TransactionHandler } from './idempotent';
-export { PostgresIdempotencyStore, schema } from './postgres-store';
+export { migrations, postgresIdempotencyStore } from './postgres-store';

@@ -6,8 +6,8 @@ export interface SchedulePurgeOptions {
   intervalMs?: number;
   /** Rows deleted per statement. @defaultValue 500 */
   batchSize?: number;
-  /** The clock. @defaultValue `() => new Date()` */
-  now?: () => Date;
+  /** The clock, in milliseconds since the epoch. @defaultValue `Date.now` */
+  now?: () => number;
   /** Called when a purge fails (the next one still runs). @defaultValue `console.error` */
   onError?: (error: unknown) => void;
 }
@@ -19,7 +19,7 @@ export interface SchedulePurgeOptions {
  *
  * @example
  * ```ts
- * const purger = schedulePurge(new PostgresIdempotencyStore(sql), { intervalMs: 5 * 60_000 });
+ * const purger = schedulePurge(postgresIdempotencyStore(sql), { intervalMs: 5 * 60_000 });
  * process.on('SIGTERM', () => void purger.stop());
  * ```
  */
@@ -30,13 +30,16 @@ export function schedulePurge(
   const intervalMs = options.intervalMs ?? 60_000;
   if (!Number.isInteger(intervalMs) || intervalMs < 1)
     throw new RangeError('intervalMs must be a positive integer');
-  const now = options.now ?? (() => new Date());
+  const { now = Date.now } = options;
   const onError = options.onError ?? ((error: unknown) => console.error('idempotency purge failed:', error));
   let running: Promise<void> = Promise.resolve();
   const timer = setInterval(() => {
     running = running.then(() =>
       store
-        .purge({ now: now(), ...(options.batchSize === undefined ? {} : { batchSize: options.batchSize }) })
+        .purge({
+          now: new Date(now()),
+          ...(options.batchSize === undefined ? {} : { batchSize: options.batchSize }),
+        })
         .then(() => {}, onError),
     );
   }, intervalMs);

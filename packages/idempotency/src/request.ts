@@ -1,7 +1,7 @@
-import { problem } from '@holdfast/problem-details';
 import { requestFingerprint } from './fingerprint';
 import { parseIdempotencyKey } from './key';
 import type { ResolvedIdempotencyOptions } from './options';
+import { idempotencyProblems } from './problems';
 import { replayResponse } from './response';
 import type { ClaimInput, ClaimResult } from './store';
 
@@ -43,9 +43,9 @@ export async function prepareClaim(
     key: parsed.key,
     fingerprint,
     token: crypto.randomUUID(),
-    now,
-    lockedUntil: new Date(now.getTime() + options.leaseMs),
-    expiresAt: new Date(now.getTime() + options.retentionMs),
+    now: new Date(now),
+    lockedUntil: new Date(now + options.leaseMs),
+    expiresAt: new Date(now + options.retentionMs),
   };
 }
 
@@ -61,12 +61,12 @@ export function answerExisting(
   requestId: string | undefined,
 ): Response {
   if (result.fingerprint !== claim.fingerprint) {
-    throw problem('idempotency_key_reused', {
+    throw idempotencyProblems.create('idempotency_key_reused', {
       detail: 'This Idempotency-Key was already used with a different request (method, path or body).',
     });
   }
   if (result.outcome === 'running') {
-    throw problem('idempotency_key_in_use', {
+    throw idempotencyProblems.create('idempotency_key_in_use', {
       detail: 'A request with this Idempotency-Key is still being processed; retry later.',
       retryAfter: options.retryAfterSeconds,
     });

@@ -18,7 +18,7 @@ import type { IdempotencyStore } from './store';
  * `idempotency_key_in_use`, 422 `idempotency_key_reused`; whatever `handler` throws.
  * @example
  * ```ts
- * const store = new MemoryIdempotencyStore();
+ * const store = memoryIdempotencyStore();
  * const response = await runIdempotent(
  *   store,
  *   { key: request.headers.get('Idempotency-Key'), account: 'acct_1', method: 'POST', path: '/v1/emails', body },

@@ -48,7 +48,7 @@ export interface HeldKey {
  *
  * @example
  * ```ts
- * const store: IdempotencyStore = new MemoryIdempotencyStore();
+ * const store: IdempotencyStore = memoryIdempotencyStore();
  * const result = await store.claim({ account, key, fingerprint, token, now, lockedUntil, expiresAt });
  * ```
  */

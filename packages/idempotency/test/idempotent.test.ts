@@ -1,8 +1,9 @@
 import { createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
+import { migrate } from '@holdfast/pg-migrate';
 import { problem } from '@holdfast/problem-details';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IdempotentRequest } from '../src/index';
-import { idempotent, schema } from '../src/postgres';
+import { idempotent, migrations } from '../src/postgres';
 import { testApp } from './fixtures/app';
 import { deferred, freshKey, manualClock, problemOf } from './store-suite';
 
@@ -10,7 +11,7 @@ let db: TestDatabase;
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  await db.sql.unsafe(schema);
+  await migrate(db.sql, migrations);
   await db.sql`create table payments (id serial primary key, key text not null, amount int not null)`;
 });
 afterAll(() => db?.close());

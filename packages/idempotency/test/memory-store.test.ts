@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { MemoryIdempotencyStore, MIN_RETENTION_MS, schedulePurge } from '../src/index';
+import { MIN_RETENTION_MS, memoryIdempotencyStore, schedulePurge } from '../src/index';
 import { resolveIdempotencyOptions } from '../src/options';
 import { storeBehaviour } from './store-suite';
 
-storeBehaviour('MemoryIdempotencyStore', () => new MemoryIdempotencyStore());
+storeBehaviour('MemoryIdempotencyStore', () => memoryIdempotencyStore());
 
 describe('options and the purge schedule', () => {
   it('refuses a retention under 24 h, a bad lease and unsafe stored headers', () => {
@@ -19,7 +19,7 @@ describe('options and the purge schedule', () => {
 
   it('purges on a schedule and stops cleanly', async () => {
     let purges = 0;
-    const store = new MemoryIdempotencyStore();
+    const store = memoryIdempotencyStore();
     const purger = schedulePurge(
       {
         claim: (input) => store.claim(input),

@@ -1,16 +1,18 @@
 import { createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
+import { migrate } from '@holdfast/pg-migrate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PostgresIdempotencyStore, schema } from '../src/postgres';
+import type { IdempotencyStore } from '../src/index';
+import { migrations, postgresIdempotencyStore } from '../src/postgres';
 import { deferred, storeBehaviour } from './store-suite';
 
 let db: TestDatabase;
-let store: PostgresIdempotencyStore;
+let store: IdempotencyStore;
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  await db.sql.unsafe(schema);
-  await db.sql.unsafe(schema); // idempotent DDL
-  store = new PostgresIdempotencyStore(db.sql);
+  await migrate(db.sql, migrations);
+  expect(await migrate(db.sql, migrations)).toEqual([]); // recorded, never applied twice
+  store = postgresIdempotencyStore(db.sql);
 });
 afterAll(() => db?.close());
 

@@ -1,8 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { childDatabaseUrl, createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
+import { migrate } from '@holdfast/pg-migrate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { schema } from '../src/postgres';
+import { migrations } from '../src/postgres';
 
 const SERVER = fileURLToPath(new URL('./fixtures/server.ts', import.meta.url));
 const PACKAGE = fileURLToPath(new URL('..', import.meta.url));
@@ -62,7 +63,7 @@ describe.skipIf(!realPostgres)(
 
     beforeAll(async () => {
       db = await createTestDatabase();
-      await db.sql.unsafe(schema);
+      await migrate(db.sql, migrations);
       await db.sql`create table payments (id serial primary key, key text not null, amount int not null)`;
       servers.push(
         ...(await Promise.all([startServer(db, { SLEEP_MS: '300' }), startServer(db, { SLEEP_MS: '300' })])),

@@ -1,15 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
+import { migrate } from '@holdfast/pg-migrate';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type IdempotencyStore, MemoryIdempotencyStore, runIdempotent } from '../src/index';
-import { idempotent, PostgresIdempotencyStore, schema } from '../src/postgres';
+import { type IdempotencyStore, memoryIdempotencyStore, runIdempotent } from '../src/index';
+import { idempotent, migrations, postgresIdempotencyStore } from '../src/postgres';
 import { checkAgainstModel, type Execute, steps } from './model';
 
 let db: TestDatabase;
 beforeAll(async () => {
   db = await createTestDatabase();
-  await db.sql.unsafe(schema);
+  await migrate(db.sql, migrations);
   await db.sql`create table things (prefix text not null, execution int not null)`;
 });
 afterAll(() => db?.close());
@@ -22,8 +23,8 @@ function plain(store: IdempotencyStore): Execute {
 
 describe('properties: random interleavings of repeats, changed bodies and failures match the model', () => {
   const cases: Array<[string, () => IdempotencyStore, number]> = [
-    ['the in-memory store', () => new MemoryIdempotencyStore(), 200],
-    [`the PostgreSQL store (${engine})`, () => new PostgresIdempotencyStore(db.sql), 50],
+    ['the in-memory store', () => memoryIdempotencyStore(), 200],
+    [`the PostgreSQL store (${engine})`, () => postgresIdempotencyStore(db.sql), 50],
   ];
   for (const [name, makeStore, numRuns] of cases) {
     it(`plain flow over ${name}`, async () => {

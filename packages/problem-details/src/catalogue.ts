@@ -97,52 +97,45 @@ export function defineProblems<const D extends ProblemDefinitions>(
 export const DEFAULT_TYPE_BASE = 'https://holdfast.dev/problems/';
 
 /**
- * The Holdfast contract's catalogue (CONTRACT section 2). Codes are stable across releases:
- * clients branch on `code`, never on `title` or `detail`.
+ * The general HTTP problems every Holdfast package and service shares: validation, auth, not
+ * found, conflicts, limits, crashes. Codes are stable across releases: clients branch on
+ * `code`, never on `title` or `detail`. Each package declares its own codes beside its code
+ * with {@link defineProblems} (`invalid_cursor` in `@holdfast/cursor-pagination`,
+ * `idempotency_key_*` in `@holdfast/idempotency`, ...), and a service declares its own.
  */
 export const holdfastDefinitions = {
   invalid_json: { status: 400, title: 'Request body is not valid JSON' },
   validation_failed: { status: 400, title: 'Request failed validation' },
   unknown_field: { status: 400, title: 'Request has unknown fields' },
-  invalid_sort: { status: 400, title: 'Invalid sort' },
-  too_many_sort_keys: { status: 400, title: 'Too many sort keys' },
-  invalid_cursor: { status: 400, title: 'Invalid cursor' },
-  idempotency_key_required: { status: 400, title: 'Idempotency-Key header required' },
-  webhook_timestamp_out_of_window: { status: 400, title: 'Webhook timestamp outside the tolerance window' },
   unauthenticated: { status: 401, title: 'Authentication required' },
-  webhook_signature_invalid: { status: 401, title: 'Webhook signature invalid' },
   forbidden: { status: 403, title: 'Forbidden' },
   not_found: { status: 404, title: 'Not found' },
   method_not_allowed: { status: 405, title: 'Method not allowed' },
   invalid_state_transition: { status: 409, title: 'Invalid state transition' },
   version_conflict: { status: 409, title: 'Version conflict' },
-  idempotency_key_in_use: { status: 409, title: 'Idempotency key in use' },
   payload_too_large: { status: 413, title: 'Payload too large' },
   unsupported_media_type: { status: 415, title: 'Unsupported media type' },
-  idempotency_key_reused: { status: 422, title: 'Idempotency key reused with a different request' },
   unprocessable: { status: 422, title: 'Unprocessable request' },
-  refund_exceeds_amount: { status: 422, title: 'Refund exceeds the refundable amount' },
-  destination_url_forbidden: { status: 422, title: 'Destination URL forbidden' },
   rate_limited: { status: 429, title: 'Too many requests' },
   internal_error: { status: 500, title: 'Internal server error' },
   service_unavailable: { status: 503, title: 'Service unavailable' },
 } as const;
 
-/** The codes of the Holdfast contract's catalogue. */
+/** The codes of the shared catalogue. */
 export type HoldfastProblemCode = keyof typeof holdfastDefinitions;
 
-/** The contract's catalogue with the default type base. */
+/** The shared catalogue with the default type base. */
 export const holdfastProblems: ProblemCatalogue<typeof holdfastDefinitions> =
   defineProblems(holdfastDefinitions);
 
 /**
- * Builds a problem of the Holdfast contract's catalogue.
+ * Builds a problem of the shared catalogue.
  *
  * @example
  * ```ts
- * throw problem('invalid_sort', {
- *   detail: 'Unknown sort key "color".',
- *   errors: [{ field: 'sort', code: 'invalid_sort', detail: 'Allowed keys: createdAt, total, status.' }],
+ * throw problem('validation_failed', {
+ *   detail: 'amount must be a positive integer.',
+ *   errors: [{ field: 'amount', code: 'too_small', detail: 'Must be at least 1.' }],
  * });
  * throw problem('rate_limited', { retryAfter: 2 });
  * ```

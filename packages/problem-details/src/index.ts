@@ -12,15 +12,6 @@ export {
   problem,
   type RetryStatus,
 } from './catalogue';
-export {
-  type ClientError,
-  type ClientErrorOptions,
-  type ClientErrorSocket,
-  clientErrorHandler,
-  httpFramingDefinitions,
-  httpFramingProblems,
-} from './client-error';
-export { nestedDeeperThan } from './depth';
 export { fromUnknown } from './from-unknown';
 export {
   type FieldError,
@@ -33,6 +24,4 @@ export {
   type ProblemInit,
   type RetryAfter,
 } from './problem-error';
-export { newRequestId, opaqueId } from './request-id';
-export { type TextIssue, toWellFormedText, type WellFormedResult, wellFormedJson } from './text';
 export { type FromZodOptions, fromZodError, type ZodLikeError, type ZodLikeIssue } from './zod';

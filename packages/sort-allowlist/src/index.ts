@@ -22,3 +22,4 @@ export {
   sortSchema,
 } from './openapi';
 export { parseSort, type SortProblem, type SortResult } from './parse-sort';
+export { sortDefinitions, sortProblems } from './problems';

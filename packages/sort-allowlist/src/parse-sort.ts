@@ -1,5 +1,6 @@
-import { type FieldError, type ProblemError, problem } from '@holdfast/problem-details';
+import type { FieldError, ProblemError } from '@holdfast/problem-details';
 import type { ResolvedSortField, Sort, SortAllowlist, SortDirection, SortKey } from './allowlist';
+import { sortProblems } from './problems';
 
 /** The problems a `sort` parameter can produce (CONTRACT section 4). */
 export type SortProblem = ProblemError<'invalid_sort' | 'too_many_sort_keys'>;
@@ -19,7 +20,10 @@ function quote(text: string): string {
 }
 
 function failure(code: 'invalid_sort' | 'too_many_sort_keys', errors: FieldError[]): SortResult<never> {
-  return { ok: false, error: problem(code, { detail: errors[0]?.detail ?? 'Invalid sort.', errors }) };
+  return {
+    ok: false,
+    error: sortProblems.create(code, { detail: errors[0]?.detail ?? 'Invalid sort.', errors }),
+  };
 }
 
 /** @internal Shared by `parseSort` and `defineSortAllowlist` (which checks the default). */

@@ -1,8 +1,7 @@
+import type { Sql } from '@holdfast/pg-migrate';
 import type postgres from 'postgres';
 import type { NullPlacement, ResolvedSortField, Sort, SortDirection } from './allowlist';
 
-// ISql is what a pool, a reserved connection and a transaction (`sql.begin`) have in common.
-type Sql = postgres.ISql;
 type Fragment = postgres.Fragment;
 
 /** One ORDER BY term as fragments: what keyset predicates must match exactly. */

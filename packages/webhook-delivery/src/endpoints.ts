@@ -1,5 +1,7 @@
-import { opaqueId, problem } from '@holdfast/problem-details';
+import { opaqueId } from '@holdfast/opaque-id';
+import { problem } from '@holdfast/problem-details';
 import { generateSecret } from '@holdfast/webhook-signer';
+import { deliveryProblems } from './problems';
 import { type EndpointConcurrency, type Sql, toConcurrency, toEndpoint, type WebhookEndpoint } from './rows';
 import { checkDestination, type DestinationOptions } from './ssrf';
 
@@ -34,7 +36,7 @@ export interface EndpointChanges extends AccountRef {
 async function assertDestination(url: string, options: DestinationOptions): Promise<string> {
   const check = await checkDestination(url, options);
   if (!check.ok) {
-    throw problem('destination_url_forbidden', {
+    throw deliveryProblems.create('destination_url_forbidden', {
       detail: `The destination URL is not allowed: ${check.reason}.`,
       errors: [{ field: 'url', code: 'destination_url_forbidden', pointer: '#/url', detail: check.reason }],
     });

@@ -1,4 +1,4 @@
-import { opaqueId } from '@holdfast/problem-details';
+import { opaqueId } from '@holdfast/opaque-id';
 import type postgres from 'postgres';
 import type { Outcome } from './classify';
 import { type Notification, toNotification } from './rows';

@@ -1,4 +1,4 @@
-import { opaqueId } from '@holdfast/problem-details';
+import { opaqueId } from '@holdfast/opaque-id';
 import type { AccountRef } from './endpoints';
 import {
   type Delivery,

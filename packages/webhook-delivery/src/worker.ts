@@ -1,4 +1,4 @@
-import { opaqueId } from '@holdfast/problem-details';
+import { opaqueId } from '@holdfast/opaque-id';
 import { createSigner } from '@holdfast/webhook-signer';
 import type postgres from 'postgres';
 import type { Agent } from 'undici';

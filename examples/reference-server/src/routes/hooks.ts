@@ -1,10 +1,12 @@
-import { nestedDeeperThan, opaqueId, problem, toWellFormedText } from '@holdfast/problem-details';
+import { nestedDeeperThan, toWellFormedText } from '@holdfast/json-body';
+import { opaqueId } from '@holdfast/opaque-id';
 import { setRateLimitHeaders } from '@holdfast/rate-limit/hono';
 import { createVerifier } from '@holdfast/webhook-verifier';
 import { createRoute, z } from '@hono/zod-openapi';
 import type postgres from 'postgres';
 import { tenantOf } from '../auth';
 import type { App, Deps } from '../context';
+import { problem } from '../problems';
 import { clientAddress, type Limiter, limiterFor } from '../rate-limit';
 import { parseReceiverSecrets } from '../receivers';
 import { problemResponses } from './webhook-openapi';

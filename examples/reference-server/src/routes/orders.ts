@@ -1,7 +1,7 @@
 import { paginate } from '@holdfast/cursor-pagination/postgres';
 import { listQueryShape, pageSchema } from '@holdfast/cursor-pagination/zod';
 import { withIdempotency } from '@holdfast/idempotency/hono';
-import { opaqueId, problem } from '@holdfast/problem-details';
+import { opaqueId } from '@holdfast/opaque-id';
 import { defineSortAllowlist } from '@holdfast/sort-allowlist';
 import { createRoute, z } from '@hono/zod-openapi';
 import type postgres from 'postgres';
@@ -9,6 +9,7 @@ import { isLive } from '../auth';
 import type { App, Deps } from '../context';
 import { noFieldsBody, refuseFields } from '../no-fields-body';
 import { emit } from '../outbox';
+import { problem } from '../problems';
 import { answerRoute } from './answer-route';
 import { currency, iso, json, livemode, locationHeader, metadata, minorUnits, timestamp } from './fields';
 import { problemResponses } from './webhook-openapi';

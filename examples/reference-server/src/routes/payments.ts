@@ -1,7 +1,8 @@
 import { paginate } from '@holdfast/cursor-pagination/postgres';
 import { listQueryShape, pageSchema } from '@holdfast/cursor-pagination/zod';
 import { withIdempotency } from '@holdfast/idempotency/hono';
-import { opaqueId, problem } from '@holdfast/problem-details';
+import { opaqueId } from '@holdfast/opaque-id';
+import { problem } from '@holdfast/problem-details';
 import { defineSortAllowlist } from '@holdfast/sort-allowlist';
 import { createRoute, z } from '@hono/zod-openapi';
 import type postgres from 'postgres';

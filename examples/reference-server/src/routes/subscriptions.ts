@@ -1,6 +1,7 @@
 import { paginate } from '@holdfast/cursor-pagination/postgres';
 import { listQueryShape, pageSchema } from '@holdfast/cursor-pagination/zod';
-import { opaqueId, problem } from '@holdfast/problem-details';
+import { opaqueId } from '@holdfast/opaque-id';
+import { problem } from '@holdfast/problem-details';
 import { defineSortAllowlist } from '@holdfast/sort-allowlist';
 import { createRoute, z } from '@hono/zod-openapi';
 import type postgres from 'postgres';

@@ -1,8 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
+import { holdfastDefinitions } from '@holdfast/problem-details';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { clientErrorHandler, holdfastDefinitions, httpFramingDefinitions } from '../src/index';
+import { answerClientErrors, httpFramingDefinitions } from '../src/index';
 
 // Real sockets against a real Node server: what its parser refuses never reaches a framework,
 // so only raw bytes can show what the client gets back.
@@ -12,11 +13,18 @@ let port = 0;
 
 beforeAll(async () => {
   // Node answers a missing Host outside clientError (an empty 400); this server lets it through.
-  server = createServer({ maxHeaderSize: 4096, requireHostHeader: false }, (_req, res) => {
+  server = createServer({ maxHeaderSize: 4096, requireHostHeader: false }, (req, res) => {
+    if (req.url === '/slow') {
+      // Starts its answer, then takes a while to finish it.
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '10' });
+      res.write('partial');
+      setTimeout(() => res.end('end'), 300);
+      return;
+    }
     res.setHeader('content-type', 'application/json');
     res.end('{"ok":true}');
   });
-  server.on('clientError', clientErrorHandler());
+  answerClientErrors(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = (server.address() as AddressInfo).port;
 });
@@ -74,7 +82,7 @@ function expectProblem(parsed: Parsed, status: number, code: string): void {
   expect(typeof parsed.body.detail).toBe('string');
 }
 
-describe('clientErrorHandler', () => {
+describe('answerClientErrors', () => {
   it('answers a request line over the header limit with 431 problem+json naming the path', async () => {
     const parsed = parseProblem(
       await exchange(`GET /v1/orders?q=${'a'.repeat(8000)} HTTP/1.1\r\nHost: x\r\n\r\n`),
@@ -142,14 +150,34 @@ describe('clientErrorHandler', () => {
   it('writes nothing to a socket that can no longer be written', () => {
     const written: string[] = [];
     let destroyed = false;
-    clientErrorHandler()(Object.assign(new Error('parse'), { code: 'HPE_INVALID_METHOD' }), {
+    const other = createServer();
+    answerClientErrors(other);
+    other.emit('clientError', Object.assign(new Error('parse'), { code: 'HPE_INVALID_METHOD' }), {
       writable: false,
-      end: (data) => written.push(data),
+      end: (data: string) => written.push(data),
       destroy: () => {
         destroyed = true;
       },
     });
     expect(written).toEqual([]);
     expect(destroyed).toBe(true);
+  });
+
+  it('never splices a problem into a response already under way on a keep-alive socket', async () => {
+    // The second, pipelined request is malformed while the first answer is half sent: the
+    // client must see the first answer's bytes and no problem document inside them.
+    const raw = await new Promise<string>((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => socket.write('GET /slow HTTP/1.1\r\nHost: x\r\n\r\n'));
+      const chunks: Buffer[] = [];
+      socket.on('data', (chunk) => {
+        chunks.push(chunk);
+        if (Buffer.concat(chunks).includes('partial') && chunks.length === 1) socket.write('BLAH\r\n\r\n');
+      });
+      socket.on('error', reject);
+      socket.on('close', () => resolve(Buffer.concat(chunks).toString('latin1')));
+    });
+    expect(raw).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(raw).toContain('partial');
+    expect(raw).not.toContain('problem+json');
   });
 });

@@ -1,6 +1,10 @@
-import { defineProblems, holdfastProblems, type ProblemCatalogue } from './catalogue';
-import type { ProblemError } from './problem-error';
-import { newRequestId } from './request-id';
+import { newRequestId } from '@holdfast/opaque-id';
+import {
+  defineProblems,
+  holdfastProblems,
+  type ProblemCatalogue,
+  type ProblemError,
+} from '@holdfast/problem-details';
 
 /**
  * Problems Node's HTTP parser finds before any framework sees the request: a request line or
@@ -81,27 +85,57 @@ function pathOf(rawPacket: unknown): string | undefined {
   return /^[A-Z]{1,20} (\/[\x21\x22\x24-\x3e\x40-\x7e]{0,2047})[ ?#\r\n]/.exec(head)?.[1];
 }
 
+/** What `server.on('request')` hands over that the handler reads: the request's socket. */
+export interface RequestOnSocket {
+  readonly socket: object;
+}
+
+/** The part of Node's `ServerResponse` the handler reads. */
+export interface ResponseInFlight {
+  readonly headersSent: boolean;
+  once(event: 'finish' | 'close', listener: () => void): unknown;
+}
+
+/** The part of Node's `http.Server` (or `https.Server`) {@link answerClientErrors} listens on. */
+export interface ClientErrorServer {
+  on(event: 'request', listener: (request: RequestOnSocket, response: ResponseInFlight) => void): unknown;
+  on(event: 'clientError', listener: (error: ClientError, socket: ClientErrorSocket) => void): unknown;
+}
+
 /**
- * A `clientError` listener for a Node `http.Server`: what Node answers with an empty
- * `400`/`408`/`431` before any framework runs becomes `application/problem+json` with a fresh
- * `Request-Id`, `instance` set to the request path when the request line names one, and
- * `Connection: close`. Nothing is written to a socket that is closed or already answering.
+ * Makes `server` answer what Node's parser refuses (an empty `400`/`408`/`431` before any
+ * framework runs) as `application/problem+json` with a fresh `Request-Id`, `instance` set to
+ * the request path when the request line names one, and `Connection: close`.
+ *
+ * Node's `clientError` event hands over only the socket, and a keep-alive socket may still be
+ * sending the answer to an earlier request. So the responses in flight are followed through
+ * the public `request` event, and nothing is written to a socket whose response has already
+ * started (that would splice a second response into the first: the socket is closed instead),
+ * nor to one that is closed.
  *
  * @example
  * ```ts
- * import { clientErrorHandler } from '@holdfast/problem-details';
- * const server = serve({ fetch: app.fetch, port: 3000 }); // @hono/node-server
- * server.on('clientError', clientErrorHandler());
+ * import { serve } from '@hono/node-server';
+ * import { answerClientErrors } from '@holdfast/node-client-error';
+ * const server = serve({ fetch: app.fetch, port: 3000 });
+ * answerClientErrors(server);
  * ```
  */
-export function clientErrorHandler(
-  options: ClientErrorOptions = {},
-): (error: ClientError, socket: ClientErrorSocket) => void {
+export function answerClientErrors(server: ClientErrorServer, options: ClientErrorOptions = {}): void {
   const header = options.requestIdHeader ?? 'Request-Id';
   const generate = options.generateRequestId ?? newRequestId;
-  return (error, socket) => {
-    const answering = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-    if (error.code === 'ECONNRESET' || !socket.writable || answering?.headersSent) {
+  const responding = new WeakMap<object, ResponseInFlight>();
+  server.on('request', (request, response) => {
+    const socket = request.socket;
+    responding.set(socket, response);
+    const done = () => {
+      if (responding.get(socket) === response) responding.delete(socket);
+    };
+    response.once('finish', done);
+    response.once('close', done);
+  });
+  server.on('clientError', (error, socket) => {
+    if (error.code === 'ECONNRESET' || !socket.writable || responding.get(socket)?.headersSent) {
       socket.destroy();
       return;
     }
@@ -120,5 +154,5 @@ export function clientErrorHandler(
       'Connection: close',
     ];
     socket.end(`${lines.join('\r\n')}\r\n\r\n${body}`);
-  };
+  });
 }

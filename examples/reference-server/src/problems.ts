@@ -1,0 +1,44 @@
+import { cursorDefinitions } from '@holdfast/cursor-pagination';
+import { idempotencyDefinitions } from '@holdfast/idempotency';
+import {
+  type CreateArgs,
+  defineProblems,
+  holdfastDefinitions,
+  type ProblemCatalogue,
+  type ProblemError,
+} from '@holdfast/problem-details';
+import { sortDefinitions } from '@holdfast/sort-allowlist';
+import { deliveryDefinitions } from '@holdfast/webhook-delivery';
+
+/** The demo's own problem types: a business rule of refunds, and the inbound webhook checks. */
+export const demoDefinitions = {
+  refund_exceeds_amount: { status: 422, title: 'Refund exceeds the refundable amount' },
+  webhook_timestamp_out_of_window: { status: 400, title: 'Webhook timestamp outside the tolerance window' },
+  webhook_signature_invalid: { status: 401, title: 'Webhook signature invalid' },
+} as const;
+
+/**
+ * The contract's catalogue (CONTRACT section 2): the shared HTTP problems, each package's
+ * own, and the demo's. Every code a /v1 or /hooks response may carry is here.
+ */
+export const contractDefinitions = {
+  ...holdfastDefinitions,
+  ...sortDefinitions,
+  ...cursorDefinitions,
+  ...idempotencyDefinitions,
+  ...deliveryDefinitions,
+  ...demoDefinitions,
+} as const;
+
+/** A code of the contract's catalogue. */
+export type ContractProblemCode = keyof typeof contractDefinitions;
+
+const contractProblems: ProblemCatalogue<typeof contractDefinitions> = defineProblems(contractDefinitions);
+
+/** Builds a problem of the contract's catalogue (429 and 503 require `retryAfter`). */
+export function problem<C extends ContractProblemCode>(
+  code: C,
+  ...args: CreateArgs<(typeof contractDefinitions)[C]>
+): ProblemError<C> {
+  return contractProblems.create(code, ...args);
+}

@@ -1,0 +1,232 @@
+import { problem } from '@holdfast/problem-details';
+import type { MiddlewareHandler } from 'hono';
+import { nestedDeeperThan } from './depth';
+import { wellFormedJson } from './text';
+import { textProblem } from './text-problem';
+
+declare module 'hono' {
+  interface ContextVariableMap {
+    /** Set by `jsonBody()`: the parsed request body, or `undefined` when there was none. */
+    jsonBody: unknown;
+  }
+}
+
+export interface JsonBodyOptions {
+  /** Largest accepted body in bytes; larger ones get 413. @defaultValue 1 MiB (CONTRACT section 1) */
+  maxBytes?: number;
+  /**
+   * Deepest accepted nesting of arrays and objects (the top-level value is depth 1); deeper
+   * bodies get 400 `validation_failed`, before anything walks them recursively (a deep enough
+   * body would otherwise overflow the stack of `JSON.stringify`, zod or a fingerprint: a 500).
+   * @defaultValue 64
+   */
+  maxDepth?: number;
+  /**
+   * The text rule (CONTRACT section 10): U+0000 in any key or string and a `__proto__` key are
+   * 400 `validation_failed` naming the field; lone surrogates become U+FFFD. `'as-is'` skips it.
+   * @defaultValue `'well-formed'`
+   */
+  text?: 'well-formed' | 'as-is';
+}
+
+const BODYLESS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS']);
+
+/** `application/json` or any `+json` type, with no charset or UTF-8 (RFC 8259 section 8.1). */
+function isJsonMediaType(value: string | undefined): boolean {
+  if (!value) return false;
+  if (value === 'application/json') return true;
+  const [essence = '', ...params] = value.split(';').map((part) => part.trim().toLowerCase());
+  if (essence !== 'application/json' && !/^application\/[a-z0-9.!#$&^_-]+\+json$/.test(essence)) return false;
+  return params.every((param) => !param.startsWith('charset=') || /^charset="?utf-8"?$/.test(param));
+}
+
+/** The parts of Node's `IncomingMessage` that `readIncoming` uses (no Node types needed). */
+interface NodeIncoming {
+  on(event: string, listener: (...args: never[]) => void): unknown;
+  off(event: string, listener: (...args: never[]) => void): unknown;
+  pause(): unknown;
+  readonly readableFlowing?: boolean | null;
+  readonly readableDidRead?: boolean;
+  readonly complete?: boolean;
+  rawBody?: unknown;
+}
+
+interface NodeBuffer {
+  concat(list: readonly Uint8Array[], total: number): Uint8Array;
+}
+
+/** Node's `Buffer`, where there is one: the Node fast path of `jsonBody()` needs it. */
+const nodeBuffer = (globalThis as { Buffer?: NodeBuffer }).Buffer;
+
+/**
+ * The Node request behind `c.req.raw` under `@hono/node-server` (`c.env.incoming`), when
+ * nothing has started reading it: its bytes can then be read straight from the socket stream,
+ * without the WHATWG Request and ReadableStream that `c.req.raw.body` would build first.
+ */
+function unreadIncoming(env: unknown): NodeIncoming | undefined {
+  const incoming = (env as { incoming?: unknown } | undefined)?.incoming as NodeIncoming | undefined;
+  if (!incoming || !nodeBuffer || typeof incoming.on !== 'function' || typeof incoming.pause !== 'function') {
+    return undefined;
+  }
+  if (incoming.readableFlowing !== null || incoming.readableDidRead !== false || 'rawBody' in incoming) {
+    return undefined;
+  }
+  return incoming;
+}
+
+/**
+ * Reads a Node request body up to `maxBytes` (null beyond it: reading stops and the rest is
+ * left unread) and leaves the bytes as `rawBody`, which `@hono/node-server` serves to anyone
+ * who asks `c.req.raw` for the body afterwards.
+ */
+function readIncoming(
+  incoming: NodeIncoming,
+  maxBytes: number,
+  buffer: NodeBuffer,
+): Promise<Uint8Array | null> {
+  return new Promise((resolve, reject) => {
+    const chunks: Uint8Array[] = [];
+    let total = 0;
+    const done = () => {
+      incoming.off('data', onData);
+      incoming.off('end', onEnd);
+      incoming.off('error', onError);
+      incoming.off('close', onClose);
+    };
+    const onData = (chunk: Uint8Array) => {
+      total += chunk.byteLength;
+      if (total > maxBytes) {
+        done();
+        incoming.pause();
+        resolve(null);
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      done();
+      const bytes = chunks.length === 1 ? (chunks[0] as Uint8Array) : buffer.concat(chunks, total);
+      incoming.rawBody = bytes;
+      resolve(bytes);
+    };
+    const onError = (error: unknown) => {
+      done();
+      reject(error);
+    };
+    // The client went away before the end of its body: nothing to answer.
+    const onClose = () => {
+      if (incoming.complete) return;
+      done();
+      reject(new Error('the request body ended early: the client closed the connection'));
+    };
+    incoming.on('data', onData);
+    incoming.on('end', onEnd);
+    incoming.on('error', onError);
+    incoming.on('close', onClose);
+  });
+}
+
+async function readLimited(body: ReadableStream<Uint8Array>, maxBytes: number): Promise<Uint8Array | null> {
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel();
+      return null;
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
+}
+
+/**
+ * Reads and parses a JSON request body once, before any handler: 413 `payload_too_large` over
+ * `maxBytes` (without buffering more than that), 415 `unsupported_media_type` for a body that
+ * is not `application/json`, 400 `invalid_json` for bytes that are not UTF-8 JSON. The value is
+ * at `c.get('jsonBody')` (`undefined` for an empty body) and `c.req.json()` still works, so
+ * validators downstream read the same value.
+ *
+ * @example
+ * ```ts
+ * app.use('/v1/*', jsonBody({ maxBytes: 1024 * 1024 }));
+ * app.post('/v1/orders', (c) => c.json(c.get('jsonBody')));
+ * ```
+ */
+export function jsonBody(options: JsonBodyOptions = {}): MiddlewareHandler {
+  const maxBytes = options.maxBytes ?? 1024 * 1024;
+  if (!Number.isInteger(maxBytes) || maxBytes < 1)
+    throw new RangeError('maxBytes must be a positive integer');
+  const maxDepth = options.maxDepth ?? 64;
+  if (!Number.isInteger(maxDepth) || maxDepth < 1)
+    throw new RangeError('maxDepth must be a positive integer');
+  const tooLarge = () =>
+    problem('payload_too_large', { detail: `The request body is larger than ${maxBytes} bytes.` });
+  return async (c, next) => {
+    c.set('jsonBody', undefined);
+    if (BODYLESS.has(c.req.method)) return next();
+    const raw = c.req.raw;
+    const incoming = unreadIncoming(c.env);
+    if (!incoming && raw.body === null) return next();
+    const declared = raw.headers.get('content-length');
+    if (declared !== null && Number(declared) > maxBytes) throw tooLarge();
+    const bytes =
+      incoming && nodeBuffer
+        ? await readIncoming(incoming, maxBytes, nodeBuffer)
+        : await readLimited(raw.body as ReadableStream<Uint8Array>, maxBytes);
+    if (bytes === null) throw tooLarge();
+    if (bytes.byteLength === 0) {
+      // The stream is spent: cache the empty body so later readers (validators) see it, not an error.
+      Object.assign(c.req.bodyCache, { arrayBuffer: Promise.resolve(new ArrayBuffer(0)) });
+      return next();
+    }
+    const contentType = raw.headers.get('content-type') ?? undefined;
+    if (!isJsonMediaType(contentType)) {
+      throw problem('unsupported_media_type', {
+        detail: 'Request bodies must be sent as application/json.',
+        headers: { 'Accept-Post': 'application/json', 'Accept-Patch': 'application/json' },
+      });
+    }
+    let value: unknown;
+    let source: string;
+    try {
+      source = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes);
+      value = JSON.parse(source);
+    } catch {
+      throw problem('invalid_json', { detail: 'The request body is not valid UTF-8 JSON.' });
+    }
+    if (nestedDeeperThan(value, maxDepth)) {
+      throw problem('validation_failed', {
+        detail: `The request body nests arrays and objects deeper than ${maxDepth} levels.`,
+      });
+    }
+    let text: string | undefined;
+    if (options.text !== 'as-is') {
+      const checked = wellFormedJson(value, source);
+      if (!checked.ok) throw textProblem(checked.issue);
+      // Hono derives c.req.json() from a cached text: give it the well-formed one.
+      if (checked.value !== value) text = JSON.stringify(checked.value);
+      value = checked.value;
+    }
+    const buffer = new ArrayBuffer(bytes.byteLength);
+    new Uint8Array(buffer).set(bytes);
+    // Hono caches body promises (its BodyCache type names the resolved values) and derives
+    // text()/json() from the first cached entry, so the exact bytes go first.
+    Object.assign(c.req.bodyCache, {
+      arrayBuffer: Promise.resolve(buffer),
+      json: Promise.resolve(value),
+      ...(text === undefined ? {} : { text: Promise.resolve(text) }),
+    });
+    c.set('jsonBody', value);
+    return next();
+  };
+}

@@ -1,0 +1,1 @@
+export { newRequestId, opaqueId } from './opaque-id';

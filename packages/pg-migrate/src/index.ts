@@ -1,0 +1,3 @@
+export { type MigrateOptions, migrate } from './migrate';
+export type { Migration } from './migration';
+export type { Sql } from './sql';

@@ -1,0 +1,108 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createTestDatabase, realPostgres } from '@holdfast/pg/testing';
+import { describe, expect, it } from 'vitest';
+import { readMigrations } from '../src/files';
+import { migrate } from '../src/index';
+
+const three = [
+  { id: '001_a', sql: 'create table pgm_a (id int primary key)' },
+  { id: '002_b', sql: 'create table pgm_b (id int primary key)' },
+  { id: '003_c', sql: 'insert into pgm_a values (1)' },
+];
+
+describe('migrate', () => {
+  it.skipIf(!realPostgres)(
+    'two runners at once both succeed and apply each migration once (needs DATABASE_URL: several connections)',
+    async () => {
+      const db = await createTestDatabase({ max: 1 });
+      const other = await db.connectAgain(1);
+      try {
+        // A slow first migration widens the window in which an unlocked runner would race.
+        const slow = [{ id: '000_slow', sql: 'select pg_sleep(0.3)' }, ...three];
+        const [a, b] = await Promise.all([migrate(db.sql, slow), migrate(other.sql, slow)]);
+        expect([...a, ...b].sort()).toEqual(slow.map((m) => m.id).sort());
+        const rows = await db.sql<{ id: string }[]>`select id from holdfast_migrations order by id`;
+        expect(rows.map((r) => r.id)).toEqual(slow.map((m) => m.id).sort());
+        const [count] = await db.sql<{ n: number }[]>`select count(*)::int as n from pgm_a`;
+        expect(count?.n).toBe(1);
+      } finally {
+        await other.close();
+        await db.close();
+      }
+    },
+  );
+
+  it('applies in list order, records each id, and never applies a recorded id again', async () => {
+    const db = await createTestDatabase({ max: 1 });
+    try {
+      expect(await migrate(db.sql, three.slice(0, 2))).toEqual(['001_a', '002_b']);
+      expect(await migrate(db.sql, three)).toEqual(['003_c']);
+      // Had 003_c run twice, the primary key would refuse the second row.
+      expect(await migrate(db.sql, three)).toEqual([]);
+      const [count] = await db.sql<{ n: number }[]>`select count(*)::int as n from pgm_a`;
+      expect(count?.n).toBe(1);
+      // An id is what counts: a recorded id with other SQL is still not applied.
+      expect(await migrate(db.sql, [{ id: '001_a', sql: 'select 1 / 0' }])).toEqual([]);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('a failing migration rolls the whole run back and records nothing', async () => {
+    const db = await createTestDatabase({ max: 1 });
+    try {
+      const broken = [
+        { id: '001_table', sql: 'create table holdfast_rollback_probe (id int)' },
+        { id: '002_broken', sql: 'select * from no_such_table' },
+      ];
+      await expect(migrate(db.sql, broken)).rejects.toThrow();
+      const [probe] = await db.sql`select to_regclass('holdfast_rollback_probe') as name`;
+      expect(probe?.name).toBeNull();
+      // Even the table of applied ids, created in the same transaction, is gone: nothing recorded.
+      const [table] = await db.sql`select to_regclass('holdfast_migrations') as name`;
+      expect(table?.name).toBeNull();
+      expect(await migrate(db.sql, broken.slice(0, 1))).toEqual(['001_table']);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('refuses duplicate and empty ids before touching the database, and takes another table', async () => {
+    const db = await createTestDatabase({ max: 1 });
+    try {
+      await expect(
+        migrate(
+          db.sql,
+          [three[0], three[0]].flatMap((m) => (m ? [m] : [])),
+        ),
+      ).rejects.toThrow(TypeError);
+      await expect(migrate(db.sql, [{ id: '', sql: 'select 1' }])).rejects.toThrow(TypeError);
+      const [before] = await db.sql`select to_regclass('holdfast_migrations') as name`;
+      expect(before?.name).toBeNull();
+      expect(await migrate(db.sql, three.slice(0, 1), { table: 'app_migrations' })).toEqual(['001_a']);
+      const rows = await db.sql<{ id: string }[]>`select id from app_migrations`;
+      expect(rows.map((r) => r.id)).toEqual(['001_a']);
+    } finally {
+      await db.close();
+    }
+  });
+});
+
+describe('readMigrations', () => {
+  it('reads the versioned files of a directory in name order, ids without .sql', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'pgm-'));
+    try {
+      await writeFile(join(dir, '100_orders.sql'), 'create table orders ();');
+      await writeFile(join(dir, '001_accounts.sql'), 'create table accounts ();');
+      await writeFile(join(dir, 'notes.txt'), 'not a migration');
+      expect(await readMigrations(dir)).toEqual([
+        { id: '001_accounts', sql: 'create table accounts ();' },
+        { id: '100_orders', sql: 'create table orders ();' },
+      ]);
+    } finally {
+      await rm(dir, { recursive: true });
+    }
+  });
+});
