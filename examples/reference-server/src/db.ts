@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import type { Keyring } from '@holdfast/cursor-pagination';
 import { connect, type Database } from '@holdfast/pg';
+import { migrations as verifierMigrations } from '@holdfast/webhook-verifier/postgres';
 import type postgres from 'postgres';
 import type { Config } from './config';
 
@@ -20,15 +21,20 @@ export function openDatabase(config: Config): Promise<Database> {
   return connect({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, max: 10 });
 }
 
-/** The versioned SQL files of `migrations/`, in name order (`NNN_<what>.sql`). */
+/**
+ * Every versioned migration, in the order they apply: the packages' own (ids such as
+ * `webhook-verifier/001_...`; the server's files build on their tables), then the SQL files of
+ * `migrations/` in name order (`NNN_<what>.sql`).
+ */
 export async function migrationFiles(): Promise<Migration[]> {
   const names = (await readdir(MIGRATIONS_DIR)).filter((name) => /^\d{3}_[a-z0-9_]+\.sql$/.test(name)).sort();
-  return Promise.all(
+  const files = await Promise.all(
     names.map(async (name) => ({
       id: name.replace(/\.sql$/, ''),
       sql: await readFile(new URL(name, MIGRATIONS_DIR), 'utf8'),
     })),
   );
+  return [...verifierMigrations, ...files];
 }
 
 /**

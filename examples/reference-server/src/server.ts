@@ -3,7 +3,6 @@ import type { AddressInfo } from 'node:net';
 import { schedulePurge } from '@holdfast/idempotency';
 import { schema as idempotencySchema, PostgresIdempotencyStore } from '@holdfast/idempotency/postgres';
 import { schema as deliverySchema } from '@holdfast/webhook-delivery/postgres';
-import { schema as verifierSchema } from '@holdfast/webhook-verifier/postgres';
 import type postgres from 'postgres';
 import { buildApp } from './app';
 import { createKey, storeKey } from './auth';
@@ -41,7 +40,6 @@ export function packageSchemas(): Migration[] {
   return [
     { id: '@holdfast/idempotency', sql: idempotencySchema },
     { id: '@holdfast/webhook-delivery', sql: deliverySchema },
-    { id: '@holdfast/webhook-verifier', sql: verifierSchema },
   ];
 }
 

@@ -71,8 +71,8 @@ const LISTS: readonly List[] = [
   },
   {
     name: 'inbound events',
-    table: 'holdfast_inbound_events',
-    where: (sql) => sql`account_id = ${'acct_1'}`,
+    table: 'holdfast_webhook_inbox',
+    where: (sql) => sql`tenant = ${'acct_1'}`,
     allowlist: inboundEventSort,
     filters: { status: 'pending' },
   },
