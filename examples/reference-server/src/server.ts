@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { schedulePurge } from '@holdfast/idempotency';
 import { schema as idempotencySchema, PostgresIdempotencyStore } from '@holdfast/idempotency/postgres';
+import type { Database } from '@holdfast/pg';
 import { schema as deliverySchema } from '@holdfast/webhook-delivery/postgres';
 import type postgres from 'postgres';
 import { buildApp } from './app';
@@ -19,6 +20,11 @@ export interface StartOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** Command-line flags: `--api-only`, `--worker-only`. */
   argv?: readonly string[];
+  /**
+   * An open database to use instead of opening one from the configuration; the caller keeps it
+   * and closes it after `close()`. Tests pass one schema of a PGlite their process shares.
+   */
+  database?: Database;
 }
 
 /** A running reference server. */
@@ -61,7 +67,8 @@ interface Stoppable {
  */
 export async function startServer(options: StartOptions = {}): Promise<RunningServer> {
   const config = loadConfig({ ...process.env, ...options.env }, options.argv ?? []);
-  const db = await openDatabase(config);
+  const db = options.database ?? (await openDatabase(config));
+  const closeDatabase = () => (options.database ? Promise.resolve() : db.close());
   const stoppables: Stoppable[] = [];
   let http: Server | undefined;
   try {
@@ -119,7 +126,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
             clearTimeout(force);
           }
           await Promise.all(stoppables.map((s) => s.stop()));
-          await db.close();
+          await closeDatabase();
         })();
         return closing;
       },
@@ -127,7 +134,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   } catch (error) {
     http?.close();
     await Promise.all(stoppables.map((s) => s.stop()));
-    await db.close();
+    await closeDatabase();
     throw error;
   }
 }
