@@ -1,9 +1,4 @@
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-type JsonObject = { [key: string]: Json };
-
-function isObject(value: Json | undefined): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+import { isObject, type Json, type JsonObject } from './json-value';
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
 

@@ -10,6 +10,7 @@ import {
 } from '@holdfast/webhook-delivery/postgres';
 import { createRoute, z } from '@hono/zod-openapi';
 import type { App, Deps } from '../context';
+import { json } from './fields';
 import { problemResponses } from './webhook-openapi';
 import {
   AttemptSchema,
@@ -21,7 +22,6 @@ import {
 } from './webhook-schemas';
 
 const tags = ['Deliveries'];
-const json = <T>(schema: T) => ({ 'application/json': { schema } });
 const params = idParam('dlv', 'The delivery id.');
 
 export const attemptSort = defineSortAllowlist({

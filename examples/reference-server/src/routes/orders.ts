@@ -9,7 +9,7 @@ import { isLive } from '../auth';
 import type { App, Deps } from '../context';
 import { emit } from '../outbox';
 import { answerRoute } from './answer-route';
-import { currency, iso, json, livemode, locationHeader, metadata, minorUnits, timestamp } from './fields';
+import { currency, json, livemode, locationHeader, metadata, minorUnits, timestamp } from './fields';
 import { problemResponses } from './webhook-openapi';
 import { idParam } from './webhook-schemas';
 
@@ -257,8 +257,8 @@ export function toOrder(row: postgres.Row): z.infer<typeof OrderSchema> {
     amountRefunded: Number(row.amount_refunded),
     description: row.description,
     metadata: row.metadata,
-    createdAt: iso(row.created_at),
-    updatedAt: iso(row.updated_at),
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
   };
 }
 
@@ -270,8 +270,8 @@ function toRefund(row: postgres.Row): z.infer<typeof RefundSchema> {
     amount: Number(row.amount),
     currency: row.currency,
     reason: row.reason,
-    createdAt: iso(row.created_at),
-    updatedAt: iso(row.updated_at),
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
   };
 }
 
@@ -305,6 +305,8 @@ async function lockOrder(tx: postgres.TransactionSql, account: string, id: strin
  */
 export function orderRoutes(app: App, deps: Deps): void {
   const { sql, keyring, now } = deps;
+  // Stored answers live this long; the idempotency purge deletes them after (SPEC section 4).
+  const retentionMs = Math.round(deps.config.idempotencyRetentionHours * 3_600_000);
 
   app.openapi(listOrders, async (c) => {
     const { account } = c.get('principal');
@@ -328,7 +330,7 @@ export function orderRoutes(app: App, deps: Deps): void {
 
   answerRoute(app, createOrder, CreateOrderSchema, z.object({}), async (c, { body }) => {
     const { account } = c.get('principal');
-    return withIdempotency(c, { sql, account }, async (tx) => {
+    return withIdempotency(c, { sql, account, retentionMs }, async (tx) => {
       const at = new Date(now());
       const [row] = await tx`
         insert into holdfast_orders (id, account_id, status, currency, total, description, metadata, created_at, updated_at)
@@ -480,7 +482,7 @@ export function orderRoutes(app: App, deps: Deps): void {
 
   answerRoute(app, createRefund, CreateRefundSchema, params, async (c, { body, params: { id } }) => {
     const { account } = c.get('principal');
-    return withIdempotency(c, { sql, account }, async (tx) => {
+    return withIdempotency(c, { sql, account, retentionMs }, async (tx) => {
       const order = await lockOrder(tx, account, id);
       if (order.status === 'cancelled') {
         throw problem('invalid_state_transition', {
