@@ -17,6 +17,11 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Files share their worker process (and its module cache and one PGlite, booted once: see
+    // createTestDatabase in @holdfast/pg/testing) instead of a fresh process each. No test
+    // mocks modules or stubs globals, so nothing leaks from one file to the next.
+    isolate: false,
+    setupFiles: ['./vitest.setup.ts'],
     reporters: ['default', './scripts/vitest-summary.ts'],
   },
 });

@@ -138,8 +138,10 @@ export function buildApp(deps: Deps, options: AppOptions = {}): App {
     scheme: 'bearer',
     description: 'An API key: hf_live_<opaque> or hf_test_<opaque>.',
   });
+  // Built once, on the first request that needs it (every route is registered by then), not per request.
+  let built: ReturnType<typeof finalizeDocument> | undefined;
   const document = () =>
-    finalizeDocument(
+    (built ??= finalizeDocument(
       JSON.parse(
         JSON.stringify(
           app.getOpenAPI31Document({
@@ -163,9 +165,13 @@ export function buildApp(deps: Deps, options: AppOptions = {}): App {
           }),
         ),
       ),
-    );
+    ));
   app.get('/openapi.json', (c) => c.json(document()));
-  app.get('/docs', (c) => c.html(renderDocs(document())));
+  let docs: string | undefined;
+  app.get('/docs', (c) => {
+    docs ??= renderDocs(document());
+    return c.html(docs);
+  });
   app.route('/problems', problemPages());
   app.get('/dashboard/', (c) => c.redirect('/dashboard', 308));
   app.route('/dashboard', dashboardRoutes());

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { migrate } from '@holdfast/pg-migrate';
 import { createKey } from './auth';
 import { ALL_SCOPES, loadConfig } from './config';
-import { migrationFiles, openDatabase } from './db';
+import { allMigrations, openDatabase } from './db';
 
 // `npm run keys:create -w @holdfast/reference-server -- --account acct_x --scopes "orders:read,orders:write"`
 // creates an API key in the configured database (DATABASE_URL or HOLDFAST_DATA_DIR) and prints
@@ -49,7 +49,7 @@ const db = await openDatabase(config, 'join').catch((error: unknown) => {
   process.exit(1);
 });
 try {
-  await migrate(db.sql, await migrationFiles());
+  await migrate(db.sql, await allMigrations());
   const key = await createKey(db.sql, values.account, scopes, mode);
   console.log(
     `API key for ${values.account}, ${mode} mode (${scopes.join(', ')}), in ${db.description}. It is shown this once:\n${key}`,

@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { parseRetrySchedule } from '@holdfast/webhook-delivery';
 
 /** One key from `HOLDFAST_API_KEYS` (CONTRACT section 3). */
 export interface SeedKey {
@@ -86,17 +87,6 @@ export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
 
-const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/;
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-
-/**
- * Parses a duration such as `500ms`, `1s`, `5m`, `2h` or `1d` into milliseconds.
- *
- * @example
- * ```ts
- * parseDuration('30m'); // 1_800_000
- * ```
- */
 function parseHttpLimits(env: Readonly<Record<string, string | undefined>>): HttpLimits {
   const limits = {
     headersTimeoutMs: parseDuration(env.HOLDFAST_HEADERS_TIMEOUT || '10s', 'HOLDFAST_HEADERS_TIMEOUT'),
@@ -119,11 +109,29 @@ function positiveInteger(raw: string | undefined, name: string, fallback: number
   return value;
 }
 
+/**
+ * Parses a duration such as `500ms`, `1s`, `5m`, `2h` or `1d` into milliseconds: the syntax of
+ * a retry schedule's entries (`parseRetrySchedule` of `@holdfast/webhook-delivery`), one entry.
+ *
+ * @example
+ * ```ts
+ * parseDuration('30m'); // 1_800_000
+ * ```
+ */
 export function parseDuration(text: string, variable = 'duration'): number {
-  const match = DURATION.exec(text.trim());
-  if (!match?.[1] || !match[2])
+  const [ms, ...more] = text.includes(',') ? [] : parseSchedule(text.trim(), variable);
+  if (ms === undefined || more.length > 0)
     throw new ConfigError(`${variable}: "${text}" is not a duration such as 500ms, 1s, 5m, 2h`);
-  return Math.round(Number(match[1]) * (UNIT_MS[match[2]] ?? 1));
+  return ms;
+}
+
+/** `parseRetrySchedule` of `@holdfast/webhook-delivery`, its refusal naming the variable. */
+function parseSchedule(text: string, variable: string): number[] {
+  try {
+    return parseRetrySchedule(text);
+  } catch (error) {
+    throw new ConfigError(`${variable}: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }
 
 function parseRateLimit(
@@ -242,9 +250,7 @@ export function loadConfig(
     production: env.NODE_ENV === 'production',
     apiKeys: parseApiKeys(env.HOLDFAST_API_KEYS),
     receiverSecrets: env.HOLDFAST_RECEIVER_SECRETS,
-    retrySchedule: schedule
-      ? schedule.split(',').map((part) => parseDuration(part, 'HOLDFAST_RETRY_SCHEDULE'))
-      : undefined,
+    retrySchedule: schedule ? parseSchedule(schedule, 'HOLDFAST_RETRY_SCHEDULE') : undefined,
     allowPrivateDestinations: parseFlag(env.HOLDFAST_ALLOW_PRIVATE_DESTINATIONS),
     rateLimit: parseRateLimit(env.HOLDFAST_RATE_LIMIT),
     addressRateLimit: parseRateLimit(env.HOLDFAST_ADDRESS_RATE_LIMIT, 'HOLDFAST_ADDRESS_RATE_LIMIT', {

@@ -162,9 +162,6 @@ const MINOR_UNITS: Readonly<Record<string, number>> = {
   ZWG: 2,
 };
 
-/** The ISO 4217 codes money may be expressed in, sorted. */
-export const CURRENCIES: readonly string[] = Object.keys(MINOR_UNITS).sort();
-
 /**
  * Whether `code` is an active ISO 4217 currency code (upper case, exactly as listed).
  *
@@ -176,16 +173,4 @@ export const CURRENCIES: readonly string[] = Object.keys(MINOR_UNITS).sort();
  */
 export function isCurrency(code: string): boolean {
   return Object.hasOwn(MINOR_UNITS, code);
-}
-
-/**
- * The number of minor units of `code` (2 for EUR, 0 for JPY), or `undefined` when unknown.
- *
- * @example
- * ```ts
- * minorUnits('JPY'); // 0
- * ```
- */
-export function minorUnits(code: string): number | undefined {
-  return Object.hasOwn(MINOR_UNITS, code) ? MINOR_UNITS[code] : undefined;
 }

@@ -1,8 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { Keyring } from '@holdfast/cursor-pagination';
+import { migrations as idempotencyMigrations } from '@holdfast/idempotency/postgres';
 import { connect, type Database } from '@holdfast/pg';
 import type { Migration } from '@holdfast/pg-migrate';
 import { readMigrations } from '@holdfast/pg-migrate/files';
+import { migrations as deliveryMigrations } from '@holdfast/webhook-delivery/postgres';
+import { migrations as verifierMigrations } from '@holdfast/webhook-verifier/postgres';
 import type postgres from 'postgres';
 import type { Config } from './config';
 
@@ -20,6 +23,20 @@ export function openDatabase(config: Config, whenHeld: 'refuse' | 'join' = 'refu
 /** The versioned SQL files of `migrations/`, in name order (`NNN_<what>.sql`). */
 export function migrationFiles(): Promise<Migration[]> {
   return readMigrations(MIGRATIONS_DIR);
+}
+
+/**
+ * Every migration the server applies, in order: the packages' own versioned lists first (the
+ * server's files build on their tables), then the server's files. The server and the
+ * `keys:create` CLI both apply this list, so either may be the first to touch a database.
+ */
+export async function allMigrations(): Promise<Migration[]> {
+  return [
+    ...idempotencyMigrations,
+    ...deliveryMigrations,
+    ...verifierMigrations,
+    ...(await migrationFiles()),
+  ];
 }
 
 /**

@@ -1,14 +1,8 @@
 import { receivingWebhooks } from './docs-webhooks';
 import { escapeHtml, page } from './html';
-
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-type JsonObject = { [key: string]: Json };
+import { isObject, type Json, type JsonObject } from './json-value';
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
-
-function isObject(value: Json | undefined): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function text(value: Json | undefined): string {
   return typeof value === 'string' ? value : '';

@@ -1,12 +1,6 @@
+import { isObject, type Json, type JsonObject } from './json-value';
 import { narrowProblemCodes, type OperationTraits } from './openapi-problem-codes';
 import { declareOutboundWebhooks } from './webhooks-openapi';
-
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-type JsonObject = { [key: string]: Json };
-
-function isObject(value: Json | undefined): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
 

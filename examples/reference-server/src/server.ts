@@ -1,20 +1,15 @@
-import { createHash } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { schedulePurge } from '@holdfast/idempotency';
-import {
-  migrations as idempotencyMigrations,
-  postgresIdempotencyStore,
-} from '@holdfast/idempotency/postgres';
-import { type Migration, migrate } from '@holdfast/pg-migrate';
-import { migrations as deliveryMigrations } from '@holdfast/webhook-delivery/postgres';
-import { schema as verifierSchema } from '@holdfast/webhook-verifier/postgres';
+import { postgresIdempotencyStore } from '@holdfast/idempotency/postgres';
+import type { Database } from '@holdfast/pg';
+import { migrate } from '@holdfast/pg-migrate';
 import type postgres from 'postgres';
 import { buildApp } from './app';
 import { createKey, storeKey } from './auth';
 import { type Config, loadConfig } from './config';
 import type { Deps } from './context';
-import { cursorKeyring, migrationFiles, openDatabase } from './db';
+import { allMigrations, cursorKeyring, openDatabase } from './db';
 import { createHttpServer } from './http-server';
 import { startOperations } from './operations';
 import { startSettlementWorker } from './settlement';
@@ -26,6 +21,11 @@ export interface StartOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** Command-line flags: `--api-only`, `--worker-only`. */
   argv?: readonly string[];
+  /**
+   * An open database to use instead of opening one from the configuration; the caller keeps it
+   * and closes it after `close()`. Tests pass one schema of a PGlite their process shares.
+   */
+  database?: Database;
 }
 
 /** A running reference server. */
@@ -42,23 +42,6 @@ export interface RunningServer {
   readonly demoKey: string | undefined;
   /** Graceful stop: no new connections, in-flight requests and worker rounds finish, then the database closes. */
   close(): Promise<void>;
-}
-
-/**
- * A package that still ships idempotent DDL instead of a `migrations` list: recorded under an id
- * naming its text, so changed DDL is applied again (it is idempotent) and unchanged DDL is not.
- */
-function ddlMigration(name: string, ddl: string): Migration {
-  return { id: `${name}/schema-${createHash('sha256').update(ddl).digest('hex').slice(0, 16)}`, sql: ddl };
-}
-
-/** The packages' migrations, applied before the server's own versioned files. */
-export function packageSchemas(): Migration[] {
-  return [
-    ...idempotencyMigrations,
-    ...deliveryMigrations,
-    ddlMigration('@holdfast/webhook-verifier', verifierSchema),
-  ];
 }
 
 interface Stoppable {
@@ -80,13 +63,14 @@ interface Stoppable {
 export async function startServer(options: StartOptions = {}): Promise<RunningServer> {
   const env = { ...process.env, ...options.env };
   const config = loadConfig(env, options.argv ?? []);
-  const db = await openDatabase(config);
+  const db = options.database ?? (await openDatabase(config));
+  const closeDatabase = () => (options.database ? Promise.resolve() : db.close());
   const stoppables: Stoppable[] = [];
   let http: Server | undefined;
   let ops: Awaited<ReturnType<typeof startOperations>> | undefined;
   try {
     ops = await startOperations(config, db.sql, env);
-    await migrate(db.sql, [...packageSchemas(), ...(await migrationFiles())]);
+    await migrate(db.sql, await allMigrations());
     for (const key of config.apiKeys) await storeKey(db.sql, key);
     let demoKey: string | undefined;
     if (config.seedDemoKey) {
@@ -146,7 +130,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
           }
           await Promise.all(stoppables.map((s) => s.stop()));
           await operations.close();
-          await db.close();
+          await closeDatabase();
         })();
         return closing;
       },
@@ -155,7 +139,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     http?.close();
     await Promise.all(stoppables.map((s) => s.stop()));
     await ops?.close();
-    await db.close();
+    await closeDatabase();
     throw error;
   }
 }

@@ -1,4 +1,5 @@
 import { createDeliveryWorker, purgeDeliveryHistory } from '@holdfast/webhook-delivery/postgres';
+import { postgresDedupStore } from '@holdfast/webhook-verifier/postgres';
 import type postgres from 'postgres';
 import type { Deps } from './context';
 import { processInbox } from './inbox';
@@ -103,6 +104,8 @@ export function startWebhookWorkers(deps: Deps): Loop {
     'delivery history purge',
     async () => {
       await purgeDeliveryHistory(sql);
+      // Inbound ids past their retention: the receiver's inbox still refuses them twice.
+      await postgresDedupStore(sql).purge(deps.now());
       return 0;
     },
     60 * 60 * 1000,

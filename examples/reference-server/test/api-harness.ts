@@ -1,8 +1,9 @@
 import { childDatabaseUrl, createTestDatabase, realPostgres } from '@holdfast/pg/testing';
 import { type RunningServer, startServer } from '../src/server';
 
-// A reference server over real HTTP on port 0 for the API tests: PGlite in memory, or a fresh
-// schema of the real PostgreSQL when DATABASE_URL is set (dropped on stop).
+// A reference server over real HTTP on port 0 for the API tests, on a fresh schema: of the PGlite
+// this test process shares across files, or of the real PostgreSQL when DATABASE_URL is set
+// (dropped on stop).
 
 export const ACCOUNT = 'acct_api_a';
 export const OTHER_ACCOUNT = 'acct_api_b';
@@ -20,13 +21,14 @@ export interface TestServer {
 
 /** Starts a server with the test keys; `env` adds or overrides variables. */
 export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
-  const db = realPostgres ? await createTestDatabase({ max: 1 }) : undefined;
+  const db = await createTestDatabase({ max: 1 });
   const server = await startServer({
+    ...(realPostgres ? {} : { database: db }),
     env: {
       PORT: '0',
       HOST: '127.0.0.1',
       NODE_ENV: 'test',
-      DATABASE_URL: db ? childDatabaseUrl(db) : '',
+      DATABASE_URL: realPostgres ? childDatabaseUrl(db) : '',
       HOLDFAST_DATA_DIR: 'memory://',
       HOLDFAST_API_KEYS: JSON.stringify([
         { key: KEYS.all, account: ACCOUNT, scopes: ['*'] },
@@ -45,7 +47,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
       try {
         await server.close();
       } finally {
-        await db?.close();
+        await db.close();
       }
     },
   };

@@ -140,8 +140,8 @@ describe('1: no text a client sends is a 500', () => {
     });
     expect(answer.status).toBe(200);
     const [row] = await t.server.sql`
-      select raw_body, payload from holdfast_inbound_events where webhook_id = 'msg_odd_1'`;
-    expect(Buffer.from(row?.raw_body).toString('utf8')).toBe(body);
+      select body, payload from holdfast_webhook_inbox where webhook_id = 'msg_odd_1'`;
+    expect(Buffer.from(row?.body).toString('utf8')).toBe(body);
     expect(row?.payload.data.object.note).toBe('\uFFFD\uFFFD');
   });
 });
@@ -348,7 +348,7 @@ describe('9: the smaller findings', () => {
     const answer = await send(fresh(), 'POST', '/hooks/billing', { body, headers: signed(id, body) });
     expect(answer.status).toBe(400);
     const [row] = await t.server
-      .sql`select count(*)::int as n from holdfast_inbound_events where length(webhook_id) > 255`;
+      .sql`select count(*)::int as n from holdfast_webhook_inbox where length(webhook_id) > 255`;
     expect(row?.n).toBe(0);
   });
 

@@ -1,7 +1,7 @@
 import { createTestDatabase, type TestDatabase } from '@holdfast/pg/testing';
 import { migrate } from '@holdfast/pg-migrate';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { migrationFiles } from '../src/db';
+import { allMigrations } from '../src/db';
 import { INBOX_MAX_ATTEMPTS, processInbox } from '../src/inbox';
 
 // The inbox processor (SPEC section 6, step 4): one event whose processing fails must not hold
@@ -12,21 +12,21 @@ const quiet = () => {};
 
 beforeAll(async () => {
   db = await createTestDatabase({ max: 1 });
-  await migrate(db.sql, await migrationFiles());
+  await migrate(db.sql, await allMigrations());
   // A real failure inside processing, for one resource only: PostgreSQL raises it.
   await db.sql.unsafe(`
     create function holdfast_test_poison() returns trigger language plpgsql as $$
     begin
-      if new.resource_id = 'ord_poison' then raise exception 'poisoned resource'; end if;
+      if new.resource = 'acct_1 ord_poison' then raise exception 'poisoned resource'; end if;
       return new;
     end $$;
-    create trigger holdfast_test_poison before insert or update on holdfast_inbound_resource_versions
+    create trigger holdfast_test_poison before insert or update on holdfast_webhook_versions
       for each row execute function holdfast_test_poison();`);
 });
 afterAll(() => db.close());
 beforeEach(async () => {
-  await db.sql`delete from holdfast_inbound_events`;
-  await db.sql`delete from holdfast_inbound_resource_versions`;
+  await db.sql`delete from holdfast_webhook_inbox`;
+  await db.sql`delete from holdfast_webhook_versions`;
 });
 
 let counter = 0;
@@ -34,16 +34,16 @@ async function enqueue(resourceId: string, object: Record<string, unknown> = {},
   counter += 1;
   const id = `ie_${counter}`;
   await db.sql`
-    insert into holdfast_inbound_events (id, receiver, account_id, webhook_id, event_type, payload, received_at)
+    insert into holdfast_webhook_inbox (id, scope, tenant, webhook_id, type, payload, body, received_at)
     values (${id}, 'orders', 'acct_1', ${`msg_${counter}`}, 'order.updated',
             ${db.sql.json({ type: 'order.updated', sequence, data: { object: { id: resourceId, ...object } } } as never)},
-            now() - make_interval(secs => ${1000 - counter}))`;
+            ${new Uint8Array()}, now() - make_interval(secs => ${1000 - counter}))`;
   return id;
 }
 
 async function statusOf(id: string) {
   const [row] =
-    await db.sql`select status, attempts, next_attempt_at, last_error from holdfast_inbound_events where id = ${id}`;
+    await db.sql`select status, attempts, next_attempt_at, last_error from holdfast_webhook_inbox where id = ${id}`;
   return row;
 }
 
@@ -61,7 +61,7 @@ describe('processInbox', () => {
     expect(first?.next_attempt_at.getTime()).toBeGreaterThan(Date.now());
     // Not due yet: the next round leaves it alone.
     expect(await processInbox(db.sql, 50, quiet)).toBe(0);
-    await db.sql`update holdfast_inbound_events set next_attempt_at = now() - interval '1 second' where id = ${poison}`;
+    await db.sql`update holdfast_webhook_inbox set next_attempt_at = now() - interval '1 second' where id = ${poison}`;
     expect(await processInbox(db.sql, 50, quiet)).toBe(1);
     const second = await statusOf(poison);
     expect(second?.attempts).toBe(2);
@@ -73,7 +73,7 @@ describe('processInbox', () => {
     const poison = await enqueue('ord_poison');
     const logged: string[] = [];
     for (let attempt = 1; attempt <= INBOX_MAX_ATTEMPTS; attempt += 1) {
-      await db.sql`update holdfast_inbound_events set next_attempt_at = null where id = ${poison}`;
+      await db.sql`update holdfast_webhook_inbox set next_attempt_at = null where id = ${poison}`;
       expect(await processInbox(db.sql, 50, (message) => logged.push(message))).toBe(1);
     }
     expect(await statusOf(poison)).toMatchObject({
@@ -86,14 +86,13 @@ describe('processInbox', () => {
     expect(await processInbox(db.sql, 50, quiet)).toBe(0);
   });
 
-  it('treats an updatedAt beyond year 9999 (which PostgreSQL cannot store) as no version', async () => {
+  it('treats an updatedAt that is no valid date, or before 1970, as no version (the event is still processed)', async () => {
     const far = await enqueue('ord_far', { updatedAt: '10000-01-01T00:00:00.000Z' }, 'not a sequence');
     const negative = await enqueue('ord_neg', { updatedAt: '-000001-01-01T00:00:00.000Z' }, null);
     const usable = await enqueue('ord_ok', { updatedAt: '9999-12-31T23:59:59.999Z' }, null);
     expect(await processInbox(db.sql, 50, quiet)).toBe(3);
     for (const id of [far, negative, usable]) expect((await statusOf(id))?.status).toBe('processed');
-    const versions =
-      await db.sql`select resource_id, updated_at from holdfast_inbound_resource_versions order by resource_id`;
-    expect(versions.map((v) => v.resource_id)).toEqual(['ord_ok']);
+    const versions = await db.sql`select resource from holdfast_webhook_versions order by resource`;
+    expect(versions.map((v) => v.resource)).toEqual(['acct_1 ord_ok']);
   });
 });

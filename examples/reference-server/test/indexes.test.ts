@@ -5,7 +5,7 @@ import { parseSort, type SortAllowlist } from '@holdfast/sort-allowlist';
 import { orderBy, sortExpressions } from '@holdfast/sort-allowlist/postgres';
 import type postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrationFiles } from '../src/db';
+import { allMigrations } from '../src/db';
 import { eventSort } from '../src/routes/events';
 import { inboundEventSort } from '../src/routes/inbound-events';
 import { orderSort, refundSort } from '../src/routes/orders';
@@ -13,7 +13,6 @@ import { paymentMethodSort } from '../src/routes/payment-methods';
 import { paymentSort } from '../src/routes/payments';
 import { subscriptionSort } from '../src/routes/subscriptions';
 import { deliverySort } from '../src/routes/webhook-schemas';
-import { packageSchemas } from '../src/server';
 
 // Every served single-key sort, in both directions, and the default sort under each indexed
 // equality filter, is an index scan: with sorting disabled in the planner, the plan of the list
@@ -72,8 +71,8 @@ const LISTS: readonly List[] = [
   },
   {
     name: 'inbound events',
-    table: 'holdfast_inbound_events',
-    where: (sql) => sql`account_id = ${'acct_1'}`,
+    table: 'holdfast_webhook_inbox',
+    where: (sql) => sql`tenant = ${'acct_1'}`,
     allowlist: inboundEventSort,
     filters: { status: 'pending' },
   },
@@ -97,7 +96,7 @@ let db: TestDatabase;
 
 beforeAll(async () => {
   db = await createTestDatabase({ max: 1 });
-  await migrate(db.sql, [...packageSchemas(), ...(await migrationFiles())]);
+  await migrate(db.sql, await allMigrations());
 });
 afterAll(() => db.close());
 

@@ -1,8 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { createHmac } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { connect } from '@holdfast/pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  ACCOUNT,
   API_KEYS,
   api,
   createStorage,
@@ -23,6 +25,23 @@ const ROLE_FLAGS = {
   api: { HOLDFAST_ROLE: 'api' },
   worker: { HOLDFAST_ROLE: 'worker' },
 } as const;
+
+// A receiver at /hooks/billing on both API processes, for the duplicate-delivery race.
+const RECEIVER_SECRET = `whsec_${Buffer.from('holdfast-multi-process-secret-32').toString('base64')}`;
+const RECEIVERS = JSON.stringify({ billing: { account: ACCOUNT, secrets: [RECEIVER_SECRET] } });
+
+/** Signs like a Standard Webhooks sender, written independently of the packages. */
+function signed(id: string, body: string): Record<string, string> {
+  const at = Math.floor(Date.now() / 1000);
+  const key = Buffer.from(RECEIVER_SECRET.slice('whsec_'.length), 'base64');
+  const signature = `v1,${createHmac('sha256', key).update(`${id}.${at}.${body}`).digest('base64')}`;
+  return {
+    'content-type': 'application/json',
+    'webhook-id': id,
+    'webhook-timestamp': String(at),
+    'webhook-signature': signature,
+  };
+}
 
 interface Child {
   process: ChildProcess;
@@ -95,9 +114,10 @@ describe.skipIf(!realPostgres)(
       receiver = await startReceiver();
       storage = await createStorage();
       // Started together on purpose: the migrations lock must keep them from racing.
+      const apiEnv = { ...storage.env, HOLDFAST_RECEIVER_SECRETS: RECEIVERS };
       const started = await Promise.all([
-        startChild('api', storage.env),
-        startChild('api', storage.env),
+        startChild('api', apiEnv),
+        startChild('api', apiEnv),
         startChild('worker', { ...storage.env, HOLDFAST_RETRY_SCHEDULE: '1s,1s' }),
       ]);
       children.push(...started);
@@ -177,6 +197,39 @@ describe.skipIf(!realPostgres)(
         'six succeeded deliveries',
       );
       expect(succeeded).toHaveLength(6);
+    });
+
+    it('records a duplicate delivery racing across both API processes once, acknowledging both', async () => {
+      if (!storage.databaseUrl) throw new Error('no database URL');
+      const ids = Array.from({ length: 20 }, (_, i) => `msg_race_${Date.now()}_${i}`);
+      const acks = await Promise.all(
+        ids.map(async (id) => {
+          const body = JSON.stringify({ id, type: 'order.updated', data: { object: { id: `ord_${id}` } } });
+          const headers = signed(id, body);
+          const answers = await Promise.all(
+            [apiA, apiB].map(async (url) => {
+              const response = await fetch(`${url}/hooks/billing`, { method: 'POST', headers, body });
+              return { status: response.status, body: (await response.json()) as { duplicate: boolean } };
+            }),
+          );
+          return answers;
+        }),
+      );
+      for (const pair of acks) {
+        expect(pair.map((answer) => answer.status)).toEqual([200, 200]);
+        // Exactly one of the two was recorded; the other was told it is a duplicate.
+        expect(pair.map((answer) => answer.body.duplicate).sort()).toEqual([false, true]);
+      }
+      const db = await connect({ databaseUrl: storage.databaseUrl, max: 1 });
+      try {
+        const rows = await db.sql<{ webhook_id: string; n: number }[]>`
+          select webhook_id, count(*)::int as n from holdfast_webhook_inbox
+          where webhook_id in ${db.sql(ids)} group by webhook_id`;
+        expect(rows).toHaveLength(ids.length);
+        for (const row of rows) expect(row.n).toBe(1);
+      } finally {
+        await db.close();
+      }
     });
 
     it('SIGTERM on an API process: requests in flight finish with 201, then it exits 0', async () => {

@@ -4,7 +4,8 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connect } from '@holdfast/pg';
+import { connect, type Database } from '@holdfast/pg';
+import { createTestDatabase } from '@holdfast/pg/testing';
 import { startServer } from '../src/server';
 
 // Helpers shared by the webhook test files: a server over real HTTP on port 0 (PGlite in memory,
@@ -35,22 +36,34 @@ export interface TestStorage {
   readonly env: Record<string, string>;
   /** DATABASE_URL of the server's schema on real PostgreSQL; undefined on PGlite. */
   readonly databaseUrl: string | undefined;
+  /** On PGlite in memory: a schema of the PGlite this test process shares, for the server. */
+  readonly database?: Database;
   drop(): Promise<void>;
 }
 
 /**
- * Fresh storage: a new schema of the real PostgreSQL (DATABASE_URL with its search_path), or
- * PGlite in memory (`persistent`: in a temporary directory, so a restarted server sees it).
+ * Fresh storage: a new schema of the real PostgreSQL (DATABASE_URL with its search_path), or a
+ * schema of the PGlite this test process shares (`persistent`: a PGlite of its own in a
+ * temporary directory, so a restarted server sees it).
  */
 export async function createStorage(options: { persistent?: boolean } = {}): Promise<TestStorage> {
   const base = process.env.DATABASE_URL;
-  if (!base) {
-    const dir = options.persistent ? await mkdtemp(join(tmpdir(), 'holdfast-webhooks-')) : undefined;
+  if (!base && !options.persistent) {
+    const database = await createTestDatabase({ max: 1 });
     return {
-      env: { DATABASE_URL: '', HOLDFAST_DATA_DIR: dir ?? 'memory://' },
+      env: { DATABASE_URL: '', HOLDFAST_DATA_DIR: 'memory://' },
+      databaseUrl: undefined,
+      database,
+      drop: () => database.close(),
+    };
+  }
+  if (!base) {
+    const dir = await mkdtemp(join(tmpdir(), 'holdfast-webhooks-'));
+    return {
+      env: { DATABASE_URL: '', HOLDFAST_DATA_DIR: dir },
       databaseUrl: undefined,
       drop: async () => {
-        if (dir) await rm(dir, { recursive: true, force: true });
+        await rm(dir, { recursive: true, force: true });
       },
     };
   }
@@ -89,6 +102,7 @@ export async function startTestServer(
   const used = storage ?? own;
   if (!used) throw new Error('unreachable');
   const server = await startServer({
+    ...(used.database ? { database: used.database } : {}),
     env: {
       PORT: '0',
       HOST: '127.0.0.1',

@@ -12,4 +12,4 @@ export {
   type Resolver,
   systemResolver,
 } from './ssrf';
-export { type EndpointStats, endpointStats, type StatsBucket, type StatsWindow, statsSchema } from './stats';
+export { type EndpointStats, endpointStats, type StatsBucket, type StatsWindow } from './stats';

@@ -38,7 +38,7 @@ export {
   type WebhookEvent,
 } from './rows';
 export { schema } from './schema';
-export { type EndpointStats, endpointStats, type StatsBucket, type StatsWindow, statsSchema } from './stats';
+export { type EndpointStats, endpointStats, type StatsBucket, type StatsWindow } from './stats';
 export {
   type AttemptInfo,
   createDeliveryWorker,

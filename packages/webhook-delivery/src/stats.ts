@@ -28,15 +28,6 @@ export interface EndpointStats {
   readonly buckets: StatsBucket[];
 }
 
-/**
- * An index for {@link endpointStats}: one endpoint's attempts by time. Idempotent DDL; apply it
- * after `schema`.
- */
-export const statsSchema: string = `
-create index if not exists holdfast_delivery_attempts_endpoint_time
-  on holdfast_delivery_attempts (endpoint_id, created_at);
-`;
-
 const HOUR = 3_600_000;
 const DAY = 86_400_000;
 

@@ -9,7 +9,6 @@ import {
   enqueueEvent,
   recoverDeliveries,
   schema,
-  statsSchema,
   updateEndpoint,
 } from '../src/postgres';
 
@@ -28,8 +27,6 @@ const clock = { now: Date.parse('2026-11-20T10:15:00.000Z') };
 beforeAll(async () => {
   db = await createTestDatabase();
   await db.sql.unsafe(schema);
-  await db.sql.unsafe(statsSchema);
-  await db.sql.unsafe(statsSchema); // idempotent
   const server = createServer((req, res) => {
     ids.push(String(req.headers['webhook-id']));
     req.resume();

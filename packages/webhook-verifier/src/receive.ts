@@ -22,9 +22,25 @@ export interface EventQueue<C = void> {
   enqueue(event: WebhookEvent, context: C): Promise<void> | void;
 }
 
+/**
+ * What a hand-off that deduplicates by itself reports: a durable inbox whose insert and id claim
+ * are one statement (`postgresInbox`) says `duplicate: true` when the id was already recorded,
+ * and may name what it stored (`receipt`), which the acknowledgement carries.
+ */
+export interface HandOff {
+  duplicate: boolean;
+  receipt?: string;
+}
+
 export interface ReceiverOptions<C = void> {
-  /** Hand-off to background processing: a queue's `enqueue`, or a database insert. */
-  onEvent: (event: WebhookEvent, context: C) => Promise<void> | void;
+  /**
+   * Hand-off to background processing: a queue's `enqueue`, or a database insert. A durable
+   * inbox that claims the id itself resolves to a {@link HandOff}.
+   */
+  onEvent: (
+    event: WebhookEvent,
+    context: C,
+  ) => Promise<HandOff | undefined | void> | HandOff | undefined | void;
   /** Deduplication by `webhook-id`; without it, every verified delivery is handed off. */
   dedup?: DedupStore;
   /**
@@ -32,8 +48,14 @@ export interface ReceiverOptions<C = void> {
    * schedule (1 m to 24 h, about 33 h in all) and far longer than the timestamp tolerance.
    */
   retentionSeconds?: number;
-  /** Event types this receiver handles; any other is acknowledged with 200 and dropped. */
-  types?: readonly string[];
+  /** Event types this receiver handles (a list or a test); any other is acknowledged with 200 and dropped. */
+  types?: readonly string[] | ((type: string) => boolean);
+  /**
+   * Deepest nesting of arrays and objects accepted in the payload; deeper is 400
+   * `validation_failed`. Default 64: a stack-bound consumer (`JSON.stringify`, a database's JSON
+   * type) would otherwise fail on a payload it cannot hold.
+   */
+  maxDepth?: number;
   /** Stale-event discard: the store and how to read a resource and its version from an event. */
   versions?: {
     store: VersionStore;
@@ -45,13 +67,13 @@ export interface ReceiverOptions<C = void> {
 
 /** What the receiver did with a verified delivery; every one is a 2xx acknowledgement. */
 export type Acknowledgement =
-  | { ok: true; status: 204; outcome: 'accepted'; id: string }
-  | { ok: true; status: 200; outcome: 'duplicate' | 'stale' | 'unknown_type'; id: string };
+  | { ok: true; status: 204; outcome: 'accepted'; id: string; receipt?: string }
+  | { ok: true; status: 200; outcome: 'duplicate' | 'stale' | 'unknown_type'; id: string; receipt?: string };
 
-/** A verified delivery the receiver refuses: its signed body is not JSON. */
+/** A verified delivery the receiver refuses: its signed body is not JSON, or nests too deep. */
 export interface ReceiveFailure {
   ok: false;
-  code: 'invalid_json';
+  code: 'invalid_json' | 'validation_failed';
   status: 400;
   detail: string;
 }
@@ -63,8 +85,21 @@ export interface Receiver<C = void> {
 
 const DAY = 86_400;
 
+/** True when `value` nests arrays and objects deeper than `limit`; iterative, so any depth is safe. */
+function nestedDeeperThan(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+    const [item, depth] = next;
+    if (typeof item !== 'object' || item === null) continue;
+    if (depth + 1 > limit) return true;
+    for (const child of Array.isArray(item) ? item : Object.values(item)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
 /**
- * The receiver rules of SPEC section 6 after verification: parse the signed JSON, acknowledge
+ * The receiver rules of SPEC section 6 after verification: parse the signed JSON (refusing
+ * nesting deeper than `maxDepth`), acknowledge
  * unknown event types with 200, discard duplicates by `webhook-id` and stale events by version,
  * then hand the event off and acknowledge. If the hand-off throws, the id's claim is released
  * and the error propagates (a 5xx), so the sender's retry is processed.
@@ -84,12 +119,27 @@ export function createReceiver<C = void>(options: ReceiverOptions<C>): Receiver<
     throw new RangeError('retentionSeconds must be an integer above 600, well beyond the tolerance');
   }
   const now = options.now ?? Date.now;
-  const known = options.types ? new Set(options.types) : undefined;
+  const maxDepth = options.maxDepth ?? 64;
+  const types = options.types;
+  const known =
+    types === undefined
+      ? undefined
+      : typeof types === 'function'
+        ? types
+        : (type: string) => types.includes(type);
   return {
     async handle(verified, context, scope = '') {
       const parsed = verified.json();
       if (!parsed.ok) return parsed;
       const payload = parsed.value;
+      if (nestedDeeperThan(payload, maxDepth)) {
+        return {
+          ok: false,
+          code: 'validation_failed',
+          status: 400,
+          detail: `The event nests arrays and objects deeper than ${maxDepth} levels.`,
+        };
+      }
       const type =
         typeof payload === 'object' &&
         payload !== null &&
@@ -98,7 +148,7 @@ export function createReceiver<C = void>(options: ReceiverOptions<C>): Receiver<
           ? payload.type
           : undefined;
       const { id } = verified;
-      if (known && (type === undefined || !known.has(type))) {
+      if (known && (type === undefined || !known(type))) {
         return { ok: true, status: 200, outcome: 'unknown_type', id };
       }
       const event: WebhookEvent = { id, timestamp: verified.timestamp, type, payload, body: verified.body };
@@ -116,7 +166,12 @@ export function createReceiver<C = void>(options: ReceiverOptions<C>): Receiver<
             return { ok: true, status: 200, outcome: 'stale', id };
           }
         }
-        await options.onEvent(event, context);
+        const handOff = await options.onEvent(event, context);
+        if (handOff) {
+          const receipt = handOff.receipt === undefined ? {} : { receipt: handOff.receipt };
+          if (handOff.duplicate) return { ok: true, status: 200, outcome: 'duplicate', id, ...receipt };
+          return { ok: true, status: 204, outcome: 'accepted', id, ...receipt };
+        }
       } catch (error) {
         await options.dedup?.release(key);
         throw error;

@@ -1,7 +1,7 @@
 import { createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { postgresDedupStore, postgresVersionStore, schema } from '../src/postgres';
+import { migrations, postgresDedupStore, postgresVersionStore } from '../src/postgres';
 import {
   type DedupStore,
   memoryDedupStore,
@@ -16,8 +16,7 @@ const now = () => clock;
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  await db.sql.unsafe(schema);
-  await db.sql.unsafe(schema); // idempotent
+  for (const migration of migrations) await db.sql.unsafe(migration.sql);
 });
 afterAll(async () => {
   await db?.close();

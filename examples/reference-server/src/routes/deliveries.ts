@@ -12,6 +12,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { App, Deps } from '../context';
 import { knownEventType } from '../event-types';
 import { noFieldsBody, refuseFields } from '../no-fields-body';
+import { json } from './fields';
 import { problemResponses } from './webhook-openapi';
 import {
   AttemptSchema,
@@ -23,7 +24,6 @@ import {
 } from './webhook-schemas';
 
 const tags = ['Deliveries'];
-const json = <T>(schema: T) => ({ 'application/json': { schema } });
 const params = idParam('dlv', 'The delivery id.');
 
 export const attemptSort = defineSortAllowlist({

@@ -7,11 +7,11 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { hasScope } from '../auth';
 import type { App, Deps } from '../context';
 import { knownEventType, readableFamilies, readScopeOf } from '../event-types';
+import { json } from './fields';
 import { problemResponses } from './webhook-openapi';
 import { EventSchema, idParam } from './webhook-schemas';
 
 const tags = ['Events'];
-const json = <T>(schema: T) => ({ 'application/json': { schema } });
 
 export const eventSort = defineSortAllowlist({
   fields: { createdAt: { column: 'created_at', type: 'timestamp' } },

@@ -5,6 +5,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type postgres from 'postgres';
 import { isLive } from '../auth';
 import type { App, Deps } from '../context';
+import { sequenceOf } from '../inbox';
 import { problemResponses } from './webhook-openapi';
 import { INBOUND_STATUSES, InboundEventSchema } from './webhook-schemas';
 
@@ -39,17 +40,17 @@ const listInboundEvents = createRoute({
   },
 });
 
-/** The representation of a `holdfast_inbound_events` row. */
+/** The representation of a row of the receiver toolkit's inbox (`holdfast_webhook_inbox`). */
 export function toInboundEvent(row: postgres.Row): z.infer<typeof InboundEventSchema> {
   return {
     id: row.id,
-    livemode: isLive(row.account_id),
-    receiver: row.receiver,
+    livemode: isLive(row.tenant),
+    receiver: row.scope,
     webhookId: row.webhook_id,
-    type: row.event_type,
+    type: row.type,
     status: row.status,
-    resource: row.resource_id,
-    sequence: row.sequence === null ? null : Number(row.sequence),
+    resource: row.resource,
+    sequence: sequenceOf(row.payload),
     data: row.payload,
     createdAt: row.received_at.toISOString(),
     processedAt: row.processed_at === null ? null : row.processed_at.toISOString(),
@@ -70,8 +71,8 @@ export function inboundEventRoutes(app: App, deps: Deps): void {
     const { account } = c.get('principal');
     const query = c.req.valid('query');
     const page = await paginate(sql, {
-      from: sql`holdfast_inbound_events`,
-      where: sql`account_id = ${account}`,
+      from: sql`holdfast_webhook_inbox`,
+      where: sql`tenant = ${account}`,
       allowlist: inboundEventSort,
       sort: query.sort,
       cursor: query.cursor,

@@ -11,7 +11,7 @@ import { noFieldsBody, refuseFields } from '../no-fields-body';
 import { emit } from '../outbox';
 import { problem } from '../problems';
 import { answerRoute } from './answer-route';
-import { currency, iso, json, livemode, locationHeader, metadata, minorUnits, timestamp } from './fields';
+import { currency, json, livemode, locationHeader, metadata, minorUnits, timestamp } from './fields';
 import { problemResponses } from './webhook-openapi';
 import { idParam } from './webhook-schemas';
 
@@ -259,8 +259,8 @@ export function toOrder(row: postgres.Row): z.infer<typeof OrderSchema> {
     amountRefunded: Number(row.amount_refunded),
     description: row.description,
     metadata: row.metadata,
-    createdAt: iso(row.created_at),
-    updatedAt: iso(row.updated_at),
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
   };
 }
 
@@ -272,8 +272,8 @@ function toRefund(row: postgres.Row): z.infer<typeof RefundSchema> {
     amount: Number(row.amount),
     currency: row.currency,
     reason: row.reason,
-    createdAt: iso(row.created_at),
-    updatedAt: iso(row.updated_at),
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
   };
 }
 
@@ -307,6 +307,8 @@ async function lockOrder(tx: postgres.TransactionSql, account: string, id: strin
  */
 export function orderRoutes(app: App, deps: Deps): void {
   const { sql, keyring, now } = deps;
+  // Stored answers live this long; the idempotency purge deletes them after (SPEC section 4).
+  const retentionMs = Math.round(deps.config.idempotencyRetentionHours * 3_600_000);
 
   app.openapi(listOrders, async (c) => {
     const { account } = c.get('principal');
@@ -330,7 +332,7 @@ export function orderRoutes(app: App, deps: Deps): void {
 
   answerRoute(app, createOrder, CreateOrderSchema, z.object({}), async (c, { body }) => {
     const { account } = c.get('principal');
-    return withIdempotency(c, { sql, account }, async (tx) => {
+    return withIdempotency(c, { sql, account, retentionMs }, async (tx) => {
       const at = new Date(now());
       const [row] = await tx`
         insert into holdfast_orders (id, account_id, status, currency, total, description, metadata, created_at, updated_at)
@@ -483,7 +485,7 @@ export function orderRoutes(app: App, deps: Deps): void {
 
   answerRoute(app, createRefund, CreateRefundSchema, params, async (c, { body, params: { id } }) => {
     const { account } = c.get('principal');
-    return withIdempotency(c, { sql, account }, async (tx) => {
+    return withIdempotency(c, { sql, account, retentionMs }, async (tx) => {
       const order = await lockOrder(tx, account, id);
       if (order.status === 'cancelled') {
         throw problem('invalid_state_transition', {

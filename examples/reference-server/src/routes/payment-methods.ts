@@ -7,7 +7,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type postgres from 'postgres';
 import { isLive } from '../auth';
 import type { App, Deps } from '../context';
-import { iso, json, livemode, locationHeader, timestamp } from './fields';
+import { json, livemode, locationHeader, timestamp } from './fields';
 import { problemResponses } from './webhook-openapi';
 import { idParam } from './webhook-schemas';
 
@@ -110,8 +110,8 @@ export function toPaymentMethod(row: postgres.Row): z.infer<typeof PaymentMethod
     livemode: isLive(row.account_id),
     type: 'card',
     card: row.card,
-    createdAt: iso(row.created_at),
-    updatedAt: iso(row.updated_at),
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
   };
 }
 

@@ -10,7 +10,7 @@ import { isLive } from '../auth';
 import type { App, Deps } from '../context';
 import { emit } from '../outbox';
 import { answerRoute } from './answer-route';
-import { currency, iso, json, livemode, locationHeader, minorUnits, timestamp } from './fields';
+import { currency, json, livemode, locationHeader, minorUnits, timestamp } from './fields';
 import { findPaymentMethod } from './payment-methods';
 import { problemResponses } from './webhook-openapi';
 import { idParam } from './webhook-schemas';
@@ -155,8 +155,8 @@ export function toPayment(row: postgres.Row): z.infer<typeof PaymentSchema> {
     order: row.order_id,
     description: row.description,
     failureReason: row.failure_reason,
-    createdAt: iso(row.created_at),
-    updatedAt: iso(row.updated_at),
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
   };
 }
 
@@ -212,6 +212,8 @@ export async function settleDuePayments(sql: postgres.Sql, now: number): Promise
  */
 export function paymentRoutes(app: App, deps: Deps): void {
   const { sql, keyring, now, config } = deps;
+  // Stored answers live this long; the idempotency purge deletes them after (SPEC section 4).
+  const retentionMs = Math.round(config.idempotencyRetentionHours * 3_600_000);
 
   app.openapi(listRoute, async (c) => {
     const { account } = c.get('principal');
@@ -235,7 +237,7 @@ export function paymentRoutes(app: App, deps: Deps): void {
 
   answerRoute(app, createPayment, CreatePaymentSchema, z.object({}), async (c, { body }) => {
     const { account } = c.get('principal');
-    return withIdempotency(c, { sql, account, required: true }, async (tx) => {
+    return withIdempotency(c, { sql, account, required: true, retentionMs }, async (tx) => {
       const method = await findPaymentMethod(tx, account, body.paymentMethod);
       if (!method) throw unprocessable('paymentMethod', 'No such payment method on this account.');
       if (body.order !== undefined) {

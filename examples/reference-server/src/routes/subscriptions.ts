@@ -9,7 +9,7 @@ import { isLive } from '../auth';
 import type { App, Deps } from '../context';
 import { noFieldsBody, refuseFields } from '../no-fields-body';
 import { emit } from '../outbox';
-import { iso, json, livemode, locationHeader, metadata, timestamp } from './fields';
+import { json, livemode, locationHeader, metadata, timestamp } from './fields';
 import { findPaymentMethod } from './payment-methods';
 import { problemResponses } from './webhook-openapi';
 import { idParam } from './webhook-schemas';
@@ -140,9 +140,9 @@ export function toSubscription(row: postgres.Row): z.infer<typeof SubscriptionSc
     plan: row.plan,
     quantity: row.quantity,
     metadata: row.metadata,
-    canceledAt: row.canceled_at === null ? null : iso(row.canceled_at),
-    createdAt: iso(row.created_at),
-    updatedAt: iso(row.updated_at),
+    canceledAt: row.canceled_at === null ? null : row.canceled_at.toISOString(),
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
   };
 }
 

@@ -15,6 +15,7 @@ import { hasScope, insufficientScope } from '../auth';
 import type { App, Deps, Principal } from '../context';
 import { EVENT_TYPES, readScopeOf } from '../event-types';
 import { noFieldsBody, refuseFields } from '../no-fields-body';
+import { json } from './fields';
 import { problemResponses } from './webhook-openapi';
 import {
   CreateWebhookEndpointSchema,
@@ -27,7 +28,6 @@ import {
 
 const tags = ['Webhook endpoints'];
 const params = idParam('we', 'The webhook endpoint id.');
-const json = <T>(schema: T) => ({ 'application/json': { schema } });
 
 const forbiddenDestination =
   'destination_url_forbidden: the URL resolves to (or names) a loopback, private, link-local, CGNAT, multicast, unspecified or otherwise non-global address, or is not https in production.';

@@ -1,0 +1,153 @@
+import { createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { migrations, type PostgresInbox, postgresInbox } from '../src/postgres';
+import type { WebhookEvent } from '../src/receiver';
+
+// The durable inbox on PostgreSQL: stored with the exact bytes and claimed in one statement,
+// processed in the background with types, stale-event discard, retries and failure records.
+
+let db: TestDatabase;
+let inbox: PostgresInbox;
+const quiet = () => {};
+let clock = 1_700_000_000_000;
+
+beforeAll(async () => {
+  db = await createTestDatabase({ max: 2 });
+  for (const migration of migrations) await db.sql.unsafe(migration.sql);
+  inbox = postgresInbox(db.sql, { now: () => clock });
+});
+afterAll(async () => {
+  await db?.close();
+});
+beforeEach(async () => {
+  await db.sql`delete from holdfast_webhook_inbox`;
+  await db.sql`delete from holdfast_webhook_versions`;
+  await db.sql`delete from holdfast_webhook_dedup`;
+});
+
+function event(id: string, payload: string): WebhookEvent {
+  const body = new TextEncoder().encode(payload);
+  return { id, timestamp: 0, type: undefined, payload: JSON.parse(payload), body };
+}
+
+async function row(id: string) {
+  const [found] = await db.sql`
+    select status, attempts, next_attempt_at, last_error, resource, body, payload, type
+    from holdfast_webhook_inbox where id = ${id}`;
+  if (!found) throw new Error(`no inbox row ${id}`);
+  return found;
+}
+
+describe('postgresInbox().enqueue', () => {
+  it('stores once per scope and id, and says duplicate with the first receipt', async () => {
+    const first = await inbox.enqueue(event('msg_1', '{"type":"order.updated"}'), { scope: 'billing' });
+    expect(first.duplicate).toBe(false);
+    expect(first.receipt).toMatch(/^inb_[0-9a-f]{32}$/);
+    const again = await inbox.enqueue(event('msg_1', '{"type":"order.updated"}'), { scope: 'billing' });
+    expect(again).toEqual({ duplicate: true, receipt: first.receipt });
+    // Another receiver's id space is its own.
+    expect((await inbox.enqueue(event('msg_1', '{}'), { scope: 'shipping' })).duplicate).toBe(false);
+    const [count] = await db.sql`select count(*)::int as n from holdfast_webhook_inbox`;
+    expect(count?.n).toBe(2);
+    expect((await row(first.receipt ?? '')).type).toBe('order.updated');
+  });
+
+  it('keeps the exact bytes of an event holding U+0000 and lone surrogates, and a jsonb view of it', async () => {
+    const text = '{"type":"x","note":"a\\u0000b\\ud800c","k\\udc00":1}';
+    const { receipt } = await inbox.enqueue(event('msg_odd', text), { scope: 'billing', tenant: 'acct_1' });
+    const stored = await row(receipt ?? '');
+    expect(new TextDecoder().decode(stored.body)).toBe(text);
+    expect(stored.payload).toEqual({ type: 'x', note: 'a\uFFFDb\uFFFDc', 'k\uFFFD': 1 });
+  });
+
+  it('claims the id in holdfast_webhook_dedup in the same statement, and reclaims it once expired', async () => {
+    await inbox.enqueue(event('msg_2', '{}'), { scope: 'billing' });
+    const [claim] = await db.sql`select expires_at from holdfast_webhook_dedup where key = 'billing msg_2'`;
+    expect(claim?.expires_at.getTime()).toBe(clock + 7 * 86_400_000);
+    clock += 8 * 86_400_000;
+    // The claim expired, but the inbox still holds the event: still a duplicate, stored once.
+    expect((await inbox.enqueue(event('msg_2', '{}'), { scope: 'billing' })).duplicate).toBe(true);
+  });
+
+  it.skipIf(!realPostgres)(
+    'of concurrent enqueues of one id on several connections, exactly one stores it (needs DATABASE_URL)',
+    async () => {
+      const other = await db.connectAgain(4);
+      try {
+        const twin = postgresInbox(other.sql, { now: () => clock });
+        const results = await Promise.all(
+          Array.from({ length: 8 }, (_, i) =>
+            (i % 2 === 0 ? inbox : twin).enqueue(event('msg_race', '{}'), { scope: 'billing' }),
+          ),
+        );
+        expect(results.filter((result) => !result.duplicate)).toHaveLength(1);
+        expect(new Set(results.map((result) => result.receipt)).size).toBe(1);
+      } finally {
+        await other.close();
+      }
+    },
+  );
+});
+
+describe('postgresInbox().process', () => {
+  const versions = (entry: { payload: unknown }) => {
+    const p = entry.payload as { id?: string; seq?: number };
+    return p.id === undefined || p.seq === undefined ? undefined : { resource: p.id, version: p.seq };
+  };
+
+  it('marks unknown types ignored, older versions stale, the rest processed', async () => {
+    const a = await inbox.enqueue(event('m1', '{"type":"order.updated","id":"ord_1","seq":5}'), {
+      scope: 'billing',
+      tenant: 'acct_1',
+    });
+    const b = await inbox.enqueue(event('m2', '{"type":"order.updated","id":"ord_1","seq":4}'), {
+      scope: 'billing',
+      tenant: 'acct_1',
+    });
+    const c = await inbox.enqueue(event('m3', '{"type":"rocket.launched"}'), { scope: 'billing' });
+    const handled: string[] = [];
+    const count = await inbox.process({
+      types: ['order.updated'],
+      versions,
+      handle: (entry) => {
+        handled.push(entry.webhookId);
+      },
+      log: quiet,
+    });
+    expect(count).toBe(3);
+    expect(handled).toEqual(['m1']);
+    expect((await row(a.receipt ?? '')).status).toBe('processed');
+    expect(await row(b.receipt ?? '')).toMatchObject({ status: 'stale', resource: 'ord_1' });
+    expect((await row(c.receipt ?? '')).status).toBe('ignored');
+    expect(await inbox.process({ log: quiet })).toBe(0);
+  });
+
+  it('retries a failing entry after 2, then 4 s, sets it aside as failed after maxAttempts, and rolls back its version', async () => {
+    const { receipt } = await inbox.enqueue(event('m4', '{"id":"ord_2","seq":1}'), { scope: 'billing' });
+    const id = receipt ?? '';
+    const ok = await inbox.enqueue(event('m5', '{"id":"ord_3","seq":1}'), { scope: 'billing' });
+    const logged: string[] = [];
+    const handle = (entry: { webhookId: string }) => {
+      if (entry.webhookId === 'm4') throw new Error('downstream refused');
+    };
+    const log = (message: string) => logged.push(message);
+    expect(await inbox.process({ versions, handle, log, maxAttempts: 3 })).toBe(2);
+    expect((await row(ok.receipt ?? '')).status).toBe('processed');
+    const first = await row(id);
+    expect(first).toMatchObject({ status: 'pending', attempts: 1 });
+    expect(first.last_error).toMatch(/Error: downstream refused/);
+    expect(first.next_attempt_at.getTime() - Date.now()).toBeGreaterThan(1000);
+    // Its version was rolled back with the failure, so the retry is not mistaken for stale.
+    const [version] =
+      await db.sql`select count(*)::int as n from holdfast_webhook_versions where resource = 'billing ord_2'`;
+    expect(version?.n).toBe(0);
+    expect(await inbox.process({ versions, handle, log })).toBe(0);
+    for (let attempt = 2; attempt <= 3; attempt += 1) {
+      await db.sql`update holdfast_webhook_inbox set next_attempt_at = null where id = ${id}`;
+      expect(await inbox.process({ versions, handle, log, maxAttempts: 3 })).toBe(1);
+    }
+    expect(await row(id)).toMatchObject({ status: 'failed', attempts: 3, next_attempt_at: null });
+    expect(logged).toHaveLength(3);
+    expect(logged.at(-1)).toMatch(/set aside/);
+  });
+});
