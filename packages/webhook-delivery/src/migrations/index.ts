@@ -1,6 +1,6 @@
 import { tables } from './001_tables';
 import { pacing } from './002_pacing';
-import { attemptStatsIndex } from './003_attempt_stats_index';
+import { attemptStatsIndex } from './004_attempt_stats_index';
 
 /** A versioned migration: `id` is recorded once applied; `sql` runs once, in list order. */
 export interface Migration {
