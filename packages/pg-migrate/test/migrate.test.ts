@@ -1,8 +1,8 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createTestDatabase, realPostgres } from '@holdfast/pg/testing';
-import { describe, expect, it } from 'vitest';
+import { createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readMigrations } from '../src/files';
 import { migrate } from '../src/index';
 
@@ -11,6 +11,14 @@ const three = [
   { id: '002_b', sql: 'create table pgm_b (id int primary key)' },
   { id: '003_c', sql: 'insert into pgm_a values (1)' },
 ];
+
+// One database for the file (booting PGlite is the slow part); each test keeps its own table of
+// applied ids and its own objects, so they never see each other's.
+let db: TestDatabase;
+beforeAll(async () => {
+  db = await createTestDatabase({ max: 1 });
+});
+afterAll(() => db?.close());
 
 describe('migrate', () => {
   it.skipIf(!realPostgres)(
@@ -35,58 +43,52 @@ describe('migrate', () => {
   );
 
   it('applies in list order, records each id, and never applies a recorded id again', async () => {
-    const db = await createTestDatabase({ max: 1 });
-    try {
-      expect(await migrate(db.sql, three.slice(0, 2))).toEqual(['001_a', '002_b']);
-      expect(await migrate(db.sql, three)).toEqual(['003_c']);
-      // Had 003_c run twice, the primary key would refuse the second row.
-      expect(await migrate(db.sql, three)).toEqual([]);
-      const [count] = await db.sql<{ n: number }[]>`select count(*)::int as n from pgm_a`;
-      expect(count?.n).toBe(1);
-      // An id is what counts: a recorded id with other SQL is still not applied.
-      expect(await migrate(db.sql, [{ id: '001_a', sql: 'select 1 / 0' }])).toEqual([]);
-    } finally {
-      await db.close();
-    }
+    const table = 'm_order';
+    expect(await migrate(db.sql, three.slice(0, 2), { table })).toEqual(['001_a', '002_b']);
+    expect(await migrate(db.sql, three, { table })).toEqual(['003_c']);
+    // Had 003_c run twice, the primary key would refuse the second row.
+    expect(await migrate(db.sql, three, { table })).toEqual([]);
+    const [count] = await db.sql<{ n: number }[]>`select count(*)::int as n from pgm_a`;
+    expect(count?.n).toBe(1);
+    // An id is what counts: a recorded id with other SQL is still not applied.
+    expect(await migrate(db.sql, [{ id: '001_a', sql: 'select 1 / 0' }], { table })).toEqual([]);
   });
 
   it('a failing migration rolls the whole run back and records nothing', async () => {
-    const db = await createTestDatabase({ max: 1 });
-    try {
-      const broken = [
-        { id: '001_table', sql: 'create table holdfast_rollback_probe (id int)' },
-        { id: '002_broken', sql: 'select * from no_such_table' },
-      ];
-      await expect(migrate(db.sql, broken)).rejects.toThrow();
-      const [probe] = await db.sql`select to_regclass('holdfast_rollback_probe') as name`;
-      expect(probe?.name).toBeNull();
-      // Even the table of applied ids, created in the same transaction, is gone: nothing recorded.
-      const [table] = await db.sql`select to_regclass('holdfast_migrations') as name`;
-      expect(table?.name).toBeNull();
-      expect(await migrate(db.sql, broken.slice(0, 1))).toEqual(['001_table']);
-    } finally {
-      await db.close();
-    }
+    const table = 'm_rollback';
+    const broken = [
+      { id: '001_table', sql: 'create table holdfast_rollback_probe (id int)' },
+      { id: '002_broken', sql: 'select * from no_such_table' },
+    ];
+    await expect(migrate(db.sql, broken, { table })).rejects.toThrow();
+    const [probe] = await db.sql`select to_regclass('holdfast_rollback_probe') as name`;
+    expect(probe?.name).toBeNull();
+    // Even the table of applied ids, created in the same transaction, is gone: nothing recorded.
+    const [recorded] = await db.sql`select to_regclass(${table}) as name`;
+    expect(recorded?.name).toBeNull();
+    expect(await migrate(db.sql, broken.slice(0, 1), { table })).toEqual(['001_table']);
   });
 
-  it('refuses duplicate and empty ids before touching the database, and takes another table', async () => {
-    const db = await createTestDatabase({ max: 1 });
-    try {
-      await expect(
-        migrate(
-          db.sql,
-          [three[0], three[0]].flatMap((m) => (m ? [m] : [])),
-        ),
-      ).rejects.toThrow(TypeError);
-      await expect(migrate(db.sql, [{ id: '', sql: 'select 1' }])).rejects.toThrow(TypeError);
-      const [before] = await db.sql`select to_regclass('holdfast_migrations') as name`;
-      expect(before?.name).toBeNull();
-      expect(await migrate(db.sql, three.slice(0, 1), { table: 'app_migrations' })).toEqual(['001_a']);
-      const rows = await db.sql<{ id: string }[]>`select id from app_migrations`;
-      expect(rows.map((r) => r.id)).toEqual(['001_a']);
-    } finally {
-      await db.close();
-    }
+  it('refuses duplicate and empty ids before touching the database', async () => {
+    const table = 'm_refused';
+    const twice = [
+      { id: '001_x', sql: 'create table pgm_x ()' },
+      { id: '001_x', sql: 'select 1' },
+    ];
+    await expect(migrate(db.sql, twice, { table })).rejects.toThrow(TypeError);
+    await expect(migrate(db.sql, [{ id: '', sql: 'select 1' }], { table })).rejects.toThrow(TypeError);
+    const [before] = await db.sql`select to_regclass(${table}) as name`;
+    expect(before?.name).toBeNull();
+    const [x] = await db.sql`select to_regclass('pgm_x') as name`;
+    expect(x?.name).toBeNull();
+  });
+
+  it('uses holdfast_migrations unless told otherwise', async () => {
+    expect(await migrate(db.sql, [{ id: '001_default', sql: 'create table pgm_default ()' }])).toEqual([
+      '001_default',
+    ]);
+    const rows = await db.sql<{ id: string }[]>`select id from holdfast_migrations`;
+    expect(rows.map((r) => r.id)).toContain('001_default');
   });
 });
 
