@@ -2,6 +2,7 @@ import { createDeliveryWorker, purgeDeliveryHistory } from '@holdfast/webhook-de
 import type postgres from 'postgres';
 import type { Deps } from './context';
 import { processInbox } from './inbox';
+import { observeAttempt } from './observability/delivery-attempts';
 
 /** A background loop that can be stopped; `stop` waits for the round in flight. */
 export interface Loop {
@@ -96,6 +97,7 @@ export function startWebhookWorkers(deps: Deps): Loop {
     concurrency: config.delivery.concurrency,
     perEndpointConcurrency: config.delivery.perEndpoint,
     pollMs: config.delivery.pollMs,
+    onAttempt: observeAttempt(deps.metrics, deps.now),
   });
   worker.start();
   const inbox = startInboxProcessor({ sql });
