@@ -1,6 +1,6 @@
 export { classifyAttempt, type Outcome, parseRetryAfter } from './classify';
-export { type RecoverInput, recoverDeliveries } from './recover';
 export { isCongestion } from './pacing';
+export { type RecoverInput, recoverDeliveries } from './recover';
 export { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule, retryDelay } from './schedule';
 export {
   checkDestination,

@@ -1,5 +1,3 @@
-export { type RecoverInput, recoverDeliveries } from './recover';
-export { type EndpointStats, endpointStats, type StatsBucket, type StatsWindow, statsSchema } from './stats';
 export {
   type AccountRef,
   createEndpoint,
@@ -22,6 +20,7 @@ export {
   replayDelivery,
 } from './outbox';
 export { purgeDeliveryHistory } from './purge';
+export { type RecoverInput, recoverDeliveries } from './recover';
 export {
   type Delivery,
   type DeliveryAttempt,
@@ -39,6 +38,7 @@ export {
   type WebhookEvent,
 } from './rows';
 export { schema } from './schema';
+export { type EndpointStats, endpointStats, type StatsBucket, type StatsWindow, statsSchema } from './stats';
 export {
   type AttemptInfo,
   createDeliveryWorker,
