@@ -80,7 +80,7 @@ export async function startServerProcess(env: Record<string, string>, argv: stri
       stdio: ['ignore', 'pipe', 'pipe'],
     }),
   );
-  const [, url] = await waitFor(child, /listening on (http:\/\/\S+)/, 'the server printing its URL');
+  const [, url] = await waitFor(child, /listening on (http:\/\/\S+)/, 'the server printing its URL', 150_000);
   child.url = url;
   return child;
 }
