@@ -60,7 +60,7 @@ export async function startOperations(
   let server: Server | undefined;
   let metricsUrl: string | undefined;
   if (config.metricsPort !== undefined) {
-    metrics = createMetrics({ sql, countAttempts: config.role !== 'api' });
+    metrics = createMetrics({ sql });
     server = await serveMetrics(metrics.registry, config.metricsPort, config.host);
     const address = server.address();
     if (address && typeof address === 'object') {

@@ -3,6 +3,7 @@ import { postgresDedupStore } from '@holdfast/webhook-verifier/postgres';
 import type postgres from 'postgres';
 import type { Deps } from './context';
 import { processInbox } from './inbox';
+import { observeAttempt } from './observability/delivery-attempts';
 
 /** A background loop that can be stopped; `stop` waits for the round in flight. */
 export interface Loop {
@@ -97,6 +98,7 @@ export function startWebhookWorkers(deps: Deps): Loop {
     concurrency: config.delivery.concurrency,
     perEndpointConcurrency: config.delivery.perEndpoint,
     pollMs: config.delivery.pollMs,
+    onAttempt: observeAttempt(deps.metrics, deps.now),
   });
   worker.start();
   const inbox = startInboxProcessor({ sql });

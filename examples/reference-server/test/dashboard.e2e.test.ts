@@ -337,7 +337,14 @@ describe.skipIf(!hasChromium)('dashboard in Chromium (needs /usr/bin/chromium)',
     await main().getByRole('heading', { name: 'Dead letters', level: 1 }).waitFor();
     const deadRow = main().getByRole('row').filter({ hasText: 'subscription.created' });
     await until('the delivery to die', async () => (await deadRow.count()) > 0, refresh);
-    expect(await deadRow.first().textContent()).toContain(endpointId);
+    // Lists show where a delivery went (the endpoint's URL), not its id.
+    const endpointUrl = String((await api('GET', `/webhook-endpoints/${endpointId}`)).url);
+    await until(
+      'the endpoint URL in the list',
+      async () => ((await deadRow.first().textContent()) ?? '').includes(endpointUrl),
+      async () => {},
+    );
+    expect(await deadRow.first().textContent()).not.toContain(endpointId);
     await shoot('dead-letters');
 
     await page
@@ -346,10 +353,17 @@ describe.skipIf(!hasChromium)('dashboard in Chromium (needs /usr/bin/chromium)',
       .click();
     await page.getByLabel('Status', { exact: true }).selectOption('dead');
     await page.getByLabel('Endpoint', { exact: true }).selectOption(endpointId);
-    await page.getByLabel('Event type', { exact: true }).fill('subscription.created');
+    // The event-type filter offers the same choices as the endpoint form.
+    const typeChoices = await page
+      .getByLabel('Event type', { exact: true })
+      .locator('option')
+      .allTextContents();
+    expect(typeChoices).toContain('subscription.created');
+    expect(typeChoices).toContain('order.created');
+    await page.getByLabel('Event type', { exact: true }).selectOption('subscription.created');
     await main().getByRole('button', { name: 'Apply filters' }).click();
     await expect.poll(() => page.url()).toContain('status=dead');
-    const filtered = main().getByRole('row').filter({ hasText: endpointId });
+    const filtered = main().getByRole('row').filter({ hasText: 'subscription.created' });
     await filtered.first().waitFor();
     await shoot('deliveries-filtered');
 
@@ -389,10 +403,77 @@ describe.skipIf(!hasChromium)('dashboard in Chromium (needs /usr/bin/chromium)',
     expect(ok[0]?.verified).toBe(true);
     // Standard Webhooks: the id is the event id and stays the same across retries and replays.
     expect(new Set(receiver.receipts.map((r) => r.webhookId)).size).toBe(1);
+    // Nothing to replay once the delivery succeeded.
+    await expect
+      .poll(() =>
+        main()
+          .getByRole('button', { name: `Replay delivery ${deliveryId}` })
+          .count(),
+      )
+      .toBe(0);
     await shoot('delivery-replayed');
     if (UPDATE_DOCS) {
       await writeFile(DOCS_SCREENSHOT, await page.screenshot({ fullPage: false }));
     }
+  });
+
+  it('draws the endpoint health chart from the stats API, with a text alternative, and recovers since a time', {
+    timeout: 60_000,
+  }, async () => {
+    await page.goto(`${server.url}/dashboard#/endpoints/${endpointId}`);
+    await main().getByRole('heading', { name: 'Endpoint health', level: 1 }).waitFor();
+    const chart = main().locator('svg.health-chart');
+    await chart.waitFor();
+    const stats = await api('GET', `/webhook-endpoints/${endpointId}/stats?window=24h`);
+    const expected = (
+      stats.buckets as { start: string; succeeded: number; failed: number; dead: number }[]
+    ).map((b) => ({ start: b.start, succeeded: b.succeeded, failed: b.failed, dead: b.dead }));
+    // The mix this run made: the delivery failed three times, then succeeded on replay.
+    const sum = (k: 'succeeded' | 'failed' | 'dead') => expected.reduce((n, b) => n + b[k], 0);
+    expect(sum('succeeded')).toBeGreaterThanOrEqual(1);
+    expect(sum('failed') + sum('dead')).toBeGreaterThanOrEqual(3);
+    const drawn = await chart.locator('g.bucket').evaluateAll((groups) =>
+      groups.map((g) => {
+        const heights: Record<string, number> = {};
+        for (const rect of g.querySelectorAll('rect'))
+          heights[rect.getAttribute('data-outcome') ?? ''] = Number(rect.getAttribute('height'));
+        return {
+          start: g.getAttribute('data-start') ?? '',
+          succeeded: Number(g.getAttribute('data-succeeded')),
+          failed: Number(g.getAttribute('data-failed')),
+          dead: Number(g.getAttribute('data-dead')),
+          heights,
+        };
+      }),
+    );
+    expect(drawn.map(({ heights: _, ...b }) => b)).toEqual(expected);
+    // Bar heights are proportional to the counts: one scale for every bucket and outcome.
+    const ratios = drawn.flatMap((b) =>
+      (['succeeded', 'failed', 'dead'] as const).flatMap((k) =>
+        b[k] > 0 ? [(b.heights[k] ?? 0) / b[k]] : [],
+      ),
+    );
+    expect(ratios.length).toBeGreaterThan(0);
+    for (const r of ratios) expect(r).toBeCloseTo(ratios[0] ?? 0, 1);
+    // The text alternative: the SVG is an image with a title and a summary, and the numbers are a table.
+    expect(await chart.getAttribute('role')).toBe('img');
+    expect(await chart.locator('desc').textContent()).toContain(`${sum('succeeded')} succeeded`);
+    await main().getByText('Show the numbers').click();
+    expect(await main().locator('table.health-table tbody tr').count()).toBe(24);
+    await main().getByText('Show the numbers').click();
+    await chart.scrollIntoViewIfNeeded();
+    await page.screenshot({
+      path: new URL('laptop-endpoint-health-chart.png', ARTIFACTS).pathname,
+      fullPage: false,
+    });
+    await shoot('endpoint-health');
+
+    // Recover since...: the form answers how many deliveries went back to the queue.
+    await main().getByLabel('Since', { exact: true }).fill('2020-01-01T00:00');
+    await main().getByRole('button', { name: 'Recover', exact: true }).click();
+    await expect
+      .poll(() => main().getByRole('status').textContent())
+      .toMatch(/^\d+ deliver(y|ies) re-queued\.$/);
   });
 
   it('lists events and notifications', async () => {

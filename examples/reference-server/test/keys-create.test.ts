@@ -69,7 +69,7 @@ describe('keys:create on embedded PGlite while the server runs', () => {
     expect(existsSync(join(dir, 'holdfast.lock'))).toBe(false);
     server = await startServerProcess(env);
     expect((await call(server.url ?? '', 'GET', '/v1/orders', { key })).status).toBe(200);
-  }, 120_000);
+  }, 300_000);
 });
 
 describe.skipIf(!realPostgres)('keys:create on PostgreSQL while the server runs (needs DATABASE_URL)', () => {
@@ -85,7 +85,7 @@ describe.skipIf(!realPostgres)('keys:create on PostgreSQL while the server runs 
       await server.stop();
       await storage.drop();
     }
-  }, 120_000);
+  }, 300_000);
 });
 
 it('a key refused while unknown works within a second of being created (the negative cache is short)', async () => {

@@ -80,9 +80,43 @@ export async function startServerProcess(env: Record<string, string>, argv: stri
       stdio: ['ignore', 'pipe', 'pipe'],
     }),
   );
-  const [, url] = await waitFor(child, /listening on (http:\/\/\S+)/, 'the server printing its URL');
+  const [, url] = await waitFor(child, /listening on (http:\/\/\S+)/, 'the server printing its URL', 150_000);
   child.url = url;
   return child;
+}
+
+/**
+ * Runs `command` in its own process group (so stopping it stops what it started, as `npm start`
+ * starts node) and waits for the server's URL.
+ */
+export async function startCommand(
+  command: string,
+  args: string[],
+  options: { cwd: string; env: Record<string, string | undefined> },
+): Promise<Child> {
+  const spawned = spawn(command, args, {
+    cwd: options.cwd,
+    env: options.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  const child = wrap(spawned);
+  const stop = (signal: NodeJS.Signals = 'SIGTERM') =>
+    new Promise<void>((resolve) => {
+      if (spawned.exitCode !== null || spawned.signalCode !== null || spawned.pid === undefined)
+        return resolve();
+      spawned.once('exit', () => resolve());
+      process.kill(-spawned.pid, signal);
+    });
+  const result = { ...child, stop };
+  const [, url] = await waitFor(
+    result,
+    /listening on (http:\/\/\S+)/,
+    `${command} ${args.join(' ')} printing its URL`,
+    90_000,
+  );
+  result.url = url;
+  return result;
 }
 
 /** Runs the CLI (`src/cli.ts`) to completion: exit code and output. */

@@ -26,7 +26,7 @@ describe.skipIf(!realPostgres)(
       };
       servers.push(...(await Promise.all([startServerProcess(env), startServerProcess(env)])));
       urls = servers.map((s) => s.url ?? '');
-    }, 90_000);
+    }, 300_000);
 
     afterAll(async () => {
       await Promise.all(servers.map((s) => s.stop()));

@@ -33,7 +33,7 @@ it('refuses a second open, lets a joiner through the holder, and releases on clo
     await first.close();
   }
   expect(existsSync(join(dir, LOCK_FILE))).toBe(false);
-}, 60_000);
+}, 180_000);
 
 it('takes over a lock whose process is gone', async () => {
   // A pid far above any pid_max: no such process.
@@ -41,4 +41,4 @@ it('takes over a lock whose process is gone', async () => {
   const db = await connect({ dataDir: dir });
   await db.close();
   expect(existsSync(join(dir, LOCK_FILE))).toBe(false);
-}, 60_000);
+}, 180_000);

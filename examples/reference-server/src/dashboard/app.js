@@ -20,6 +20,7 @@ import { stopPolling } from './polling.js';
 import { renderSignIn, setChrome, signOut, whenSignedIn } from './session.js';
 import { deliveriesView } from './views/deliveries.js';
 import { deliveryView } from './views/delivery.js';
+import { endpointView } from './views/endpoint.js';
 import { endpointsView } from './views/endpoints.js';
 import { eventsView } from './views/events.js';
 import { notFoundView } from './views/not-found.js';
@@ -48,10 +49,12 @@ async function route() {
     else link.removeAttribute('aria-current');
   }
   const deliveryMatch = /^\/deliveries\/([^/]+)$/.exec(r.path);
+  const endpointMatch = /^\/endpoints\/([^/]+)$/.exec(r.path);
   if (r.path === '/endpoints' || r.path === '/' || r.path === '') endpointsView(r);
   else if (r.path === '/deliveries') deliveriesView(r, { deadLetters: false });
   else if (r.path === '/dead-letters') deliveriesView(r, { deadLetters: true });
   else if (deliveryMatch?.[1] !== undefined) deliveryView(decodeURIComponent(deliveryMatch[1]));
+  else if (endpointMatch?.[1] !== undefined) endpointView(decodeURIComponent(endpointMatch[1]), r.params);
   else if (r.path === '/events') eventsView();
   else if (r.path === '/notifications') notificationsView();
   else notFoundView();

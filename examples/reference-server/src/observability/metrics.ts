@@ -1,8 +1,6 @@
 import type postgres from 'postgres';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import { type AttemptFeed, attemptFeed } from './attempt-feed';
 import { deliveryQueue } from './delivery-queue';
-import { recordSpan } from './tracing';
 
 /**
  * The server's Prometheus metrics (CONTRACT section 10, "Metrics"), in a registry of their own.
@@ -19,47 +17,54 @@ export interface Metrics {
   readonly rateLimitRefusals: Counter<'limiter'>;
   /** `holdfast_idempotency_total{outcome}`: replayed, reused (422) or in_use (409). */
   readonly idempotency: Counter<'outcome'>;
-  /** `holdfast_delivery_attempts_total{outcome}`: succeeded, failed or dead. */
+  /** `holdfast_delivery_attempts_total{outcome}`: succeeded, failed, dead or disabled (410 Gone). */
   readonly deliveryAttempts: Counter<'outcome'>;
   /** `holdfast_delivery_attempt_duration_seconds{outcome}`. */
   readonly deliveryDuration: Histogram<'outcome'>;
-  /** `holdfast_endpoint_concurrency_limit{endpoint}`: an endpoint's adaptive in-flight limit, when the worker reports it. */
+  /** `holdfast_endpoint_concurrency_limit{endpoint}`: the adaptive in-flight limit of endpoints held below their ceiling. */
   readonly endpointConcurrency: Gauge<'endpoint'>;
 }
 
 /** Options of {@link createMetrics}. */
 export interface MetricsOptions {
-  /** The database the queue gauges (and, until the worker reports attempts itself, the attempt counters) read. */
+  /** The database the queue gauges read. */
   readonly sql: postgres.Sql;
-  /**
-   * Count delivery attempts from the database's attempt log (a process running the delivery
-   * workers). With M worker processes each reports every attempt: aggregate with `max`, not `sum`.
-   */
-  readonly countAttempts: boolean;
-  readonly now?: () => number;
+}
+
+/**
+ * Endpoints whose adaptive limit is below its ceiling: the ones worth a look. Bounded, so the
+ * gauge's series stay few however many endpoints exist.
+ */
+function throttledEndpoints(
+  sql: postgres.Sql,
+): Promise<{ endpoint_id: string; concurrency_limit: number }[]> {
+  return sql<{ endpoint_id: string; concurrency_limit: number }[]>`
+    select endpoint_id, concurrency_limit::float8 as concurrency_limit from holdfast_endpoint_pacing
+    where concurrency_limit is not null and concurrency_max is not null and concurrency_limit < concurrency_max
+    order by concurrency_limit / concurrency_max, endpoint_id
+    limit 100`;
 }
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 /**
  * Builds the registry: HTTP, rate-limit and idempotency counters the app increments, delivery
- * attempt counters fed from the attempt log at each scrape, and the queue gauges (due, in
+ * attempt counters the workers' `onAttempt` hook feeds (`observeAttempt`), and the queue gauges (due, in
  * flight, dead, age of the oldest due delivery) read from SQL at each scrape, so they are the
  * same whichever process is scraped. Node's default process metrics come along.
  *
  * @example
  * ```ts
- * const metrics = createMetrics({ sql, countAttempts: true });
+ * const metrics = createMetrics({ sql });
  * const text = await metrics.registry.metrics();
  * ```
  */
-export function createMetrics({ sql, countAttempts, now = Date.now }: MetricsOptions): Metrics {
+export function createMetrics({ sql }: MetricsOptions): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'holdfast_' });
-  const feed: AttemptFeed | undefined = countAttempts ? attemptFeed(sql, now()) : undefined;
   const deliveryAttempts = new Counter({
     name: 'holdfast_delivery_attempts_total',
-    help: 'Webhook delivery attempts by outcome: succeeded (2xx), failed (will be retried), dead (the last one).',
+    help: 'Webhook delivery attempts made by this process, by outcome: succeeded (2xx), failed (will be retried), dead (the last one), disabled (410 Gone).',
     labelNames: ['outcome'] as const,
     registers: [registry],
   });
@@ -70,34 +75,9 @@ export function createMetrics({ sql, countAttempts, now = Date.now }: MetricsOpt
     buckets: LATENCY_BUCKETS,
     registers: [registry],
   });
-  for (const outcome of ['succeeded', 'failed', 'dead']) {
+  for (const outcome of ['succeeded', 'failed', 'dead', 'disabled']) {
     deliveryAttempts.inc({ outcome }, 0);
     deliveryDuration.zero({ outcome });
-  }
-  if (feed) {
-    // Fed at scrape time, before the registry renders: one query for what was attempted since.
-    new Gauge({
-      name: 'holdfast_delivery_attempts_read_at_seconds',
-      help: 'When the delivery attempt counters last read the attempt log (Unix seconds).',
-      registers: [registry],
-      async collect() {
-        for (const attempt of await feed.next()) {
-          deliveryAttempts.inc({ outcome: attempt.outcome });
-          deliveryDuration.observe({ outcome: attempt.outcome }, attempt.latencyMs / 1000);
-          recordSpan(
-            'webhook delivery attempt',
-            attempt.at,
-            attempt.latencyMs,
-            {
-              'holdfast.delivery.outcome': attempt.outcome,
-              ...(attempt.status === null ? {} : { 'http.response.status_code': attempt.status }),
-            },
-            attempt.outcome !== 'succeeded',
-          );
-        }
-        this.set(now() / 1000);
-      },
-    });
   }
   const queue = deliveryQueue(sql);
   const gauge = (name: string, help: string, pick: (q: Awaited<ReturnType<typeof queue>>) => number) =>
@@ -148,9 +128,14 @@ export function createMetrics({ sql, countAttempts, now = Date.now }: MetricsOpt
     deliveryDuration,
     endpointConcurrency: new Gauge({
       name: 'holdfast_endpoint_concurrency_limit',
-      help: "An endpoint's adaptive in-flight limit, as its worker last set it.",
+      help: 'The adaptive in-flight limit of endpoints the sender holds below their ceiling (at most 100, the most throttled first).',
       labelNames: ['endpoint'] as const,
       registers: [registry],
+      async collect() {
+        this.reset();
+        for (const row of await throttledEndpoints(sql))
+          this.set({ endpoint: row.endpoint_id }, row.concurrency_limit);
+      },
     }),
   };
 }

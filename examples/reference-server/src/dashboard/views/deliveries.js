@@ -41,8 +41,18 @@ export function deliveriesView(route, mode) {
     h('option', { value: '' }, 'Any endpoint'),
   );
   if (endpoint !== '') endpointSelect.append(h('option', { value: endpoint, selected: true }, endpoint));
+  /** Endpoint URLs by id: the list shows where a delivery went, not an opaque id. */
+  const urls = new Map();
   void api('/webhook-endpoints', { query: { limit: '100' } })
     .then(({ data }) => {
+      for (const ep of asPage(data).data) {
+        const url = str(ep.url);
+        if (url !== undefined) urls.set(str(ep.id), url);
+      }
+      for (const cell of main.querySelectorAll('[data-endpoint-id]')) {
+        const url = urls.get(cell.getAttribute('data-endpoint-id'));
+        if (url !== undefined) cell.textContent = url;
+      }
       for (const ep of asPage(data).data) {
         const id = str(ep.id);
         if (id === undefined || id === endpoint) continue;
@@ -56,15 +66,15 @@ export function deliveriesView(route, mode) {
     .catch(() => {
       // The select still offers "Any endpoint" and the one in the URL.
     });
-  const typeInput = h('input', {
-    id: 'f-event-type',
-    name: 'eventType',
-    type: 'text',
-    value: eventType,
-    list: 'known-event-types',
-    class: 'mono',
-    autocomplete: 'off',
-  });
+  // The same choices as the endpoint form's checkboxes, not free text.
+  const typeInput = h(
+    'select',
+    { id: 'f-event-type', name: 'eventType', class: 'mono' },
+    h('option', { value: '' }, 'Any event type'),
+    KNOWN_EVENT_TYPES.map((t) => h('option', { value: t, selected: t === eventType }, t)),
+  );
+  if (eventType !== '' && !KNOWN_EVENT_TYPES.includes(eventType))
+    typeInput.append(h('option', { value: eventType, selected: true }, eventType));
   const filters = h(
     'form',
     { class: 'filters', role: 'search', 'aria-label': `Filter ${title.toLowerCase()}` },
@@ -73,11 +83,6 @@ export function deliveriesView(route, mode) {
       : h('div', { class: 'field' }, h('label', { for: 'f-status' }, 'Status'), statusSelect),
     h('div', { class: 'field' }, h('label', { for: 'f-endpoint' }, 'Endpoint'), endpointSelect),
     h('div', { class: 'field' }, h('label', { for: 'f-event-type' }, 'Event type'), typeInput),
-    h(
-      'datalist',
-      { id: 'known-event-types' },
-      KNOWN_EVENT_TYPES.map((t) => h('option', { value: t })),
-    ),
     h(
       'div',
       { class: 'actions' },
@@ -90,7 +95,7 @@ export function deliveriesView(route, mode) {
     const params = new URLSearchParams();
     if (!mode.deadLetters && statusSelect.value !== '') params.set('status', statusSelect.value);
     if (endpointSelect.value !== '') params.set('endpoint', endpointSelect.value);
-    if (typeInput.value.trim() !== '') params.set('eventType', typeInput.value.trim());
+    if (typeInput.value !== '') params.set('eventType', typeInput.value);
     const query = params.toString();
     window.location.hash = query === '' ? base : `${base}?${query}`;
   });
@@ -105,7 +110,14 @@ export function deliveriesView(route, mode) {
       },
     },
     { label: 'Event type', cell: (d) => code(deliveryEventType(d)) },
-    { label: 'Endpoint', cell: (d) => code(refId(d.endpoint)) },
+    {
+      label: 'Endpoint',
+      className: 'wrap',
+      cell: (d) => {
+        const id = refId(d.endpoint);
+        return h('span', { class: 'mono', 'data-endpoint-id': id, title: id }, urls.get(id) ?? id ?? '—');
+      },
+    },
     { label: 'Status', cell: (d) => statusBadge(d.status) },
     { label: 'Attempts', cell: (d) => attemptCount(d) ?? dash() },
     { label: 'Created', cell: (d) => time(d.createdAt) },

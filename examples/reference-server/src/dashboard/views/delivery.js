@@ -139,17 +139,35 @@ export function deliveryView(id) {
         fact('Created', time(d.createdAt)),
         fact('Updated', time(d.updatedAt)),
       ),
-      h(
-        'div',
-        { class: 'replay-panel' },
-        h(
-          'p',
-          { class: 'hint' },
-          'Replay re-queues this delivery: the receiver gets the same Webhook-Id, signed afresh.',
-        ),
-        replay,
-      ),
+      // Nothing to replay once a delivery succeeded.
+      str(d.status) === 'succeeded'
+        ? null
+        : h(
+            'div',
+            { class: 'replay-panel' },
+            h(
+              'p',
+              { class: 'hint' },
+              'Replay re-queues this delivery: the receiver gets the same Webhook-Id, signed afresh.',
+            ),
+            replay,
+          ),
     );
+    // The endpoint's URL rather than its id, once known.
+    if (endpoint !== undefined) {
+      void api(`/webhook-endpoints/${encodeURIComponent(endpoint)}`)
+        .then(({ data }) => {
+          const url = str(obj(data)?.url);
+          const link = summary.querySelector('[data-focus-key="endpoint"]');
+          if (url !== undefined && link !== null) {
+            link.textContent = url;
+            link.setAttribute('title', endpoint);
+          }
+        })
+        .catch(() => {
+          // The id stays shown.
+        });
+    }
   };
   void load();
 }

@@ -39,6 +39,15 @@ export function endpointsView(_route) {
         'Deliveries',
       ),
       h(
+        'a',
+        {
+          href: `#/endpoints/${encodeURIComponent(id)}`,
+          class: 'button secondary small',
+          'aria-label': `Health of ${label}`,
+        },
+        'Health',
+      ),
+      h(
         'button',
         {
           type: 'button',

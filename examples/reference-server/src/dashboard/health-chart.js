@@ -1,0 +1,184 @@
+// @ts-check
+/**
+ * The endpoint health chart: attempts per bucket stacked by outcome (succeeded, failed, dead) with
+ * the p95 latency as a line, drawn as inline SVG by this code (no library, nothing fetched), and
+ * a table of the same numbers as its text alternative. The SVG scales with its container
+ * (viewBox), so it stays readable on a 375 px screen.
+ *
+ * @typedef {{ start: string, end: string, succeeded: number, failed: number, dead: number, p50LatencyMs: number | null, p95LatencyMs: number | null }} Bucket
+ */
+
+import { h } from './dom.js';
+
+const SVG = 'http://www.w3.org/2000/svg';
+const WIDTH = 480;
+const HEIGHT = 220;
+const PAD = { top: 16, right: 44, bottom: 28, left: 36 };
+const OUTCOMES = /** @type {const} */ (['succeeded', 'failed', 'dead']);
+
+/**
+ * @param {string} tag
+ * @param {Record<string, string | number>} attrs
+ * @param {(Element | string)[]} [children]
+ */
+function svg(tag, attrs, children = []) {
+  const el = document.createElementNS(SVG, tag);
+  for (const [name, value] of Object.entries(attrs)) el.setAttribute(name, String(value));
+  for (const child of children) el.append(typeof child === 'string' ? document.createTextNode(child) : child);
+  return el;
+}
+
+/** @param {string} iso @param {'hour' | 'day'} size */
+function label(iso, size) {
+  const d = new Date(iso);
+  return size === 'hour'
+    ? `${String(d.getUTCHours()).padStart(2, '0')}:00`
+    : `${d.getUTCFullYear()}-${String(d.getUTCMonth() + 1).padStart(2, '0')}-${String(d.getUTCDate()).padStart(2, '0')}`;
+}
+
+/**
+ * @param {{ buckets: Bucket[], bucketSize: 'hour' | 'day', title: string }} stats
+ * @returns {HTMLElement}
+ */
+export function healthChart({ buckets, bucketSize, title }) {
+  const plotW = WIDTH - PAD.left - PAD.right;
+  const plotH = HEIGHT - PAD.top - PAD.bottom;
+  const totals = buckets.map((b) => b.succeeded + b.failed + b.dead);
+  const maxCount = Math.max(1, ...totals);
+  const latencies = buckets.flatMap((b) => (b.p95LatencyMs === null ? [] : [b.p95LatencyMs]));
+  const maxLatency = Math.max(1, ...latencies);
+  const slot = plotW / Math.max(1, buckets.length);
+  const barW = Math.max(2, slot * 0.7);
+  const y = (/** @type {number} */ count) => PAD.top + plotH - (count / maxCount) * plotH;
+  const ly = (/** @type {number} */ ms) => PAD.top + plotH - (ms / maxLatency) * plotH;
+  const all = totals.reduce((a, b) => a + b, 0);
+  const sum = (/** @type {'succeeded' | 'failed' | 'dead'} */ k) => buckets.reduce((n, b) => n + b[k], 0);
+  const summary = `${all} attempts: ${sum('succeeded')} succeeded, ${sum('failed')} failed, ${sum('dead')} dead; highest p95 latency ${latencies.length === 0 ? 'none' : `${Math.max(...latencies)} ms`}.`;
+
+  const chart = svg('svg', {
+    viewBox: `0 0 ${WIDTH} ${HEIGHT}`,
+    class: 'health-chart',
+    role: 'img',
+    'aria-labelledby': 'health-chart-title health-chart-desc',
+  });
+  chart.append(
+    svg('title', { id: 'health-chart-title' }, [title]),
+    svg('desc', { id: 'health-chart-desc' }, [summary]),
+  );
+  // Axes and their scales: counts on the left, p95 latency on the right.
+  chart.append(
+    svg('line', {
+      x1: PAD.left,
+      y1: PAD.top + plotH,
+      x2: PAD.left + plotW,
+      y2: PAD.top + plotH,
+      class: 'axis',
+    }),
+    svg('text', { x: PAD.left - 4, y: PAD.top + 4, class: 'tick', 'text-anchor': 'end' }, [String(maxCount)]),
+    svg('text', { x: PAD.left - 4, y: PAD.top + plotH, class: 'tick', 'text-anchor': 'end' }, ['0']),
+    svg('text', { x: PAD.left + plotW + 4, y: PAD.top + 4, class: 'tick latency' }, [`${maxLatency} ms`]),
+  );
+  if (buckets.length > 0) {
+    const first = buckets[0];
+    const last = buckets[buckets.length - 1];
+    if (first && last) {
+      chart.append(
+        svg('text', { x: PAD.left, y: HEIGHT - 8, class: 'tick' }, [label(first.start, bucketSize)]),
+        svg('text', { x: PAD.left + plotW, y: HEIGHT - 8, class: 'tick', 'text-anchor': 'end' }, [
+          label(last.start, bucketSize),
+        ]),
+      );
+    }
+  }
+  const bars = svg('g', { class: 'bars' });
+  buckets.forEach((b, i) => {
+    const x = PAD.left + i * slot + (slot - barW) / 2;
+    const group = svg('g', {
+      class: 'bucket',
+      'data-start': b.start,
+      'data-succeeded': b.succeeded,
+      'data-failed': b.failed,
+      'data-dead': b.dead,
+    });
+    group.append(
+      svg('title', {}, [
+        `${label(b.start, bucketSize)}: ${b.succeeded} succeeded, ${b.failed} failed, ${b.dead} dead, p95 ${b.p95LatencyMs ?? '—'} ms`,
+      ]),
+    );
+    let base = 0;
+    for (const outcome of OUTCOMES) {
+      const count = b[outcome];
+      if (count === 0) continue;
+      group.append(
+        svg('rect', {
+          x: x.toFixed(2),
+          y: y(base + count).toFixed(2),
+          width: barW.toFixed(2),
+          height: (y(base) - y(base + count)).toFixed(2),
+          class: `bar ${outcome}`,
+          'data-outcome': outcome,
+          'data-count': count,
+        }),
+      );
+      base += count;
+    }
+    bars.append(group);
+  });
+  chart.append(bars);
+  const points = buckets.flatMap((b, i) =>
+    b.p95LatencyMs === null
+      ? []
+      : [`${(PAD.left + i * slot + slot / 2).toFixed(2)},${ly(b.p95LatencyMs).toFixed(2)}`],
+  );
+  if (points.length > 0) chart.append(svg('polyline', { points: points.join(' '), class: 'p95' }));
+  // A dot per bucket, so a single bucket's p95 shows too.
+  for (const point of points) {
+    const [cx = '0', cy = '0'] = point.split(',');
+    chart.append(svg('circle', { cx, cy, r: 3, class: 'p95-point' }));
+  }
+
+  const legend = h(
+    'ul',
+    { class: 'chart-legend' },
+    h('li', {}, h('span', { class: 'swatch succeeded' }), 'Succeeded'),
+    h('li', {}, h('span', { class: 'swatch failed' }), 'Failed'),
+    h('li', {}, h('span', { class: 'swatch dead' }), 'Dead'),
+    h('li', {}, h('span', { class: 'swatch p95' }), 'p95 latency'),
+  );
+  const table = h(
+    'table',
+    { class: 'health-table' },
+    h('caption', {}, `${title}, as a table`),
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        ['Bucket', 'Succeeded', 'Failed', 'Dead', 'p50 ms', 'p95 ms'].map((t) =>
+          h('th', { scope: 'col' }, t),
+        ),
+      ),
+    ),
+    h(
+      'tbody',
+      {},
+      buckets.map((b) =>
+        h(
+          'tr',
+          {},
+          h('th', { scope: 'row' }, label(b.start, bucketSize)),
+          h('td', {}, String(b.succeeded)),
+          h('td', {}, String(b.failed)),
+          h('td', {}, String(b.dead)),
+          h('td', {}, b.p50LatencyMs === null ? '—' : String(b.p50LatencyMs)),
+          h('td', {}, b.p95LatencyMs === null ? '—' : String(b.p95LatencyMs)),
+        ),
+      ),
+    ),
+  );
+  const figure = h('figure', { class: 'health' }, h('figcaption', {}, summary), legend);
+  figure.append(chart);
+  figure.append(h('details', {}, h('summary', {}, 'Show the numbers'), table));
+  return figure;
+}

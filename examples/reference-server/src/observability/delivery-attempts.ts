@@ -1,0 +1,45 @@
+import type { AttemptInfo } from '@holdfast/webhook-delivery/postgres';
+import type { Metrics } from './metrics';
+import { recordSpan } from './tracing';
+
+/** The metric outcome of a worker's attempt: a retried failure is `failed`. */
+const OUTCOME: Record<AttemptInfo['outcome'], string> = {
+  succeeded: 'succeeded',
+  retry: 'failed',
+  dead: 'dead',
+  disabled: 'disabled',
+};
+
+/**
+ * The delivery worker's `onAttempt` hook: counts each attempt by outcome with its latency, and
+ * records it as a client span with its real start and end. Labels are outcomes only (never the
+ * endpoint or delivery id); the span carries the ids, where cardinality costs nothing.
+ *
+ * @example
+ * ```ts
+ * createDeliveryWorker({ sql, onAttempt: observeAttempt(metrics) });
+ * ```
+ */
+export function observeAttempt(
+  metrics: Metrics | undefined,
+  now: () => number = Date.now,
+): (info: AttemptInfo) => void {
+  return (info) => {
+    const outcome = OUTCOME[info.outcome];
+    metrics?.deliveryAttempts.inc({ outcome });
+    metrics?.deliveryDuration.observe({ outcome }, info.latencyMs / 1000);
+    recordSpan(
+      'webhook delivery attempt',
+      new Date(now()),
+      info.latencyMs,
+      {
+        'holdfast.delivery.id': info.deliveryId,
+        'holdfast.endpoint.id': info.endpointId,
+        'holdfast.event.type': info.eventType,
+        'holdfast.delivery.outcome': outcome,
+        ...(info.status === null ? {} : { 'http.response.status_code': info.status }),
+      },
+      outcome !== 'succeeded',
+    );
+  };
+}
