@@ -1,8 +1,15 @@
 import { opaqueId } from '@holdfast/opaque-id';
 import { problem } from '@holdfast/problem-details';
-import { generateSecret } from '@holdfast/webhook-signer';
+import { generateKeyPair, generateSecret } from '@holdfast/webhook-signer';
 import { deliveryProblems } from './problems';
-import { type EndpointConcurrency, type Sql, toConcurrency, toEndpoint, type WebhookEndpoint } from './rows';
+import {
+  type EndpointConcurrency,
+  type SignatureScheme,
+  type Sql,
+  toConcurrency,
+  toEndpoint,
+  type WebhookEndpoint,
+} from './rows';
 import { checkDestination, type DestinationOptions } from './ssrf';
 
 export interface EndpointInput {
@@ -12,6 +19,15 @@ export interface EndpointInput {
   description?: string | null | undefined;
   /** Attempts started per second at most, across every worker (integer >= 1); absent or null: no limit. */
   maxPerSecond?: number | null | undefined;
+  /** `v1` (default): a `whsec_` secret; `v1a`: an ed25519 key pair, the public key shown. */
+  signatureScheme?: SignatureScheme | undefined;
+}
+
+/** A new signing key for `scheme`: a `whsec_` secret, or a `whsk_` key and its `whpk_` public key. */
+function newKey(scheme: SignatureScheme): { secret: string; publicKey: string | null } {
+  if (scheme === 'v1') return { secret: generateSecret(), publicKey: null };
+  const { secretKey, publicKey } = generateKeyPair();
+  return { secret: secretKey, publicKey };
 }
 
 /** Names one row of an account: another account's rows are invisible. */
@@ -71,14 +87,17 @@ export async function createEndpoint(
 ): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
   const url = await assertDestination(input.url, options);
   assertRate(input.maxPerSecond);
-  const secret = generateSecret();
+  const scheme = input.signatureScheme ?? 'v1';
+  const { secret, publicKey } = newKey(scheme);
   const now = new Date(options.now ?? Date.now());
   const [row] = await sql`
     with e as (
       insert into holdfast_webhook_endpoints
-        (id, account_id, url, description, event_types, secret, max_per_second, created_at, updated_at)
+        (id, account_id, url, description, event_types, secret, max_per_second,
+         signature_scheme, public_key, created_at, updated_at)
       values (${opaqueId('we')}, ${input.account}, ${url}, ${input.description ?? null},
-              ${sql.array([...(input.eventTypes ?? [])])}, ${secret}, ${input.maxPerSecond ?? null}, ${now}, ${now})
+              ${sql.array([...(input.eventTypes ?? [])])}, ${secret}, ${input.maxPerSecond ?? null},
+              ${scheme}, ${publicKey}, ${now}, ${now})
       returning *
     ),
     p as (
@@ -192,8 +211,8 @@ export async function deleteEndpoint(
 export const ROTATION_OVERLAP_MS: number = 24 * 60 * 60 * 1000;
 
 /**
- * Rotates the endpoint's secret. The old one keeps signing beside the new for 24 h (two `v1,`
- * entries), so the receiver can switch without a coordinated cutover. The new secret is
+ * Rotates the endpoint's secret (or `v1a` key pair: the new public key is in the endpoint).
+ * The old one keeps signing beside the new for 24 h (two `v1,` or `v1a,` entries), so the receiver can switch without a coordinated cutover. The new secret is
  * returned this once.
  *
  * @example
@@ -206,18 +225,21 @@ export async function rotateSecret(
   { account, id }: AccountRef,
   { now = Date.now() }: { now?: number } = {},
 ): Promise<{ endpoint: WebhookEndpoint; secret: string } | undefined> {
-  const secret = generateSecret();
+  // A key of each scheme; the statement keeps the one of the endpoint's scheme, in one step.
+  const v1 = newKey('v1');
+  const v1a = newKey('v1a');
   const [row] = await sql`
     with u as (
       update holdfast_webhook_endpoints set
         previous_secret = secret,
         previous_secret_expires_at = ${new Date(now + ROTATION_OVERLAP_MS)},
-        secret = ${secret},
+        secret = case when signature_scheme = 'v1a' then ${v1a.secret} else ${v1.secret} end,
+        public_key = case when signature_scheme = 'v1a' then ${v1a.publicKey} end,
         updated_at = ${new Date(now)}
       where id = ${id} and account_id = ${account} and deleted_at is null
       returning *
     )
     select u.*, p.concurrency_limit, p.concurrency_max
     from u left join holdfast_endpoint_pacing p on p.endpoint_id = u.id`;
-  return row ? { endpoint: toEndpoint(row), secret } : undefined;
+  return row ? { endpoint: toEndpoint(row), secret: String(row.secret) } : undefined;
 }

@@ -11,6 +11,9 @@ export interface EndpointConcurrency {
   max: number;
 }
 
+/** How an endpoint's deliveries are signed (Standard Webhooks `v1` or `v1a`). */
+export type SignatureScheme = 'v1' | 'v1a';
+
 /** A webhook endpoint as the API shows it (never its secret). */
 export interface WebhookEndpoint {
   id: string;
@@ -20,6 +23,10 @@ export interface WebhookEndpoint {
   status: 'active' | 'disabled';
   /** Attempts started per second at most, across every worker; `null` for no limit. */
   maxPerSecond: number | null;
+  /** `v1` (HMAC-SHA256 with a `whsec_` secret) or `v1a` (ed25519; receivers verify with `publicKey`). */
+  signatureScheme: SignatureScheme;
+  /** The `whpk_` public key of a `v1a` endpoint (after a rotation, the new one); `null` for `v1`. */
+  publicKey: string | null;
   concurrency: EndpointConcurrency;
   createdAt: string;
   updatedAt: string;
@@ -103,6 +110,8 @@ export function toEndpoint(row: postgres.Row): WebhookEndpoint {
     eventTypes: row.event_types ?? [],
     status: row.status,
     maxPerSecond: row.max_per_second ?? null,
+    signatureScheme: row.signature_scheme === 'v1a' ? 'v1a' : 'v1',
+    publicKey: row.public_key ?? null,
     concurrency: toConcurrency(row),
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),

@@ -187,6 +187,7 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
         eventTypes: body.eventTypes,
         description: body.description,
         maxPerSecond: body.maxPerSecond,
+        signatureScheme: body.signatureScheme,
       },
       { ...destination, concurrencyMax: config.delivery.perEndpoint },
     );

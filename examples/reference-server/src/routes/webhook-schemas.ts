@@ -51,6 +51,11 @@ const SUBSCRIBED_TYPE = z
     example: 'subscription.created',
   });
 
+const SIGNATURE_SCHEME = z.enum(['v1', 'v1a']).meta({
+  description:
+    'Standard Webhooks scheme of the deliveries: v1 signs with HMAC-SHA256 under a whsec_ secret (receivers hold the secret); v1a signs with ed25519 under a whsk_ key only the server holds (receivers verify with publicKey).',
+});
+
 export const WebhookEndpointSchema = z
   .object({
     id: z.string().meta({ example: 'we_2x8Kd0qLw1Yc7VnR4sT9uA' }),
@@ -64,6 +69,12 @@ export const WebhookEndpointSchema = z
       .int()
       .nullable()
       .meta({ description: 'Attempts started per second at most, across every worker; null for no limit.' }),
+    signatureScheme: SIGNATURE_SCHEME,
+    publicKey: z.string().max(60).nullable().meta({
+      description:
+        'v1a endpoints: the whpk_ ed25519 public key (base64 of 32 bytes) that verifies their v1a signatures; after a rotation, the new key (the old one keeps signing for 24 h). null for v1 endpoints.',
+      example: 'whpk_11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo=',
+    }),
     concurrency: z
       .object({
         current: z.number().int().meta({ description: 'The adaptive in-flight limit the sender uses now.' }),
@@ -80,7 +91,8 @@ export const WebhookEndpointSchema = z
 
 export const WebhookEndpointWithSecretSchema = WebhookEndpointSchema.extend({
   secret: z.string().meta({
-    description: 'whsec_ + base64 of 32 random bytes. Shown in this response only.',
+    description:
+      'v1: the whsec_ secret (base64 of 32 random bytes) receivers verify with. v1a: the whsk_ signing key (base64 of the 32-byte ed25519 seed), for your records only: receivers need just publicKey. Shown in this response only.',
     example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
   }),
 }).meta({ id: 'WebhookEndpointWithSecret' });
@@ -100,6 +112,9 @@ export const CreateWebhookEndpointSchema = z
       .max(1_000_000)
       .optional()
       .meta({ description: 'Attempts started per second at most, across every worker. Absent: no limit.' }),
+    signatureScheme: SIGNATURE_SCHEME.optional().meta({
+      description: 'v1 (default) or v1a; fixed for the endpoint’s life.',
+    }),
   })
   .meta({ id: 'CreateWebhookEndpoint' });
 

@@ -1,5 +1,6 @@
 import { tables } from './001_tables';
 import { pacing } from './002_pacing';
+import { signatureScheme } from './003_signature_scheme';
 import { attemptStatsIndex } from './004_attempt_stats_index';
 
 /** A versioned migration: `id` is recorded once applied; `sql` runs once, in list order. */
@@ -17,4 +18,4 @@ export interface Migration {
  * for (const m of migrations) if (!applied.has(m.id)) await tx.unsafe(m.sql);
  * ```
  */
-export const migrations: readonly Migration[] = [tables, pacing, attemptStatsIndex];
+export const migrations: readonly Migration[] = [tables, pacing, signatureScheme, attemptStatsIndex];

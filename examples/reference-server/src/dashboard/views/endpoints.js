@@ -7,7 +7,7 @@
  */
 
 import { ApiError, api } from '../api.js';
-import { confirmDialog, errorBox, refreshButton } from '../components.js';
+import { confirmDialog, copyButton, errorBox, refreshButton } from '../components.js';
 import { announce, byId, h } from '../dom.js';
 import { KNOWN_EVENT_TYPES } from '../event-types.js';
 import { pagedTable } from '../paged-table.js';
@@ -123,6 +123,7 @@ export function endpointsView(_route) {
         },
       },
       { label: 'Status', cell: (ep) => statusBadge(ep.status) },
+      { label: 'Signature', className: 'wrap', cell: signatureCell },
       { label: 'Created', cell: (ep) => time(ep.createdAt) },
       { label: 'Actions', cell: actions },
     ],
@@ -225,6 +226,13 @@ export function endpointsView(_route) {
       autocomplete: 'off',
       value: str(existing?.description),
     });
+    // The scheme is chosen once, at creation (CONTRACT section 10): v1 HMAC or v1a ed25519.
+    const scheme = h(
+      'select',
+      { id: 'ep-scheme', name: 'signatureScheme', 'aria-describedby': 'ep-scheme-hint' },
+      h('option', { value: 'v1' }, 'v1: HMAC-SHA256, receivers hold the secret'),
+      h('option', { value: 'v1a' }, 'v1a: ed25519, receivers hold only a public key'),
+    );
     const boxes = KNOWN_EVENT_TYPES.map((type) =>
       h(
         'label',
@@ -259,6 +267,15 @@ export function endpointsView(_route) {
         h('label', { for: 'ep-description' }, 'Description ', h('span', { class: 'muted' }, '(optional)')),
         description,
       ),
+      editing
+        ? null
+        : h(
+            'div',
+            { class: 'field' },
+            h('label', { for: 'ep-scheme' }, 'Signature scheme'),
+            h('p', { class: 'hint', id: 'ep-scheme-hint' }, 'Fixed for the life of the endpoint.'),
+            scheme,
+          ),
       h(
         'fieldset',
         { class: 'field' },
@@ -304,6 +321,8 @@ export function endpointsView(_route) {
       // Clearing the description of an existing endpoint sends null (no description), not "".
       if (editing && text !== (str(existing.description) ?? '')) body.description = text === '' ? null : text;
       if (!editing && text !== '') body.description = text;
+      if (!editing && scheme instanceof HTMLSelectElement && scheme.value === 'v1a')
+        body.signatureScheme = 'v1a';
       // No event types means every event type; on an edit, an empty list says so explicitly.
       if (editing ? unique.join(',') !== existingTypes.join(',') : unique.length > 0)
         body.eventTypes = unique;
@@ -371,4 +390,24 @@ export function endpointsView(_route) {
     list.element,
   );
   heading.focus();
+}
+
+/**
+ * The endpoint's signature scheme, and for v1a its public key with a copy button: receivers
+ * verify v1a deliveries with it, so it is shown in full (it is not a secret).
+ *
+ * @param {Json} ep
+ */
+function signatureCell(ep) {
+  const key = str(ep.publicKey);
+  if (str(ep.signatureScheme) !== 'v1a' || !key)
+    return h('span', {}, 'v1 ', h('small', { class: 'muted' }, 'HMAC'));
+  const label = str(ep.url) ?? str(ep.id) ?? '';
+  return [
+    h('span', {}, 'v1a ', h('small', { class: 'muted' }, 'ed25519')),
+    h('br'),
+    h('span', { class: 'mono', title: 'Public key' }, key),
+    ' ',
+    copyButton(key, `Copy public key of ${label}`),
+  ];
 }
