@@ -192,7 +192,8 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
       { ...destination, concurrencyMax: config.delivery.perEndpoint },
     );
     c.header('Location', `/v1/webhook-endpoints/${endpoint.id}`);
-    return c.json({ ...endpoint, livemode, secret }, 201);
+    // A v1a endpoint's signing key stays with the sender: receivers need only its publicKey.
+    return c.json({ ...endpoint, livemode, ...shownSecret(endpoint, secret) }, 201);
   });
 
   app.openapi(getEndpoint, async (c) => {
@@ -238,6 +239,11 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
     const { id } = c.req.valid('param');
     const rotated = await rotateWebhookSecret(sql, { account, id });
     if (!rotated) throw missing(id);
-    return c.json({ ...rotated.endpoint, livemode, secret: rotated.secret }, 200);
+    return c.json({ ...rotated.endpoint, livemode, ...shownSecret(rotated.endpoint, rotated.secret) }, 200);
   });
+}
+
+/** The secret a creation or rotation shows: a v1 endpoint's `whsec_`, never a v1a signing key. */
+function shownSecret(endpoint: { signatureScheme: 'v1' | 'v1a' }, secret: string): { secret?: string } {
+  return endpoint.signatureScheme === 'v1' ? { secret } : {};
 }

@@ -90,9 +90,9 @@ export const WebhookEndpointSchema = z
   .meta({ id: 'WebhookEndpoint' });
 
 export const WebhookEndpointWithSecretSchema = WebhookEndpointSchema.extend({
-  secret: z.string().meta({
+  secret: z.string().optional().meta({
     description:
-      'v1: the whsec_ secret (base64 of 32 random bytes) receivers verify with. v1a: the whsk_ signing key (base64 of the 32-byte ed25519 seed), for your records only: receivers need just publicKey. Shown in this response only.',
+      'v1 endpoints: the whsec_ secret (base64 of 32 random bytes) receivers verify with, shown in this response only. Absent on v1a endpoints: their whsk_ signing key never leaves the server, and receivers verify with publicKey.',
     example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
   }),
 }).meta({ id: 'WebhookEndpointWithSecret' });

@@ -172,7 +172,11 @@ export function endpointsView(_route) {
         method: 'POST',
       });
       const body = obj(data) ?? {};
-      showSecret(body.secret, `New signing secret for ${str(body.url) ?? str(ep.url) ?? id}`);
+      // A v1a endpoint's signing key never leaves the server: its new public key is in the list.
+      if (str(body.secret) === undefined) {
+        list.replace(id, body);
+        announce('New key pair created. Receivers verify with the public key shown in the list.');
+      } else showSecret(body.secret, `New signing secret for ${str(body.url) ?? str(ep.url) ?? id}`);
     } catch (error) {
       formSlot.replaceChildren(errorBox(error));
     }
@@ -344,7 +348,9 @@ export function endpointsView(_route) {
         const { data } = await api('/webhook-endpoints', { method: 'POST', body });
         const created = obj(data) ?? {};
         formSlot.replaceChildren();
-        showSecret(created.secret, `Signing secret for ${str(created.url) ?? url.value.trim()}`);
+        if (str(created.secret) === undefined) {
+          announce('Endpoint created. Receivers verify with the public key shown in the list.');
+        } else showSecret(created.secret, `Signing secret for ${str(created.url) ?? url.value.trim()}`);
         void list.reload();
       } catch (error) {
         submit.disabled = false;
