@@ -58,7 +58,16 @@ export interface Grant {
  * never by the backlog (see bench/delivery's EXPLAIN).
  */
 export async function leaseDue(sql: postgres.Sql, request: LeaseRequest): Promise<LeasedRow[]> {
-  const grants = [...(await reserveStatement(sql, request))];
+  let grants: Grant[];
+  try {
+    grants = [...(await reserveStatement(sql, request))];
+  } catch (error) {
+    // Two rounds (or a round and an outcome statement) that met on the same pacing rows in
+    // different orders: PostgreSQL failed this one whole, nothing was charged; the next round
+    // simply tries again.
+    if (typeof error === 'object' && error !== null && 'code' in error && error.code === '40P01') return [];
+    throw error;
+  }
   if (grants.length === 0) return [];
   const rows = [...(await leaseStatement(sql, request, grants))];
   const fresh = new Map<string, number>();
