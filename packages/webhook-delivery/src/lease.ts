@@ -100,6 +100,9 @@ export function reserveStatement(sql: Sql, request: LeaseRequest): postgres.Pend
                 select 1 from holdfast_deliveries d
                 where d.endpoint_id = p.endpoint_id and d.status in ('pending', 'failed')
                   and d.next_attempt_at <= ${at} and d.lease_expires_at is null
+                -- in index order, so the scan stops at the limit (a bitmap scan would first
+                -- collect the whole backlog)
+                order by d.next_attempt_at
                 limit ${request.limit}) due)::int as due,
              exists (
                select 1 from holdfast_deliveries d
