@@ -86,7 +86,7 @@ const INFO_OUTCOME: Record<AttemptResult['nextStatus'], AttemptInfo['outcome']> 
 
 /**
  * Creates a worker that delivers due deliveries (SPEC section 6, "Delivery"; issue 16). Each
- * round leases a fair batch across endpoints in two short statements (`FOR UPDATE SKIP LOCKED`, leases
+ * round leases a fair batch across endpoints in one statement (`FOR UPDATE SKIP LOCKED`, leases
  * with an expiry that a dead worker's successor takes over, the per-endpoint in-flight bound
  * held in a shared pacing row across every worker and process), sends the batch concurrently,
  * each attempt signed afresh over the event's exact bytes, sent to the address that passed the
