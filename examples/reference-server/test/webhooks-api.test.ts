@@ -182,6 +182,32 @@ describe('webhook endpoints', () => {
     }
   });
 
+  it('takes maxPerSecond on create and PATCH and shows concurrency (CONTRACT section 10, Delivery pacing)', async () => {
+    for (const bad of [0, -3, 1.5, '10']) {
+      const refused = await call('POST', '/v1/webhook-endpoints', {
+        body: { url: receiver.url, maxPerSecond: bad },
+      });
+      expectProblem(refused, 400, 'validation_failed');
+    }
+    const plain = await createEndpoint();
+    expect(plain.maxPerSecond).toBeNull();
+    expect(plain.concurrency).toEqual({ current: 100, max: 100 });
+    const paced = await createEndpoint({ maxPerSecond: 25 });
+    expect(paced.maxPerSecond).toBe(25);
+    const lowered = await call('PATCH', `/v1/webhook-endpoints/${paced.id}`, { body: { maxPerSecond: 5 } });
+    expect(lowered.body.maxPerSecond).toBe(5);
+    const lifted = await call('PATCH', `/v1/webhook-endpoints/${paced.id}`, { body: { maxPerSecond: null } });
+    expect(lifted.body.maxPerSecond).toBeNull();
+    expectProblem(
+      await call('PATCH', `/v1/webhook-endpoints/${paced.id}`, { body: { maxPerSecond: 0 } }),
+      400,
+      'validation_failed',
+    );
+    const listed = await call('GET', '/v1/webhook-endpoints?limit=100');
+    const row = listed.body.data.find((e: { id: string }) => e.id === paced.id);
+    expect(row).toMatchObject({ maxPerSecond: null, concurrency: { current: 100, max: 100 } });
+  });
+
   it('updates, disables, re-enables, rotates the secret and deletes', async () => {
     const endpoint = await createEndpoint({ description: 'before' });
     const patched = await call('PATCH', `/v1/webhook-endpoints/${endpoint.id}`, {

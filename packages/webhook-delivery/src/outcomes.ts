@@ -83,6 +83,12 @@ export async function writeOutcomes(
           from r where d.id = r.id and d.lease_owner = ${owner}
           returning d.endpoint_id
         ),
+        locked as (
+          select p.endpoint_id from holdfast_endpoint_pacing p
+          where p.endpoint_id in (select endpoint_id from r)
+          order by p.endpoint_id
+          for update
+        ),
         per_endpoint as (
           select r.endpoint_id, bool_or(r.congested) as congested, (count(*) filter (where r.fast))::real as fast,
                  max(r.pause_until) as pause_until,
@@ -100,7 +106,8 @@ export async function writeOutcomes(
           end,
           paused_until = case when s.pause_until is not null and (p.paused_until is null or p.paused_until < s.pause_until)
                               then s.pause_until else p.paused_until end
-        from per_endpoint s where p.endpoint_id = s.endpoint_id`;
+        from per_endpoint s
+        where p.endpoint_id = s.endpoint_id and s.endpoint_id in (select endpoint_id from locked)`;
       return;
     } catch (error) {
       // Two workers' batches can lock the same pacing rows in different orders; PostgreSQL

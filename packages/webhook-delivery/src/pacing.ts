@@ -28,4 +28,4 @@ export function isCongestion(status: number | undefined, forbidden: boolean): bo
 export const FAST_MS = 1_000;
 
 /** The longest pause a `Retry-After` imposes on a whole endpoint (its own delivery waits the full value). */
-export const MAX_PAUSE_MS = 10 * 60_000;
+export const MAX_PAUSE_MS: number = 10 * 60_000;

@@ -140,7 +140,6 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
   let wake: (() => void) | undefined;
   let lastReconcile = 0;
   let lastLeased = 0;
-  const surplusSeen = new Map<string, number>();
 
   // Each endpoint's signer, prepared once (its keys decoded) and kept while its secrets stay
   // the same: every attempt is still signed afresh, with its own timestamp.
@@ -335,7 +334,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     await renew();
     if (now() - lastReconcile >= RECONCILE_MS) {
       lastReconcile = now();
-      await reconcileInFlight(sql, surplusSeen);
+      await reconcileInFlight(sql);
     }
   }
 

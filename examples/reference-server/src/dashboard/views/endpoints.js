@@ -124,6 +124,19 @@ export function endpointsView(_route) {
       },
       { label: 'Status', cell: (ep) => statusBadge(ep.status) },
       { label: 'Signature', className: 'wrap', cell: signatureCell },
+      {
+        // CONTRACT section 10 "Delivery pacing": the adaptive in-flight limit and the rate ceiling.
+        label: 'Pacing',
+        cell: (ep) => {
+          const concurrency = obj(ep.concurrency);
+          const rate = typeof ep.maxPerSecond === 'number' ? `at most ${ep.maxPerSecond}/s` : 'no rate limit';
+          return h('span', {}, [
+            concurrency ? `${concurrency.current} of ${concurrency.max} in flight` : dash(),
+            h('br', {}),
+            h('span', { class: 'muted' }, rate),
+          ]);
+        },
+      },
       { label: 'Created', cell: (ep) => time(ep.createdAt) },
       { label: 'Actions', cell: actions },
     ],
