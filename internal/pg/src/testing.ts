@@ -75,7 +75,16 @@ async function ownPglite(): Promise<TestDatabase> {
   };
 }
 
-async function pgliteTestDatabase(): Promise<TestDatabase> {
+/** Openings run one at a time, so two opened together (Promise.all) see each other. */
+let opening: Promise<unknown> = Promise.resolve();
+
+function pgliteTestDatabase(): Promise<TestDatabase> {
+  const next = opening.then(openPgliteTestDatabase, openPgliteTestDatabase);
+  opening = next.catch(() => {});
+  return next;
+}
+
+async function openPgliteTestDatabase(): Promise<TestDatabase> {
   // A file that opens a second database while its first is open (two servers side by side)
   // gets a PGlite of its own for it: one session cannot hold two schemas at once.
   if (current !== undefined && current.file === currentTestFile() && current.users > 0) return ownPglite();
