@@ -566,3 +566,24 @@ describe('pages outside /v1', () => {
     }
   });
 });
+
+describe('HOLDFAST_IDEMPOTENCY_RETENTION_HOURS', () => {
+  it('keeps a stored answer as long as configured, so the purge deletes it only after', async () => {
+    const kept = await startTestServer({ HOLDFAST_IDEMPOTENCY_RETENTION_HOURS: '72' });
+    try {
+      const answer = await call(kept.url, 'POST', '/v1/orders', {
+        body: { currency: 'EUR', total: 10 },
+        headers: { 'idempotency-key': 'retention-72' },
+      });
+      expect(answer.status).toBe(201);
+      const [row] = await kept.server.sql<{ seconds: number }[]>`
+        select extract(epoch from expires_at - created_at)::int as seconds
+        from holdfast_idempotency_keys where key = 'retention-72'`;
+      // 72 h from the claim, give or take the request's own duration (24 h was the default).
+      expect(row?.seconds).toBeGreaterThanOrEqual(72 * 3600 - 60);
+      expect(row?.seconds).toBeLessThanOrEqual(72 * 3600 + 60);
+    } finally {
+      await kept.stop();
+    }
+  });
+});

@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { PGlite } from '@electric-sql/pglite';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import postgres from 'postgres';
 import { connect, type Database, type Sql } from './index';
 
 export type { Database, Sql };
@@ -19,10 +22,34 @@ function currentTestFile(): string {
   return state?.filepath ?? '';
 }
 
-/** One embedded PGlite per test process, booted on first use (5 to 7 s) and kept for every file. */
-let sharedPglite: Promise<Database> | undefined;
+/** Where the PGlite this test process shares listens: booted on first use (5 to 7 s), kept for every file. */
+let engine: Promise<{ host: string; port: number }> | undefined;
 
-/** The schema the shared PGlite's one connection is on now, the file it is for and its users. */
+async function bootEngine(): Promise<{ host: string; port: number }> {
+  const db = await PGlite.create('memory://');
+  const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0 });
+  await server.start();
+  const [host, port] = server.getServerConn().split(':');
+  return { host: host ?? '127.0.0.1', port: Number(port) };
+}
+
+/**
+ * The one client of the shared PGlite (PGlite has one session: one connection at a time). A
+ * test may end it on purpose (to see the server answer 503); the next database opened gets a
+ * new one, so one file's ending never breaks the next file.
+ */
+let client: Sql | undefined;
+
+async function alive(sql: Sql): Promise<boolean> {
+  try {
+    await sql`select 1`;
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The schema the shared session is on now, the file it is for and how many databases use it. */
 let current: { schema: string; file: string; users: number } | undefined;
 
 /**
@@ -32,28 +59,68 @@ let current: { schema: string; file: string; users: number } | undefined;
  */
 export async function warmUpTestDatabase(): Promise<void> {
   if (process.env.DATABASE_URL) return;
-  sharedPglite ??= connect();
-  await sharedPglite;
+  engine ??= bootEngine();
+  await engine;
 }
 
-async function pgliteTestDatabase(): Promise<TestDatabase> {
-  sharedPglite ??= connect();
-  const db = await sharedPglite;
+/** A PGlite of its own, as every test database had before they were shared: for a second one open at once. */
+async function ownPglite(): Promise<TestDatabase> {
+  const db = await connect();
+  return {
+    ...db,
+    schema: 'public',
+    connectAgain: async () => {
+      throw new Error('PGlite serves one connection: this test needs DATABASE_URL');
+    },
+  };
+}
+
+/** Openings run one at a time, so two opened together (Promise.all) see each other. */
+let opening: Promise<unknown> = Promise.resolve();
+
+function pgliteTestDatabase(): Promise<TestDatabase> {
+  const next = opening.then(openPgliteTestDatabase, openPgliteTestDatabase);
+  opening = next.catch(() => {});
+  return next;
+}
+
+async function openPgliteTestDatabase(): Promise<TestDatabase> {
+  // A file that opens a second database while its first is open (two servers side by side)
+  // gets a PGlite of its own for it: one session cannot hold two schemas at once.
+  if (current !== undefined && current.file === currentTestFile() && current.users > 0) return ownPglite();
+  engine ??= bootEngine();
+  const { host, port } = await engine;
+  let fresh = false;
+  if (client === undefined || !(await alive(client))) {
+    client = postgres({
+      host,
+      port,
+      database: 'postgres',
+      username: 'postgres',
+      max: 1,
+      ssl: false,
+      onnotice: () => {},
+    });
+    fresh = true;
+  }
+  const sql = client;
   const file = currentTestFile();
-  // One schema per test file: databases opened together in a file share it (PGlite has one
-  // session, so one search_path); a new file, or the last one closed, starts a fresh schema.
+  // One schema per test file: databases opened together in a file share it (one session, so
+  // one search_path); a new file, or the last one closed, starts a fresh schema.
   if (current === undefined || current.file !== file) {
     const schema = `t_${randomBytes(6).toString('hex')}`;
-    await db.sql.unsafe(`create schema ${schema}; set search_path to ${schema}`);
+    await sql.unsafe(`create schema ${schema}; set search_path to ${schema}`);
     current = { schema, file, users: 0 };
+  } else if (fresh) {
+    await sql.unsafe(`set search_path to ${current.schema}`);
   }
   const mine = current;
   mine.users += 1;
   let closed = false;
   return {
-    sql: db.sql,
-    kind: db.kind,
-    description: db.description,
+    sql,
+    kind: 'pglite',
+    description: 'embedded PGlite (in memory, shared by this test process)',
     schema: mine.schema,
     connectAgain: async () => {
       throw new Error('PGlite serves one connection: this test needs DATABASE_URL');
@@ -63,20 +130,20 @@ async function pgliteTestDatabase(): Promise<TestDatabase> {
       closed = true;
       mine.users -= 1;
       if (mine.users > 0) return;
-      if (current === mine) {
-        current = undefined;
-        await db.sql.unsafe(`set search_path to public; drop schema ${mine.schema} cascade`);
-      } else {
-        await db.sql.unsafe(`drop schema if exists ${mine.schema} cascade`);
-      }
+      const last = current === mine;
+      if (last) current = undefined;
+      // The client may have been ended by the test; the schema then goes with the next file's.
+      await sql
+        .unsafe(`${last ? 'set search_path to public; ' : ''}drop schema if exists ${mine.schema} cascade`)
+        .catch(() => {});
     },
   };
 }
 
 /**
  * A database for one test file. On PGlite: a fresh schema of the PGlite this test process
- * shares across its files (booting PGlite takes seconds; a schema takes milliseconds); every
- * database a file opens while another is open shares that file's schema, since PGlite has one
+ * shares across its files (booting PGlite takes seconds; a schema takes milliseconds); a second
+ * database opened while the first is open gets a PGlite of its own, since PGlite has one
  * session. On PostgreSQL (`DATABASE_URL`): a fresh schema with a random name, dropped on close,
  * so test files running in parallel never see each other's tables.
  */
