@@ -299,6 +299,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhook-endpoints/{id}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Recover failed and dead deliveries
+         * @description Re-queues every `dead` or `failed` delivery of this endpoint created in [since, until): due now, fresh retry schedule, same Webhook-Id. A disabled endpoint gets them once it is enabled again. Location is the endpoint; follow the deliveries with `GET /v1/deliveries?endpoint={id}`.
+         */
+        post: operations["postV1WebhookEndpointsByIdRecover"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook-endpoints/{id}/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Endpoint health
+         * @description Attempts per hour over the last 24 hours (`window=24h`, the default) or per UTC day over the last 7 days (`window=7d`), by outcome, with p50/p95 latency per bucket. Oldest bucket first; the last holds now.
+         */
+        get: operations["getV1WebhookEndpointsByIdStats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/events": {
         parameters: {
             query?: never;
@@ -474,7 +514,188 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "order.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.created (sent to your endpoint)
+         * @description An order was created (status pending). POSTed to every active endpoint subscribed to order.created or *, signed as the endpoint's signatureScheme says. See /docs, "Receiving webhooks".
+         */
+        post: operations["webhookOrderCreatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.updated (sent to your endpoint)
+         * @description An order changed (PATCH: status, description or metadata). POSTed to every active endpoint subscribed to order.updated or *, signed as the endpoint's signatureScheme says. See /docs, "Receiving webhooks".
+         */
+        post: operations["webhookOrderUpdatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.cancelled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.cancelled (sent to your endpoint)
+         * @description An order was cancelled. POSTed to every active endpoint subscribed to order.cancelled or *, signed as the endpoint's signatureScheme says. See /docs, "Receiving webhooks".
+         */
+        post: operations["webhookOrderCancelledEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.deleted (sent to your endpoint)
+         * @description A pending order was deleted; data.object is the order as it was, updatedAt the deletion time. POSTed to every active endpoint subscribed to order.deleted or *, signed as the endpoint's signatureScheme says. See /docs, "Receiving webhooks".
+         */
+        post: operations["webhookOrderDeletedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.refunded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * order.refunded (sent to your endpoint)
+         * @description An order was refunded, in part or in full; data.object.refund is the refund. POSTed to every active endpoint subscribed to order.refunded or *, signed as the endpoint's signatureScheme says. See /docs, "Receiving webhooks".
+         */
+        post: operations["webhookOrderRefundedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.succeeded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.succeeded (sent to your endpoint)
+         * @description A payment settled. POSTed to every active endpoint subscribed to payment.succeeded or *, signed as the endpoint's signatureScheme says. See /docs, "Receiving webhooks".
+         */
+        post: operations["webhookPaymentSucceededEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.failed (sent to your endpoint)
+         * @description A payment failed. POSTed to every active endpoint subscribed to payment.failed or *, signed as the endpoint's signatureScheme says. See /docs, "Receiving webhooks".
+         */
+        post: operations["webhookPaymentFailedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * subscription.created (sent to your endpoint)
+         * @description A subscription was created. POSTed to every active endpoint subscribed to subscription.created or *, signed as the endpoint's signatureScheme says. See /docs, "Receiving webhooks".
+         */
+        post: operations["webhookSubscriptionCreatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * subscription.updated (sent to your endpoint)
+         * @description A subscription changed (plan, quantity, metadata or status, cancellation included). POSTed to every active endpoint subscribed to subscription.updated or *, signed as the endpoint's signatureScheme says. See /docs, "Receiving webhooks".
+         */
+        post: operations["webhookSubscriptionUpdatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         Order: {
@@ -829,6 +1050,34 @@ export interface components {
             /** @enum {string} */
             status: "active" | "disabled";
             /**
+             * Format: int64
+             * @description Attempts started per second at most, across every worker; null for no limit.
+             */
+            maxPerSecond: number | null;
+            /**
+             * @description Standard Webhooks scheme of the deliveries: v1 signs with HMAC-SHA256 under a whsec_ secret (receivers hold the secret); v1a signs with ed25519 under a whsk_ key only the server holds (receivers verify with publicKey).
+             * @enum {string}
+             */
+            signatureScheme: "v1" | "v1a";
+            /**
+             * @description v1a endpoints: the whpk_ ed25519 public key (base64 of 32 bytes) that verifies their v1a signatures; after a rotation, the new key (the old one keeps signing for 24 h). null for v1 endpoints.
+             * @example whpk_11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo=
+             */
+            publicKey: string | null;
+            /** @description In-flight attempts: the limit falls on timeouts, 429, 502-504 and connection errors, waits out Retry-After, and climbs back while attempts succeed (CONTRACT section 10). */
+            concurrency: {
+                /**
+                 * Format: int64
+                 * @description The adaptive in-flight limit the sender uses now.
+                 */
+                current: number;
+                /**
+                 * Format: int64
+                 * @description The configured ceiling.
+                 */
+                max: number;
+            };
+            /**
              * Format: date-time
              * @example 2026-11-22T16:30:19.123Z
              */
@@ -852,6 +1101,34 @@ export interface components {
             /** @enum {string} */
             status: "active" | "disabled";
             /**
+             * Format: int64
+             * @description Attempts started per second at most, across every worker; null for no limit.
+             */
+            maxPerSecond: number | null;
+            /**
+             * @description Standard Webhooks scheme of the deliveries: v1 signs with HMAC-SHA256 under a whsec_ secret (receivers hold the secret); v1a signs with ed25519 under a whsk_ key only the server holds (receivers verify with publicKey).
+             * @enum {string}
+             */
+            signatureScheme: "v1" | "v1a";
+            /**
+             * @description v1a endpoints: the whpk_ ed25519 public key (base64 of 32 bytes) that verifies their v1a signatures; after a rotation, the new key (the old one keeps signing for 24 h). null for v1 endpoints.
+             * @example whpk_11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo=
+             */
+            publicKey: string | null;
+            /** @description In-flight attempts: the limit falls on timeouts, 429, 502-504 and connection errors, waits out Retry-After, and climbs back while attempts succeed (CONTRACT section 10). */
+            concurrency: {
+                /**
+                 * Format: int64
+                 * @description The adaptive in-flight limit the sender uses now.
+                 */
+                current: number;
+                /**
+                 * Format: int64
+                 * @description The configured ceiling.
+                 */
+                max: number;
+            };
+            /**
              * Format: date-time
              * @example 2026-11-22T16:30:19.123Z
              */
@@ -862,10 +1139,10 @@ export interface components {
              */
             updatedAt: string;
             /**
-             * @description whsec_ + base64 of 32 random bytes. Shown in this response only.
+             * @description v1 endpoints: the whsec_ secret (base64 of 32 random bytes) receivers verify with, shown in this response only. Absent on v1a endpoints: their whsk_ signing key never leaves the server, and receivers verify with publicKey.
              * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
              */
-            secret: string;
+            secret?: string;
         };
         CreateWebhookEndpoint: {
             /**
@@ -875,6 +1152,16 @@ export interface components {
             url: string;
             eventTypes?: ("order.created" | "order.updated" | "order.cancelled" | "order.deleted" | "order.refunded" | "payment.succeeded" | "payment.failed" | "subscription.created" | "subscription.updated" | "*")[];
             description?: string;
+            /**
+             * Format: int32
+             * @description Attempts started per second at most, across every worker. Absent: no limit.
+             */
+            maxPerSecond?: number;
+            /**
+             * @description v1 (default) or v1a; fixed for the endpoint’s life.
+             * @enum {string}
+             */
+            signatureScheme?: "v1" | "v1a";
         };
         UpdateWebhookEndpoint: {
             /** Format: uri */
@@ -883,6 +1170,81 @@ export interface components {
             description?: string | null;
             /** @enum {string} */
             status?: "active" | "disabled";
+            /**
+             * Format: int32
+             * @description A new rate ceiling, or null to lift it.
+             */
+            maxPerSecond?: number | null;
+        };
+        RecoveredDeliveries: {
+            /**
+             * Format: int64
+             * @description How many deliveries were re-queued.
+             */
+            recovered: number;
+        };
+        RecoverDeliveries: {
+            /**
+             * Format: date-time
+             * @description Deliveries created at or after this instant.
+             * @example 2026-11-22T16:30:19.123Z
+             */
+            since: string;
+            /**
+             * Format: date-time
+             * @description Deliveries created before this instant (default: now).
+             * @example 2026-11-22T16:30:19.123Z
+             */
+            until?: string;
+        };
+        EndpointStats: {
+            endpoint: string;
+            /** @enum {string} */
+            window: "24h" | "7d";
+            /** @enum {string} */
+            bucketSize: "hour" | "day";
+            /**
+             * Format: date-time
+             * @example 2026-11-22T16:30:19.123Z
+             */
+            from: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T16:30:19.123Z
+             */
+            to: string;
+            buckets: components["schemas"]["EndpointStatsBucket"][];
+        };
+        EndpointStatsBucket: {
+            /**
+             * Format: date-time
+             * @example 2026-11-22T16:30:19.123Z
+             */
+            start: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T16:30:19.123Z
+             */
+            end: string;
+            /**
+             * Format: int64
+             * @description Attempts answered 2xx.
+             */
+            succeeded: number;
+            /**
+             * Format: int64
+             * @description Failed attempts that were (or will be) retried.
+             */
+            failed: number;
+            /**
+             * Format: int64
+             * @description Failed attempts that were the last of their delivery.
+             */
+            dead: number;
+            /** Format: int64 */
+            p50LatencyMs: number | null;
+            /** Format: int64 */
+            p95LatencyMs: number | null;
         };
         Event: {
             /** @example evt_2x8Kd0qLw1Yc7VnR4sT9uA */
@@ -1027,6 +1389,280 @@ export interface components {
             received: true;
             id: string;
             duplicate: boolean;
+        };
+        /** @description An order was created (status pending). */
+        OrderCreatedEvent: {
+            /** @example evt_2x8Kd0qLw1Yc7VnR4sT9uA */
+            id: string;
+            /** @description true for live data (hf_live_ keys), false for test data (hf_test_ keys). */
+            livemode: boolean;
+            /** @enum {string} */
+            type: "order.created";
+            /**
+             * Format: date-time
+             * @example 2026-11-22T16:30:19.123Z
+             */
+            createdAt: string;
+            /**
+             * Format: int64
+             * @description Rises monotonically per resource: discard lower ones.
+             */
+            sequence: number;
+            data: {
+                object: components["schemas"]["Order"];
+            };
+        };
+        /** @description An order changed (PATCH: status, description or metadata). */
+        OrderUpdatedEvent: {
+            /** @example evt_2x8Kd0qLw1Yc7VnR4sT9uA */
+            id: string;
+            /** @description true for live data (hf_live_ keys), false for test data (hf_test_ keys). */
+            livemode: boolean;
+            /** @enum {string} */
+            type: "order.updated";
+            /**
+             * Format: date-time
+             * @example 2026-11-22T16:30:19.123Z
+             */
+            createdAt: string;
+            /**
+             * Format: int64
+             * @description Rises monotonically per resource: discard lower ones.
+             */
+            sequence: number;
+            data: {
+                object: components["schemas"]["Order"];
+            };
+        };
+        /** @description An order was cancelled. */
+        OrderCancelledEvent: {
+            /** @example evt_2x8Kd0qLw1Yc7VnR4sT9uA */
+            id: string;
+            /** @description true for live data (hf_live_ keys), false for test data (hf_test_ keys). */
+            livemode: boolean;
+            /** @enum {string} */
+            type: "order.cancelled";
+            /**
+             * Format: date-time
+             * @example 2026-11-22T16:30:19.123Z
+             */
+            createdAt: string;
+            /**
+             * Format: int64
+             * @description Rises monotonically per resource: discard lower ones.
+             */
+            sequence: number;
+            data: {
+                object: components["schemas"]["Order"];
+            };
+        };
+        /** @description A pending order was deleted; data.object is the order as it was, updatedAt the deletion time. */
+        OrderDeletedEvent: {
+            /** @example evt_2x8Kd0qLw1Yc7VnR4sT9uA */
+            id: string;
+            /** @description true for live data (hf_live_ keys), false for test data (hf_test_ keys). */
+            livemode: boolean;
+            /** @enum {string} */
+            type: "order.deleted";
+            /**
+             * Format: date-time
+             * @example 2026-11-22T16:30:19.123Z
+             */
+            createdAt: string;
+            /**
+             * Format: int64
+             * @description Rises monotonically per resource: discard lower ones.
+             */
+            sequence: number;
+            data: {
+                object: components["schemas"]["Order"];
+            };
+        };
+        /** @description An order was refunded, in part or in full; data.object.refund is the refund. */
+        OrderRefundedEvent: {
+            /** @example evt_2x8Kd0qLw1Yc7VnR4sT9uA */
+            id: string;
+            /** @description true for live data (hf_live_ keys), false for test data (hf_test_ keys). */
+            livemode: boolean;
+            /** @enum {string} */
+            type: "order.refunded";
+            /**
+             * Format: date-time
+             * @example 2026-11-22T16:30:19.123Z
+             */
+            createdAt: string;
+            /**
+             * Format: int64
+             * @description Rises monotonically per resource: discard lower ones.
+             */
+            sequence: number;
+            data: {
+                object: components["schemas"]["RefundedOrder"];
+            };
+        };
+        RefundedOrder: {
+            /** @example ord_2x8Kd0qLw1Yc7VnR4sT9uA */
+            id: string;
+            /** @description true for live data (hf_live_ keys), false for test data (hf_test_ keys). */
+            livemode: boolean;
+            /** @enum {string} */
+            status: "pending" | "shipped" | "cancelled";
+            /**
+             * @description ISO 4217 currency code, upper case.
+             * @example EUR
+             */
+            currency: string;
+            /**
+             * Format: int64
+             * @description The order total. Integer minor units (cents for EUR, yen for JPY).
+             * @example 4200
+             */
+            total: number;
+            /**
+             * Format: int64
+             * @description What has been refunded so far. Integer minor units (cents for EUR, yen for JPY).
+             * @example 4200
+             */
+            amountRefunded: number;
+            description: string | null;
+            /**
+             * @description Up to 50 string values for your own use.
+             * @example {
+             *       "reference": "A-1042"
+             *     }
+             */
+            metadata: {
+                [key: string]: string;
+            };
+            /**
+             * Format: date-time
+             * @example 2026-11-22T16:30:19.123Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T16:30:19.123Z
+             */
+            updatedAt: string;
+            /** @description The refund this event reports. */
+            refund: {
+                /** @example re_2x8Kd0qLw1Yc7VnR4sT9uA */
+                id: string;
+                /** @description true for live data (hf_live_ keys), false for test data (hf_test_ keys). */
+                livemode: boolean;
+                /** @example ord_2x8Kd0qLw1Yc7VnR4sT9uA */
+                order: string;
+                /**
+                 * Format: int64
+                 * @description The amount refunded. Integer minor units (cents for EUR, yen for JPY).
+                 * @example 4200
+                 */
+                amount: number;
+                /**
+                 * @description ISO 4217 currency code, upper case.
+                 * @example EUR
+                 */
+                currency: string;
+                reason: string | null;
+                /**
+                 * Format: date-time
+                 * @example 2026-11-22T16:30:19.123Z
+                 */
+                createdAt: string;
+                /**
+                 * Format: date-time
+                 * @example 2026-11-22T16:30:19.123Z
+                 */
+                updatedAt: string;
+            };
+        };
+        /** @description A payment settled. */
+        PaymentSucceededEvent: {
+            /** @example evt_2x8Kd0qLw1Yc7VnR4sT9uA */
+            id: string;
+            /** @description true for live data (hf_live_ keys), false for test data (hf_test_ keys). */
+            livemode: boolean;
+            /** @enum {string} */
+            type: "payment.succeeded";
+            /**
+             * Format: date-time
+             * @example 2026-11-22T16:30:19.123Z
+             */
+            createdAt: string;
+            /**
+             * Format: int64
+             * @description Rises monotonically per resource: discard lower ones.
+             */
+            sequence: number;
+            data: {
+                object: components["schemas"]["Payment"];
+            };
+        };
+        /** @description A payment failed. */
+        PaymentFailedEvent: {
+            /** @example evt_2x8Kd0qLw1Yc7VnR4sT9uA */
+            id: string;
+            /** @description true for live data (hf_live_ keys), false for test data (hf_test_ keys). */
+            livemode: boolean;
+            /** @enum {string} */
+            type: "payment.failed";
+            /**
+             * Format: date-time
+             * @example 2026-11-22T16:30:19.123Z
+             */
+            createdAt: string;
+            /**
+             * Format: int64
+             * @description Rises monotonically per resource: discard lower ones.
+             */
+            sequence: number;
+            data: {
+                object: components["schemas"]["Payment"];
+            };
+        };
+        /** @description A subscription was created. */
+        SubscriptionCreatedEvent: {
+            /** @example evt_2x8Kd0qLw1Yc7VnR4sT9uA */
+            id: string;
+            /** @description true for live data (hf_live_ keys), false for test data (hf_test_ keys). */
+            livemode: boolean;
+            /** @enum {string} */
+            type: "subscription.created";
+            /**
+             * Format: date-time
+             * @example 2026-11-22T16:30:19.123Z
+             */
+            createdAt: string;
+            /**
+             * Format: int64
+             * @description Rises monotonically per resource: discard lower ones.
+             */
+            sequence: number;
+            data: {
+                object: components["schemas"]["Subscription"];
+            };
+        };
+        /** @description A subscription changed (plan, quantity, metadata or status, cancellation included). */
+        SubscriptionUpdatedEvent: {
+            /** @example evt_2x8Kd0qLw1Yc7VnR4sT9uA */
+            id: string;
+            /** @description true for live data (hf_live_ keys), false for test data (hf_test_ keys). */
+            livemode: boolean;
+            /** @enum {string} */
+            type: "subscription.updated";
+            /**
+             * Format: date-time
+             * @example 2026-11-22T16:30:19.123Z
+             */
+            createdAt: string;
+            /**
+             * Format: int64
+             * @description Rises monotonically per resource: discard lower ones.
+             */
+            sequence: number;
+            data: {
+                object: components["schemas"]["Subscription"];
+            };
         };
     };
     responses: never;
@@ -3790,7 +4426,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "idempotency_key_reused" | "unprocessable";
+                        code?: "unprocessable" | "idempotency_key_reused";
                     };
                 };
             };
@@ -7950,6 +8586,530 @@ export interface operations {
             };
         };
     };
+    postV1WebhookEndpointsByIdRecover: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook endpoint id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RecoverDeliveries"];
+            };
+        };
+        responses: {
+            /** @description Queued: how many deliveries were re-queued. */
+            202: {
+                headers: {
+                    Location: string;
+                    /**
+                     * @description Unique id of this request; also in problem bodies as requestId.
+                     * @example req_Hq0v2Wm1x8YqTf3Kc9L2sA
+                     */
+                    "Request-Id"?: string;
+                    /**
+                     * @description Remaining quota of this API key (IETF draft RateLimit header).
+                     * @example "default";r=199;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description The quota policy of this API key: q is the burst, w the seconds an empty bucket takes to refill.
+                     * @example "default";q=200;w=2
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecoveredDeliveries"];
+                };
+            };
+            /** @description Malformed request: validation_failed, unknown_field, invalid_json, invalid_sort, too_many_sort_keys or invalid_cursor. */
+            400: {
+                headers: {
+                    /**
+                     * @description Unique id of this request; also in problem bodies as requestId.
+                     * @example req_Hq0v2Wm1x8YqTf3Kc9L2sA
+                     */
+                    "Request-Id"?: string;
+                    /**
+                     * @description Remaining quota of this API key (IETF draft RateLimit header).
+                     * @example "default";r=199;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description The quota policy of this API key: q is the burst, w the seconds an empty bucket takes to refill.
+                     * @example "default";q=200;w=2
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "invalid_json" | "validation_failed" | "unknown_field";
+                    };
+                };
+            };
+            /** @description unauthenticated: missing or invalid API key (WWW-Authenticate: Bearer). */
+            401: {
+                headers: {
+                    /**
+                     * @description Unique id of this request; also in problem bodies as requestId.
+                     * @example req_Hq0v2Wm1x8YqTf3Kc9L2sA
+                     */
+                    "Request-Id"?: string;
+                    /**
+                     * @description RFC 6750 challenge; error="invalid_token" when a key was sent but is malformed or unknown.
+                     * @example Bearer realm="holdfast", error="invalid_token"
+                     */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthenticated";
+                    };
+                };
+            };
+            /** @description forbidden: the key lacks the scope. */
+            403: {
+                headers: {
+                    /**
+                     * @description Unique id of this request; also in problem bodies as requestId.
+                     * @example req_Hq0v2Wm1x8YqTf3Kc9L2sA
+                     */
+                    "Request-Id"?: string;
+                    /**
+                     * @description Remaining quota of this API key (IETF draft RateLimit header).
+                     * @example "default";r=199;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description The quota policy of this API key: q is the burst, w the seconds an empty bucket takes to refill.
+                     * @example "default";q=200;w=2
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description RFC 6750 challenge naming the scope the key lacks.
+                     * @example Bearer realm="holdfast", error="insufficient_scope", scope="orders:write"
+                     */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "forbidden";
+                    };
+                };
+            };
+            /** @description not_found: absent, or another account’s. */
+            404: {
+                headers: {
+                    /**
+                     * @description Unique id of this request; also in problem bodies as requestId.
+                     * @example req_Hq0v2Wm1x8YqTf3Kc9L2sA
+                     */
+                    "Request-Id"?: string;
+                    /**
+                     * @description Remaining quota of this API key (IETF draft RateLimit header).
+                     * @example "default";r=199;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description The quota policy of this API key: q is the burst, w the seconds an empty bucket takes to refill.
+                     * @example "default";q=200;w=2
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
+                };
+            };
+            /** @description payload_too_large: body over 1 MiB. */
+            413: {
+                headers: {
+                    /**
+                     * @description Unique id of this request; also in problem bodies as requestId.
+                     * @example req_Hq0v2Wm1x8YqTf3Kc9L2sA
+                     */
+                    "Request-Id"?: string;
+                    /**
+                     * @description Remaining quota of this API key (IETF draft RateLimit header).
+                     * @example "default";r=199;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description The quota policy of this API key: q is the burst, w the seconds an empty bucket takes to refill.
+                     * @example "default";q=200;w=2
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description unsupported_media_type: the body is not application/json. */
+            415: {
+                headers: {
+                    /**
+                     * @description Unique id of this request; also in problem bodies as requestId.
+                     * @example req_Hq0v2Wm1x8YqTf3Kc9L2sA
+                     */
+                    "Request-Id"?: string;
+                    /**
+                     * @description Remaining quota of this API key (IETF draft RateLimit header).
+                     * @example "default";r=199;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description The quota policy of this API key: q is the burst, w the seconds an empty bucket takes to refill.
+                     * @example "default";q=200;w=2
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description rate_limited, with Retry-After and RateLimit headers. */
+            429: {
+                headers: {
+                    /**
+                     * @description Unique id of this request; also in problem bodies as requestId.
+                     * @example req_Hq0v2Wm1x8YqTf3Kc9L2sA
+                     */
+                    "Request-Id"?: string;
+                    /**
+                     * @description Remaining quota of this API key (IETF draft RateLimit header).
+                     * @example "default";r=199;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description The quota policy of this API key: q is the burst, w the seconds an empty bucket takes to refill.
+                     * @example "default";q=200;w=2
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal_error. */
+            500: {
+                headers: {
+                    /**
+                     * @description Unique id of this request; also in problem bodies as requestId.
+                     * @example req_Hq0v2Wm1x8YqTf3Kc9L2sA
+                     */
+                    "Request-Id"?: string;
+                    /**
+                     * @description Remaining quota of this API key (IETF draft RateLimit header).
+                     * @example "default";r=199;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description The quota policy of this API key: q is the burst, w the seconds an empty bucket takes to refill.
+                     * @example "default";q=200;w=2
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
+                };
+            };
+            /** @description service_unavailable: the database cannot be reached right now (Retry-After). */
+            503: {
+                headers: {
+                    /**
+                     * @description Unique id of this request; also in problem bodies as requestId.
+                     * @example req_Hq0v2Wm1x8YqTf3Kc9L2sA
+                     */
+                    "Request-Id"?: string;
+                    /**
+                     * @description Remaining quota of this API key (IETF draft RateLimit header).
+                     * @example "default";r=199;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description The quota policy of this API key: q is the burst, w the seconds an empty bucket takes to refill.
+                     * @example "default";q=200;w=2
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    getV1WebhookEndpointsByIdStats: {
+        parameters: {
+            query?: {
+                /** @description The period: 24h (hourly buckets) or 7d (daily). */
+                window?: "24h" | "7d";
+            };
+            header?: never;
+            path: {
+                /** @description The webhook endpoint id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The buckets. */
+            200: {
+                headers: {
+                    /**
+                     * @description Unique id of this request; also in problem bodies as requestId.
+                     * @example req_Hq0v2Wm1x8YqTf3Kc9L2sA
+                     */
+                    "Request-Id"?: string;
+                    /**
+                     * @description Remaining quota of this API key (IETF draft RateLimit header).
+                     * @example "default";r=199;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description The quota policy of this API key: q is the burst, w the seconds an empty bucket takes to refill.
+                     * @example "default";q=200;w=2
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EndpointStats"];
+                };
+            };
+            /** @description Malformed request: validation_failed, unknown_field, invalid_json, invalid_sort, too_many_sort_keys or invalid_cursor. */
+            400: {
+                headers: {
+                    /**
+                     * @description Unique id of this request; also in problem bodies as requestId.
+                     * @example req_Hq0v2Wm1x8YqTf3Kc9L2sA
+                     */
+                    "Request-Id"?: string;
+                    /**
+                     * @description Remaining quota of this API key (IETF draft RateLimit header).
+                     * @example "default";r=199;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description The quota policy of this API key: q is the burst, w the seconds an empty bucket takes to refill.
+                     * @example "default";q=200;w=2
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "validation_failed" | "unknown_field";
+                    };
+                };
+            };
+            /** @description unauthenticated: missing or invalid API key (WWW-Authenticate: Bearer). */
+            401: {
+                headers: {
+                    /**
+                     * @description Unique id of this request; also in problem bodies as requestId.
+                     * @example req_Hq0v2Wm1x8YqTf3Kc9L2sA
+                     */
+                    "Request-Id"?: string;
+                    /**
+                     * @description RFC 6750 challenge; error="invalid_token" when a key was sent but is malformed or unknown.
+                     * @example Bearer realm="holdfast", error="invalid_token"
+                     */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthenticated";
+                    };
+                };
+            };
+            /** @description forbidden: the key lacks the scope. */
+            403: {
+                headers: {
+                    /**
+                     * @description Unique id of this request; also in problem bodies as requestId.
+                     * @example req_Hq0v2Wm1x8YqTf3Kc9L2sA
+                     */
+                    "Request-Id"?: string;
+                    /**
+                     * @description Remaining quota of this API key (IETF draft RateLimit header).
+                     * @example "default";r=199;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description The quota policy of this API key: q is the burst, w the seconds an empty bucket takes to refill.
+                     * @example "default";q=200;w=2
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description RFC 6750 challenge naming the scope the key lacks.
+                     * @example Bearer realm="holdfast", error="insufficient_scope", scope="orders:write"
+                     */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "forbidden";
+                    };
+                };
+            };
+            /** @description not_found: absent, or another account’s. */
+            404: {
+                headers: {
+                    /**
+                     * @description Unique id of this request; also in problem bodies as requestId.
+                     * @example req_Hq0v2Wm1x8YqTf3Kc9L2sA
+                     */
+                    "Request-Id"?: string;
+                    /**
+                     * @description Remaining quota of this API key (IETF draft RateLimit header).
+                     * @example "default";r=199;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description The quota policy of this API key: q is the burst, w the seconds an empty bucket takes to refill.
+                     * @example "default";q=200;w=2
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
+                };
+            };
+            /** @description rate_limited, with Retry-After and RateLimit headers. */
+            429: {
+                headers: {
+                    /**
+                     * @description Unique id of this request; also in problem bodies as requestId.
+                     * @example req_Hq0v2Wm1x8YqTf3Kc9L2sA
+                     */
+                    "Request-Id"?: string;
+                    /**
+                     * @description Remaining quota of this API key (IETF draft RateLimit header).
+                     * @example "default";r=199;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description The quota policy of this API key: q is the burst, w the seconds an empty bucket takes to refill.
+                     * @example "default";q=200;w=2
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal_error. */
+            500: {
+                headers: {
+                    /**
+                     * @description Unique id of this request; also in problem bodies as requestId.
+                     * @example req_Hq0v2Wm1x8YqTf3Kc9L2sA
+                     */
+                    "Request-Id"?: string;
+                    /**
+                     * @description Remaining quota of this API key (IETF draft RateLimit header).
+                     * @example "default";r=199;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description The quota policy of this API key: q is the burst, w the seconds an empty bucket takes to refill.
+                     * @example "default";q=200;w=2
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
+                };
+            };
+            /** @description service_unavailable: the database cannot be reached right now (Retry-After). */
+            503: {
+                headers: {
+                    /**
+                     * @description Unique id of this request; also in problem bodies as requestId.
+                     * @example req_Hq0v2Wm1x8YqTf3Kc9L2sA
+                     */
+                    "Request-Id"?: string;
+                    /**
+                     * @description Remaining quota of this API key (IETF draft RateLimit header).
+                     * @example "default";r=199;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description The quota policy of this API key: q is the burst, w the seconds an empty bucket takes to refill.
+                     * @example "default";q=200;w=2
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
+                };
+            };
+        };
+    };
     getV1Events: {
         parameters: {
             query?: {
@@ -9998,6 +11158,267 @@ export interface operations {
                         code?: "service_unavailable";
                     };
                 };
+            };
+        };
+    };
+    webhookOrderCreatedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry and replay. Deduplicate on it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed (each attempt is signed afresh). Refuse it when more than 5 minutes from your clock. */
+                "webhook-timestamp": string;
+                /** @description Space-separated signatures of "webhook-id.webhook-timestamp.body" over the exact body bytes (Standard Webhooks): v1,<base64 HMAC-SHA256 with the endpoint secret, whsec_> for endpoints with signatureScheme v1; v1a,<base64 ed25519 signature, verified with the endpoint publicKey, whpk_> for v1a. For 24 h after a rotation the old key signs too: one entry per key. Accept the delivery when any entry verifies. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery: answer fast and process later. 408, 429, 5xx, a timeout (10 s) or a connection error is retried (1m, 5m, 30m, 2h, 6h, 24h, with jitter; Retry-After is honoured), then the delivery is dead. 410 disables the endpoint. Any other status, redirects included, makes the delivery dead at once. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookOrderUpdatedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry and replay. Deduplicate on it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed (each attempt is signed afresh). Refuse it when more than 5 minutes from your clock. */
+                "webhook-timestamp": string;
+                /** @description Space-separated signatures of "webhook-id.webhook-timestamp.body" over the exact body bytes (Standard Webhooks): v1,<base64 HMAC-SHA256 with the endpoint secret, whsec_> for endpoints with signatureScheme v1; v1a,<base64 ed25519 signature, verified with the endpoint publicKey, whpk_> for v1a. For 24 h after a rotation the old key signs too: one entry per key. Accept the delivery when any entry verifies. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery: answer fast and process later. 408, 429, 5xx, a timeout (10 s) or a connection error is retried (1m, 5m, 30m, 2h, 6h, 24h, with jitter; Retry-After is honoured), then the delivery is dead. 410 disables the endpoint. Any other status, redirects included, makes the delivery dead at once. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookOrderCancelledEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry and replay. Deduplicate on it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed (each attempt is signed afresh). Refuse it when more than 5 minutes from your clock. */
+                "webhook-timestamp": string;
+                /** @description Space-separated signatures of "webhook-id.webhook-timestamp.body" over the exact body bytes (Standard Webhooks): v1,<base64 HMAC-SHA256 with the endpoint secret, whsec_> for endpoints with signatureScheme v1; v1a,<base64 ed25519 signature, verified with the endpoint publicKey, whpk_> for v1a. For 24 h after a rotation the old key signs too: one entry per key. Accept the delivery when any entry verifies. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderCancelledEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery: answer fast and process later. 408, 429, 5xx, a timeout (10 s) or a connection error is retried (1m, 5m, 30m, 2h, 6h, 24h, with jitter; Retry-After is honoured), then the delivery is dead. 410 disables the endpoint. Any other status, redirects included, makes the delivery dead at once. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookOrderDeletedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry and replay. Deduplicate on it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed (each attempt is signed afresh). Refuse it when more than 5 minutes from your clock. */
+                "webhook-timestamp": string;
+                /** @description Space-separated signatures of "webhook-id.webhook-timestamp.body" over the exact body bytes (Standard Webhooks): v1,<base64 HMAC-SHA256 with the endpoint secret, whsec_> for endpoints with signatureScheme v1; v1a,<base64 ed25519 signature, verified with the endpoint publicKey, whpk_> for v1a. For 24 h after a rotation the old key signs too: one entry per key. Accept the delivery when any entry verifies. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderDeletedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery: answer fast and process later. 408, 429, 5xx, a timeout (10 s) or a connection error is retried (1m, 5m, 30m, 2h, 6h, 24h, with jitter; Retry-After is honoured), then the delivery is dead. 410 disables the endpoint. Any other status, redirects included, makes the delivery dead at once. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookOrderRefundedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry and replay. Deduplicate on it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed (each attempt is signed afresh). Refuse it when more than 5 minutes from your clock. */
+                "webhook-timestamp": string;
+                /** @description Space-separated signatures of "webhook-id.webhook-timestamp.body" over the exact body bytes (Standard Webhooks): v1,<base64 HMAC-SHA256 with the endpoint secret, whsec_> for endpoints with signatureScheme v1; v1a,<base64 ed25519 signature, verified with the endpoint publicKey, whpk_> for v1a. For 24 h after a rotation the old key signs too: one entry per key. Accept the delivery when any entry verifies. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OrderRefundedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery: answer fast and process later. 408, 429, 5xx, a timeout (10 s) or a connection error is retried (1m, 5m, 30m, 2h, 6h, 24h, with jitter; Retry-After is honoured), then the delivery is dead. 410 disables the endpoint. Any other status, redirects included, makes the delivery dead at once. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookPaymentSucceededEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry and replay. Deduplicate on it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed (each attempt is signed afresh). Refuse it when more than 5 minutes from your clock. */
+                "webhook-timestamp": string;
+                /** @description Space-separated signatures of "webhook-id.webhook-timestamp.body" over the exact body bytes (Standard Webhooks): v1,<base64 HMAC-SHA256 with the endpoint secret, whsec_> for endpoints with signatureScheme v1; v1a,<base64 ed25519 signature, verified with the endpoint publicKey, whpk_> for v1a. For 24 h after a rotation the old key signs too: one entry per key. Accept the delivery when any entry verifies. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PaymentSucceededEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery: answer fast and process later. 408, 429, 5xx, a timeout (10 s) or a connection error is retried (1m, 5m, 30m, 2h, 6h, 24h, with jitter; Retry-After is honoured), then the delivery is dead. 410 disables the endpoint. Any other status, redirects included, makes the delivery dead at once. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookPaymentFailedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry and replay. Deduplicate on it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed (each attempt is signed afresh). Refuse it when more than 5 minutes from your clock. */
+                "webhook-timestamp": string;
+                /** @description Space-separated signatures of "webhook-id.webhook-timestamp.body" over the exact body bytes (Standard Webhooks): v1,<base64 HMAC-SHA256 with the endpoint secret, whsec_> for endpoints with signatureScheme v1; v1a,<base64 ed25519 signature, verified with the endpoint publicKey, whpk_> for v1a. For 24 h after a rotation the old key signs too: one entry per key. Accept the delivery when any entry verifies. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PaymentFailedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery: answer fast and process later. 408, 429, 5xx, a timeout (10 s) or a connection error is retried (1m, 5m, 30m, 2h, 6h, 24h, with jitter; Retry-After is honoured), then the delivery is dead. 410 disables the endpoint. Any other status, redirects included, makes the delivery dead at once. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookSubscriptionCreatedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry and replay. Deduplicate on it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed (each attempt is signed afresh). Refuse it when more than 5 minutes from your clock. */
+                "webhook-timestamp": string;
+                /** @description Space-separated signatures of "webhook-id.webhook-timestamp.body" over the exact body bytes (Standard Webhooks): v1,<base64 HMAC-SHA256 with the endpoint secret, whsec_> for endpoints with signatureScheme v1; v1a,<base64 ed25519 signature, verified with the endpoint publicKey, whpk_> for v1a. For 24 h after a rotation the old key signs too: one entry per key. Accept the delivery when any entry verifies. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SubscriptionCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery: answer fast and process later. 408, 429, 5xx, a timeout (10 s) or a connection error is retried (1m, 5m, 30m, 2h, 6h, 24h, with jitter; Retry-After is honoured), then the delivery is dead. 410 disables the endpoint. Any other status, redirects included, makes the delivery dead at once. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookSubscriptionUpdatedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id: the same on every retry and replay. Deduplicate on it. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed (each attempt is signed afresh). Refuse it when more than 5 minutes from your clock. */
+                "webhook-timestamp": string;
+                /** @description Space-separated signatures of "webhook-id.webhook-timestamp.body" over the exact body bytes (Standard Webhooks): v1,<base64 HMAC-SHA256 with the endpoint secret, whsec_> for endpoints with signatureScheme v1; v1a,<base64 ed25519 signature, verified with the endpoint publicKey, whpk_> for v1a. For 24 h after a rotation the old key signs too: one entry per key. Accept the delivery when any entry verifies. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SubscriptionUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery: answer fast and process later. 408, 429, 5xx, a timeout (10 s) or a connection error is retried (1m, 5m, 30m, 2h, 6h, 24h, with jitter; Retry-After is honoured), then the delivery is dead. 410 disables the endpoint. Any other status, redirects included, makes the delivery dead at once. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
