@@ -11,9 +11,6 @@ import { afterAll, describe, expect, it } from 'vitest';
 const root = new URL('../../../', import.meta.url).pathname;
 const out = join(root, 'internal/readme-examples/.examples');
 const FENCE = /^```(\S*)(?:[ \t]+(\S+))?[ \t]*\n([\s\S]*?)^```[ \t]*$/gm;
-// Being rewritten on other branches: their blocks are type-checked when marked runnable, and
-// must all be marked once those branches land (then this list goes).
-const MARKING_PENDING = new Set(['webhook-delivery', 'webhook-signer', 'webhook-verifier']);
 
 interface Block {
   readonly pkg: string;
@@ -56,7 +53,6 @@ describe('package README examples', () => {
   it('marks every ts block: runnable (type-checked) or signatures (an API listing)', () => {
     const unmarked = all
       .filter((block) => block.info !== 'runnable' && block.info !== 'signatures')
-      .filter((block) => !MARKING_PENDING.has(block.pkg))
       .map((block) => `packages/${block.pkg}/README.md:${block.line}`);
     expect(unmarked).toEqual([]);
   });

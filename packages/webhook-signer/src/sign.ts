@@ -10,12 +10,16 @@ export interface SignInput {
   body: string | Uint8Array;
 }
 
-/** The three Standard Webhooks headers of a delivery. */
-export interface WebhookHeaders {
+/**
+ * The three Standard Webhooks headers of a delivery. A type alias, not an interface: an object
+ * type alias is assignable to a string-keyed record (an interface is not), so the headers go
+ * straight to `@holdfast/webhook-verifier`'s `verify()`, `fetch()` or any `Record<string, string>`.
+ */
+export type WebhookHeaders = {
   'webhook-id': string;
   'webhook-timestamp': string;
   'webhook-signature': string;
-}
+};
 
 export interface SignerOptions {
   /**
