@@ -62,12 +62,11 @@ export async function connect(options: ConnectOptions = {}): Promise<Database> {
   const dataDir = options.dataDir ?? 'memory://';
   const inMemory = dataDir.startsWith('memory://');
   if (!inMemory) mkdirSync(dataDir, { recursive: true });
-  const taken = inMemory ? undefined : lockDataDir(dataDir);
-  if (taken && 'held' in taken) {
-    const { port } = taken.held;
-    if (options.whenHeld !== 'join' || port === undefined) throw new DataDirectoryInUse(dataDir, taken.held);
-    const sql = postgres({
-      host: '127.0.0.1',
+  // One client of a PGlite socket, whether this process serves it or a running server does.
+  // PGlite speaks the protocol but has no TLS and answers one connection at a time.
+  const pgliteClient = (host: string, port: number) =>
+    postgres({
+      host,
       port,
       database: 'postgres',
       username: 'postgres',
@@ -76,6 +75,11 @@ export async function connect(options: ConnectOptions = {}): Promise<Database> {
       ...quiet,
       ...(connection ? { connection } : {}),
     });
+  const taken = inMemory ? undefined : lockDataDir(dataDir);
+  if (taken && 'held' in taken) {
+    const { port } = taken.held;
+    if (options.whenHeld !== 'join' || port === undefined) throw new DataDirectoryInUse(dataDir, taken.held);
+    const sql = pgliteClient('127.0.0.1', port);
     return {
       sql,
       kind: 'pglite',
@@ -98,17 +102,7 @@ export async function connect(options: ConnectOptions = {}): Promise<Database> {
   }
   const [host, port] = server.getServerConn().split(':');
   lock?.setPort(Number(port));
-  const sql = postgres({
-    host: host ?? '127.0.0.1',
-    port: Number(port),
-    database: 'postgres',
-    username: 'postgres',
-    max: 1,
-    // PGlite speaks the protocol but has no TLS and answers one connection at a time.
-    ssl: false,
-    ...quiet,
-    ...(connection ? { connection } : {}),
-  });
+  const sql = pgliteClient(host ?? '127.0.0.1', Number(port));
   return {
     sql,
     kind: 'pglite',
