@@ -27,7 +27,7 @@ export type CursorResult =
 /** Values a cursor binding covers besides the sort: equality filters. */
 export type FilterValue = string | number | boolean | null;
 
-/** What a cursor is bound to (pagination rule 7). */
+/** What a cursor is bound to. */
 export interface CursorBindingInput {
   /** The canonical sort (`Sort.canonical`). */
   readonly sort: string;
@@ -101,7 +101,7 @@ function serialize(kid: string, payload: CursorPayload, signature: string): stri
 }
 
 /**
- * Signs a position as a cursor: base64url of a small JSON object (pagination rule 3) carrying
+ * Signs a position as a cursor: base64url of a small JSON object carrying
  * the format version, the key id, the binding, the values and an HMAC-SHA256 over them with
  * the keyring's current key. Throws `RangeError` for values a cursor cannot carry (more than
  * four, a NULL id, or a value longer than `MAX_CURSOR_VALUE_LENGTH`).

@@ -1,11 +1,11 @@
-/** Counts stop here: `include=total` is exact up to this many rows (CONTRACT section 4). */
+/** Counts stop here: `include=total` is exact up to this many rows. */
 export const TOTAL_COUNT_CAP = 10_000;
 
-/** `pageInfo` of the list envelope (SPEC section 2.3, CONTRACT section 4). */
+/** `pageInfo` of the list envelope. */
 export interface PageInfo {
   /** The cursor of the next page, or `null` on the last page. */
   readonly nextCursor: string | null;
-  /** Whether rows exist after this page (pagination rule 5). */
+  /** Whether rows exist after this page. */
   readonly hasMore: boolean;
   /** With `include=total` only: the row count, at most `TOTAL_COUNT_CAP`. */
   readonly totalCount?: number;
@@ -13,7 +13,7 @@ export interface PageInfo {
   readonly totalCountCapped?: boolean;
 }
 
-/** The list envelope: a collection is always wrapped in an object (SPEC section 2.2). */
+/** The list envelope: a collection is always wrapped in an object. */
 export interface Page<T> {
   readonly data: T[];
   readonly pageInfo: PageInfo;
@@ -27,7 +27,7 @@ export interface TotalCount {
 
 /**
  * Caps a count for `pageInfo`: exact up to 10,000, above that 10,000 with
- * `totalCountCapped: true` (pagination rule 6, CONTRACT section 4).
+ * `totalCountCapped: true`.
  *
  * @example
  * ```ts

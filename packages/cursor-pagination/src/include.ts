@@ -2,7 +2,7 @@ import { problem } from '@holdfast/problem-details';
 
 /** What `include` asked for. */
 export interface Include {
-  /** `include=total`: count the rows (SPEC section 4, pagination rule 6). */
+  /** `include=total`: count the rows. */
   readonly total: boolean;
 }
 

@@ -3,7 +3,7 @@ import { sha256 } from '@noble/hashes/sha2';
 
 /**
  * The cursor signing keys: the `current` key id signs new cursors, every listed key verifies,
- * so a key can rotate without breaking cursors already handed out (pagination rule 7).
+ * so a key can rotate without breaking cursors already handed out.
  */
 export interface Keyring {
   /** The key id that signs new cursors; must be in `keys`. */

@@ -7,7 +7,7 @@ type Fragment = postgres.Fragment;
 /**
  * A cursor value as a parameter. Timestamps go through text: postgres.js serializes a parameter
  * PostgreSQL describes as a timestamp through a JavaScript Date, which would drop microseconds,
- * so the value would no longer be exactly the one compared (CONTRACT section 1).
+ * so the value would no longer be exactly the one compared.
  */
 function param(sql: Sql, term: SortExpression, value: string): Fragment {
   return term.type === 'timestamp' ? sql`${value}::text::timestamptz` : sql`${value}`;
@@ -16,7 +16,7 @@ function param(sql: Sql, term: SortExpression, value: string): Fragment {
 /**
  * "Row sorts after the cursor on this term", or `undefined` when nothing can (a NULL cursor
  * value under NULLS LAST). Mirrors ORDER BY exactly: NULLs sit after every value under NULLS
- * LAST and before every value under NULLS FIRST, whatever the direction (sorting rule 7).
+ * LAST and before every value under NULLS FIRST, whatever the direction.
  */
 function after(sql: Sql, term: SortExpression, value: string | null): Fragment | undefined {
   const e = term.expression;

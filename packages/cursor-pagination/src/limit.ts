@@ -1,14 +1,14 @@
-/** The page size when none (or zero, or something non-numeric) is asked for (SPEC section 4). */
+/** The page size when none (or zero, or something non-numeric) is asked for. */
 export const DEFAULT_LIMIT = 20;
 
-/** The largest page; larger requests are clamped, not rejected (SPEC section 8). */
+/** The largest page; larger requests are clamped, not rejected. */
 export const MAX_LIMIT = 100;
 
 // A plain decimal number: no exponent, hex, `Infinity`, whitespace or empty string.
 const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)$/;
 
 /**
- * The page size for a raw `limit`, exactly as SPEC section 4 states: missing, non-numeric or
+ * The page size for a raw `limit`, by one rule: missing, non-numeric or
  * zero gives 20; a value below 1 becomes 1; a value above 100 becomes 100. Never throws: an
  * over-large or odd limit is clamped, not rejected. A fractional value is truncated after the
  * clamp (`2.9` gives 2, `0.5` gives 1).

@@ -206,7 +206,7 @@ export async function paginate<T>(
 
   const where = conditions.length > 0 ? joinFragments(sql, conditions, sql` and `) : sql`true`;
   const select = options.select ?? sql`*`;
-  // Pagination rule 5: one row more than the limit tells whether another page exists.
+  // One row more than the limit tells whether another page exists.
   const pageQuery = sql`select ${select}, ${keys} from ${options.from} where ${where} order by ${order} limit ${limit + 1}`;
   const countQuery = include.total
     ? sql<{ count: number }[]>`select count(*)::int as count from (select 1 from ${options.from}

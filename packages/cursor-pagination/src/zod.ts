@@ -66,7 +66,7 @@ export type PageInfoSchema = z.ZodObject<{
 }>;
 
 /**
- * The zod schema of `pageInfo` (CONTRACT section 4), for response documentation.
+ * The zod schema of `pageInfo`, for response documentation.
  *
  * @example
  * ```ts

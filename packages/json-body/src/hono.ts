@@ -12,7 +12,7 @@ declare module 'hono' {
 }
 
 export interface JsonBodyOptions {
-  /** Largest accepted body in bytes; larger ones get 413. @defaultValue 1 MiB (CONTRACT section 1) */
+  /** Largest accepted body in bytes; larger ones get 413. @defaultValue 1 MiB */
   maxBytes?: number;
   /**
    * Deepest accepted nesting of arrays and objects (the top-level value is depth 1); deeper
@@ -22,7 +22,7 @@ export interface JsonBodyOptions {
    */
   maxDepth?: number;
   /**
-   * The text rule (CONTRACT section 10): U+0000 in any key or string and a `__proto__` key are
+   * The text rule: U+0000 in any key or string and a `__proto__` key are
    * 400 `validation_failed` naming the field; lone surrogates become U+FFFD. `'as-is'` skips it.
    * @defaultValue `'well-formed'`
    */

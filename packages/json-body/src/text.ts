@@ -1,4 +1,4 @@
-// One text rule for every JSON value a client sends (CONTRACT section 10): U+0000 anywhere, in a
+// One text rule for every JSON value a client sends: U+0000 anywhere, in a
 // key or a value, is refused, naming the field; a lone UTF-16 surrogate (only a `\uD800`-style
 // escape can make one: UTF-8 bytes cannot) becomes U+FFFD, as browsers do; a `__proto__` key is
 // refused, since `JSON.parse` makes it an own property that most object code silently drops.

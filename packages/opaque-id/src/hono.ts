@@ -18,7 +18,7 @@ export interface RequestIdOptions {
 
 /**
  * Gives every request an id, available as `c.get('requestId')`, and sets the `Request-Id`
- * header on every response, success or failure (CONTRACT section 1). Incoming ids are not
+ * header on every response, success or failure. Incoming ids are not
  * trusted: a client could otherwise forge entries in the server's logs. Register it first.
  *
  * @example

@@ -7,7 +7,7 @@ let offset = 0;
 
 /**
  * A prefixed opaque id, `<prefix>_` and 128 bits from the platform CSPRNG in base64url
- * (22 characters): the id format of CONTRACT section 1 (prefixed, opaque, at least 96 bits).
+ * (22 characters): prefixed, opaque, and well above 96 bits of entropy.
  * Works wherever `crypto.getRandomValues` does.
  *
  * @example
@@ -35,7 +35,7 @@ export function opaqueId(prefix: string): string {
 
 /**
  * A fresh request id: `req_` and 128 bits from the platform CSPRNG in base64url
- * (CONTRACT section 1: prefixed, opaque, at least 96 bits).
+ * (prefixed, opaque, well above 96 bits of entropy).
  *
  * @example
  * ```ts

@@ -9,7 +9,7 @@ export interface ProblemDefinition {
 /** A map from stable machine-readable code to its definition. */
 export type ProblemDefinitions = Readonly<Record<string, ProblemDefinition>>;
 
-/** Statuses whose responses must carry `Retry-After` (SPEC section 7, rule 4). */
+/** Statuses whose responses must carry `Retry-After` (RFC 9110 section 10.2.3). */
 export type RetryStatus = 429 | 503;
 
 /**

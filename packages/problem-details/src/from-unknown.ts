@@ -4,7 +4,7 @@ import { isProblemError, type ProblemError } from './problem-error';
 /**
  * Turns any thrown value into a problem. A `ProblemError` passes through unchanged; anything
  * else becomes a 500 `internal_error` whose body says nothing about the cause: no message,
- * stack, SQL, host name or library version (SPEC section 7, rule 2). The original value is
+ * stack, SQL, host name or library version (RFC 9457 section 5). The original value is
  * kept as `cause` for the server's own logs.
  *
  * @example

@@ -83,7 +83,7 @@ export interface OnProblemOptions {
 
 /**
  * The error handler: every error leaves as `application/problem+json` with `Request-Id`,
- * and a 500 carries no message, stack, SQL, host name or version (SPEC section 7 rule 2).
+ * and a 500 carries no message, stack, SQL, host name or version (RFC 9457 section 5: problem details must not leak implementation details).
  *
  * @example
  * ```ts

@@ -1,4 +1,4 @@
-/** A per-field entry of `errors[]` (CONTRACT section 2). */
+/** A per-field entry of `errors[]`. */
 export interface FieldError {
   /** Dotted path of the field at fault (`card.expMonth`, `sort`, `limit`). */
   readonly field: string;

@@ -42,8 +42,7 @@ function fieldOf(path: readonly PropertyKey[]): string {
 
 /**
  * Converts a zod validation error into a 400 problem. Each unknown key becomes its own
- * `unknown_field` entry (and the problem's code is `unknown_field` when there is any, CONTRACT
- * section 1 "Strictness"); every other issue becomes an entry with zod's issue code and the
+ * `unknown_field` entry (and the problem's code is `unknown_field` when there is any); every other issue becomes an entry with zod's issue code and the
  * field path, under `validation_failed`.
  *
  * @example

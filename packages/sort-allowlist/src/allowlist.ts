@@ -1,9 +1,9 @@
 import { parseSortKeys } from './parse-sort';
 
-/** Where NULL sorts, whatever the direction (SPEC section 4, sorting rule 7). */
+/** Where NULL sorts, whatever the direction. */
 export type NullPlacement = 'first' | 'last';
 
-/** The direction a sort key resolves to: never client text (sorting rule 3). */
+/** The direction a sort key resolves to: never client text. */
 export type SortDirection = 'asc' | 'desc';
 
 interface SortFieldCommon {
@@ -16,7 +16,7 @@ interface SortFieldCommon {
    */
   readonly nullable?: boolean;
   /**
-   * Where NULL sorts, in both directions (sorting rule 7).
+   * Where NULL sorts, in both directions.
    * @defaultValue `'last'` (the reference ordering: NULLS LAST)
    */
   readonly nulls?: NullPlacement;
@@ -24,7 +24,7 @@ interface SortFieldCommon {
   readonly description?: string;
 }
 
-/** Integers, bigints and numerics: stored and sorted as numbers, never as text (sorting rule 9). */
+/** Integers, bigints and numerics: stored and sorted as numbers, never as text. */
 export interface NumberSortField extends SortFieldCommon {
   readonly type: 'number';
 }
@@ -34,7 +34,7 @@ export interface TimestampSortField extends SortFieldCommon {
   readonly type: 'timestamp';
 }
 
-/** Text with a declared collation; `caseInsensitive` sorts by `lower(column)` (sorting rule 10). */
+/** Text with a declared collation; `caseInsensitive` sorts by `lower(column)`. */
 export interface TextSortField extends SortFieldCommon {
   readonly type: 'text';
   /** @defaultValue `'C'` (byte order: the same on every engine) */
@@ -43,7 +43,7 @@ export interface TextSortField extends SortFieldCommon {
   readonly caseInsensitive?: boolean;
 }
 
-/** An enumeration sorted by an explicit business rank, not alphabetically (sorting rule 8). */
+/** An enumeration sorted by an explicit business rank, not alphabetically. */
 export interface EnumSortField extends SortFieldCommon {
   readonly type: 'enum';
   /** The values in ascending business order (`['pending', 'shipped', 'cancelled']`). */
@@ -53,16 +53,16 @@ export interface EnumSortField extends SortFieldCommon {
 /** One allowlisted sort field. */
 export type SortField = NumberSortField | TimestampSortField | TextSortField | EnumSortField;
 
-/** The declaration of a resource's sortable fields (sorting rule 2). */
+/** The declaration of a resource's sortable fields. */
 export interface SortAllowlistInit<K extends string> {
   /** Alias (what clients send) to field; aliases are letters, digits and `_`, starting with a letter. */
   readonly fields: { readonly [A in K]: SortField };
-  /** The unique id column: always the final tiebreaker, descending (pagination rule 4, sorting rule 6). */
+  /** The unique id column: always the final tiebreaker, descending. */
   readonly id: { readonly column: string };
   /** The documented default sort of the endpoint, in the `sort` syntax (`'-createdAt'`). */
   readonly default: string;
   /**
-   * At most this many keys per request (sorting rule 4).
+   * At most this many keys per request.
    * @defaultValue `3`
    */
   readonly maxKeys?: number;
@@ -97,7 +97,7 @@ export interface SortAllowlist<K extends string = string> {
   readonly maxKeys: number;
 }
 
-/** The most sort keys the spec lets a request carry (SPEC section 8). */
+/** The most sort keys a request may carry. */
 export const MAX_SORT_KEYS = 3;
 
 const ALIAS = /^[A-Za-z][A-Za-z0-9_]*$/;

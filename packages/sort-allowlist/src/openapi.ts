@@ -14,7 +14,7 @@ export interface SortParameterSchema {
   readonly uniqueItems: true;
   readonly default: readonly string[];
   readonly example: readonly string[];
-  /** The sortable aliases, machine-readable (sorting rule 11). */
+  /** The sortable aliases, machine-readable. */
   readonly 'x-sort-keys': readonly string[];
 }
 
@@ -92,7 +92,7 @@ export function sortSchema(allowlist: SortAllowlist): SortParameterSchema {
 
 /**
  * The OpenAPI 3.1 Parameter Object for `sort`, for documents written by hand or merged into a
- * generated one (sorting rule 11).
+ * generated one.
  *
  * @example
  * ```ts

@@ -2,7 +2,7 @@ import type { FieldError, ProblemError } from '@holdfast/problem-details';
 import type { ResolvedSortField, Sort, SortAllowlist, SortDirection, SortKey } from './allowlist';
 import { sortProblems } from './problems';
 
-/** The problems a `sort` parameter can produce (CONTRACT section 4). */
+/** The problems a `sort` parameter can produce. */
 export type SortProblem = ProblemError<'invalid_sort' | 'too_many_sort_keys'>;
 
 /** The result of `parseSort`: a validated sort, or the problem to answer with. */
@@ -29,7 +29,7 @@ function failure(code: 'invalid_sort' | 'too_many_sort_keys', errors: FieldError
 /** @internal Shared by `parseSort` and `defineSortAllowlist` (which checks the default). */
 export function parseSortKeys<K extends string>(allowlist: ParseInput<K>, raw: string): SortResult<K> {
   const segments = raw.split(',');
-  // CONTRACT section 4: more than the allowed number of keys is too_many_sort_keys whatever
+  // More than the allowed number of keys is too_many_sort_keys whatever
   // else is wrong, so the count is checked before any key is looked at.
   if (segments.length > allowlist.maxKeys) {
     const detail = `Sort has ${segments.length} keys; at most ${allowlist.maxKeys} are allowed.`;
@@ -45,7 +45,7 @@ export function parseSortKeys<K extends string>(allowlist: ParseInput<K>, raw: s
       fail(`Sort key ${index + 1} is empty; separate keys with single commas.`);
       return;
     }
-    // Sorting rule 1: `key` is ascending and `-key` descending; nothing else names a direction.
+    // `key` is ascending and `-key` descending; nothing else names a direction.
     const direction: SortDirection = segment.startsWith('-') ? 'desc' : 'asc';
     const name = direction === 'desc' ? segment.slice(1) : segment;
     if (name.length === 0 || name.startsWith('-') || name.startsWith('+')) {
@@ -55,7 +55,7 @@ export function parseSortKeys<K extends string>(allowlist: ParseInput<K>, raw: s
       return;
     }
     if (!Object.hasOwn(allowlist.fields, name)) {
-      // Sorting rule 5: an unknown key is refused, and named.
+      // An unknown key is refused, and named.
       fail(`Unknown sort key ${quote(name)}. Allowed keys: ${allowed}.`);
       return;
     }

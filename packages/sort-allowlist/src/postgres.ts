@@ -39,14 +39,14 @@ function expressionOf(sql: Sql, field: ResolvedSortField): Fragment {
     case 'timestamp':
       return sql`${column}`;
     case 'text': {
-      // Sorting rule 10: a declared collation, and lower() for case-insensitive sorting.
+      // A declared collation, and lower() for case-insensitive sorting.
       const collation = sql(field.collation ?? 'C');
       return field.caseInsensitive
         ? sql`lower(${column}) collate ${collation}`
         : sql`${column} collate ${collation}`;
     }
     case 'enum': {
-      // Sorting rule 8: an explicit business rank, its values bound as parameters.
+      // An explicit business rank, its values bound as parameters.
       const ranks = joinFragments(
         sql,
         field.rank.map((value) => sql`${value}`),
@@ -75,7 +75,7 @@ export function sortExpressions(sql: Sql, sort: Sort): readonly SortExpression[]
     nullable: key.field.nullable,
     type: key.field.type,
   }));
-  // Pagination rule 4 and sorting rule 6: the unique id is the final tiebreaker, descending.
+  // The unique id is the final tiebreaker, descending.
   terms.push({
     alias: 'id',
     expression: sql`${sql(sort.tiebreaker.column)}`,
@@ -98,7 +98,7 @@ export function sortExpressions(sql: Sql, sort: Sort): readonly SortExpression[]
  */
 export function orderByTerm(sql: Sql, term: SortExpression): Fragment {
   const direction = term.direction === 'desc' ? sql`desc` : sql`asc`;
-  // Sorting rule 7: null placement is always explicit (NULLS LAST in the reference ordering),
+  // Null placement is always explicit (NULLS LAST in the reference ordering),
   // so it never depends on the engine's default for the direction.
   const nulls = term.nulls === 'first' ? sql`nulls first` : sql`nulls last`;
   return sql`${term.expression} ${direction} ${nulls}`;

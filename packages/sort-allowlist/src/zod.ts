@@ -5,7 +5,7 @@ import { sortDescription, sortSchema } from './openapi';
 /**
  * A zod v4 schema for the `sort` query parameter carrying its OpenAPI declaration as metadata
  * (an array of the allowed `key` / `-key` values, `style: form, explode: false`, the default and
- * the aliases), so `@hono/zod-openapi` declares the sortable fields (sorting rule 11) and a
+ * the aliases), so `@hono/zod-openapi` declares the sortable fields and a
  * generated client offers only those values. It accepts any string on purpose: `parseSort`
  * validates, so clients get `invalid_sort` / `too_many_sort_keys` rather than a generic
  * validation error.

@@ -1,12 +1,2 @@
-import { createHmac, createSecretKey } from 'node:crypto';
-import type { HmacSha256 } from './sign';
-
-/**
- * HMAC-SHA256 on `node:crypto` (OpenSSL): the build Node gets through the `node` export
- * condition (the tsup node build swaps this file in for `./hmac`). A string body goes to
- * OpenSSL as it is, without a copy into bytes first.
- */
-export const hmacSha256: HmacSha256 = (key) => {
-  const keyObject = createSecretKey(key);
-  return (prefix, body) => createHmac('sha256', keyObject).update(prefix).update(body).digest();
-};
+// The Node build's HMAC-SHA256 (node:crypto); the tsup config swaps it in for `./hmac`.
+export { hmacSha256 } from '@holdfast/webhook-keys/hmac-node';

@@ -1,7 +1,7 @@
 /**
- * Where a receiver records the `webhook-id`s it has accepted (SPEC section 6: "an
- * already-recorded id means already processed"). Delivery is at least once and retries are
- * signed afresh with a new timestamp, so records must outlive the whole retry schedule, not
+ * Where a receiver records the `webhook-id`s it has accepted: an already-recorded id means
+ * already processed (https://www.standardwebhooks.com/). Delivery is at least once and retries
+ * are signed afresh with a new timestamp, so records must outlive the whole retry schedule, not
  * just the timestamp tolerance.
  */
 export interface DedupStore {

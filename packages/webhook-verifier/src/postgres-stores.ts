@@ -1,9 +1,14 @@
-import type { Sql, TransactionSql } from 'postgres';
+import type { Sql } from '@holdfast/pg-migrate';
 import type { DedupStore } from './dedup';
 import type { VersionStore } from './versions';
 
-/** A postgres.js client: the pool, or a transaction or savepoint of it. */
-export type Client = Sql | TransactionSql;
+/**
+ * A postgres.js client: the pool, or a transaction or savepoint of it.
+ *
+ * @deprecated Use `Sql` from `@holdfast/pg-migrate`, the one handle type of every Holdfast
+ * PostgreSQL API (this alias is the same type).
+ */
+export type Client = Sql;
 
 /**
  * A {@link DedupStore} on PostgreSQL: one `insert ... on conflict` per claim, so concurrent
@@ -16,7 +21,7 @@ export type Client = Sql | TransactionSql;
  * setInterval(() => void dedup.purge(Date.now()), 3_600_000).unref();
  * ```
  */
-export function postgresDedupStore(sql: Client, options: { now?: () => number } = {}): DedupStore {
+export function postgresDedupStore(sql: Sql, options: { now?: () => number } = {}): DedupStore {
   const now = options.now ?? Date.now;
   return {
     async claim(key, expiresAt) {
@@ -48,7 +53,7 @@ export function postgresDedupStore(sql: Client, options: { now?: () => number } 
  * await versions.advance('sub_1', 7); // true the first time
  * ```
  */
-export function postgresVersionStore(sql: Client): VersionStore {
+export function postgresVersionStore(sql: Sql): VersionStore {
   return {
     async advance(resource, version) {
       if (!Number.isSafeInteger(version)) throw new TypeError('version must be a safe integer');

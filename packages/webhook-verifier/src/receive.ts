@@ -16,7 +16,7 @@ export interface WebhookEvent {
   body: Uint8Array;
 }
 
-/** Where accepted events go to be processed after the response (SPEC section 6, step 4). */
+/** Where accepted events go to be processed after the response. */
 export interface EventQueue<C = void> {
   /** Must be fast: enqueue, never process inline. Throwing makes the receiver answer 5xx. */
   enqueue(event: WebhookEvent, context: C): Promise<void> | void;
@@ -98,7 +98,7 @@ function nestedDeeperThan(value: unknown, limit: number): boolean {
 }
 
 /**
- * The receiver rules of SPEC section 6 after verification: parse the signed JSON (refusing
+ * The receiver's rules after verification: parse the signed JSON (refusing
  * nesting deeper than `maxDepth`), acknowledge
  * unknown event types with 200, discard duplicates by `webhook-id` and stale events by version,
  * then hand the event off and acknowledge. If the hand-off throws, the id's claim is released

@@ -26,13 +26,13 @@ export interface VerifierOptions {
    * (ed25519) entries; entries of a scheme without a key here are ignored.
    */
   secrets: string | readonly string[];
-  /** Allowed clock difference in seconds, either way (SPEC section 6, step 2). Default 300. */
+  /** Allowed clock difference in seconds, either way (Standard Webhooks: reject stale timestamps). Default 300. */
   toleranceSeconds?: number;
   /** Current time in milliseconds. Default `Date.now`. */
   now?: () => number;
 }
 
-/** The codes a failed verification carries (CONTRACT section 2). */
+/** The codes a failed verification carries. */
 export type VerifyErrorCode = 'webhook_timestamp_out_of_window' | 'webhook_signature_invalid';
 
 /** Why verification failed, as a result: `status` is the HTTP status to answer with. */

@@ -1,7 +1,6 @@
 /**
- * The latest version seen of each resource, to discard stale events (SPEC section 6: "Stale
- * events are discarded by sequence or `updated_at`"): ordering is not guaranteed, so an
- * update may arrive after a newer one.
+ * The latest version seen of each resource, to discard stale events (by sequence or
+ * `updated_at`): delivery order is not guaranteed, so an update may arrive after a newer one.
  */
 export interface VersionStore {
   /**
