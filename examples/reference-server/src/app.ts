@@ -22,7 +22,7 @@ import { eventRoutes } from './routes/events';
 import { hooksRoutes } from './routes/hooks';
 import { inboundEventRoutes } from './routes/inbound-events';
 import { notificationRoutes } from './routes/notifications';
-import { orderRoutes } from './routes/orders';
+import { orderRoutes } from './resources/orders/routes';
 import { paymentMethodRoutes } from './routes/payment-methods';
 import { paymentRoutes } from './routes/payments';
 import { subscriptionRoutes } from './routes/subscriptions';

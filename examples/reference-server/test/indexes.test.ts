@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allMigrations } from '../src/db';
 import { eventSort } from '../src/routes/events';
 import { inboundEventSort } from '../src/routes/inbound-events';
-import { orderSort, refundSort } from '../src/routes/orders';
+import { orderSort, refundSort } from '../src/resources/orders/schema';
 import { paymentMethodSort } from '../src/routes/payment-methods';
 import { paymentSort } from '../src/routes/payments';
 import { subscriptionSort } from '../src/routes/subscriptions';
