@@ -39,16 +39,16 @@ function prettyDestination(out: NodeJS.WritableStream): DestinationStream {
 let stdoutDestination: DestinationStream | undefined;
 
 /**
- * Process stdout (file descriptor 1) as pino's asynchronous destination (sonic-boom): records are
- * buffered and written off the request's path, at least 4 KiB at a time or every 500 ms,
- * whichever comes first, so a busy server makes one `write(2)` per couple of dozen records
- * instead of one per request, and a quiet one shows each line within half a second. One per
- * process, flushed synchronously when the process exits, so a normal exit or `process.exit()`
- * loses nothing.
+ * Process stdout (file descriptor 1) as pino's asynchronous destination (sonic-boom): a record
+ * is written off the request's path, and records that arrive while a write is in flight go out
+ * together in the next one, so a busy server makes one `write(2)` per batch instead of a
+ * blocking one per request, and a quiet one still shows each line at once. One per process,
+ * flushed synchronously when the process exits, so a normal exit or `process.exit()` loses
+ * nothing.
  */
 function stdout(): DestinationStream {
   if (stdoutDestination) return stdoutDestination;
-  const destination = pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: 500 });
+  const destination = pino.destination({ dest: 1, sync: false });
   process.once('exit', () => {
     try {
       destination.flushSync();
