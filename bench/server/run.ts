@@ -149,12 +149,6 @@ await load(bare, 'POST', 2, '/insert-only/v1/orders');
 const insertOnly: Sample[] = [];
 for (let round = 0; round < rounds; round += 1)
   insertOnly.push(await load(bare, 'POST', seconds, '/insert-only/v1/orders'));
-// The proposal (README): the same statements with one commit, pipelined. Not part of the target.
-await load(bare, 'POST', 2, '/one-commit/v1/orders');
-const oneCommit: Sample[] = [];
-for (let round = 0; round < rounds; round += 1)
-  oneCommit.push(await load(bare, 'POST', seconds, '/one-commit/v1/orders'));
-
 const [version] = await admin`show server_version`;
 console.log(
   `\nPostgreSQL ${version?.server_version}, Node ${process.version}, ${rounds} rounds of ${seconds} s each (medians), 10 connections, each server in its own process\n`,
@@ -166,9 +160,6 @@ console.log('|---|--:|--:|--:|--:|--:|--:|--:|--:|');
 for (const row of rows) console.log(row);
 console.log(
   `| for reference: bare POST with the order INSERT alone | ${median(insertOnly.map((s) => s.rps)).toFixed(0)} | ${median(insertOnly.map((s) => s.p99))} | ${median(insertOnly.map((s) => s.cpuPerRequest)).toFixed(3)} | | | | | ${insertOnly.reduce((sum, s) => sum + s.bad, 0)} |`,
-);
-console.log(
-  `| proposal: bare POST, same statements, claim in the business transaction, one commit, pipelined | ${median(oneCommit.map((s) => s.rps)).toFixed(0)} | ${median(oneCommit.map((s) => s.p99))} | ${median(oneCommit.map((s) => s.cpuPerRequest)).toFixed(3)} | | | | | ${oneCommit.reduce((sum, s) => sum + s.bad, 0)} |`,
 );
 console.log(
   '\nCost = 1 - Holdfast req/s / bare req/s. Target: at most 25% for our stack (auth, rate limit, validation, signed cursors, row mapping, problem+json, idempotency logic).',

@@ -1,6 +1,6 @@
 import { OpenAPIHono, z } from '@hono/zod-openapi';
 import { EVENT_TYPES, type EventType } from './event-types';
-import { OrderSchema, RefundSchema } from './routes/orders';
+import { OrderSchema, RefundSchema } from './resources/orders/schema';
 import { PaymentSchema } from './routes/payments';
 import { SubscriptionSchema } from './routes/subscriptions';
 import { EventSchema } from './routes/webhook-schemas';

@@ -46,7 +46,7 @@ function write(value: unknown): string | undefined {
   }
 }
 
-/** What identifies a request for Idempotency-Key purposes (CONTRACT section 7). */
+/** What identifies a request for Idempotency-Key purposes: method, path, account and body. */
 export interface FingerprintInput {
   /** HTTP method; compared upper-cased. */
   readonly method: string;

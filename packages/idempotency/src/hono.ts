@@ -5,6 +5,7 @@ import { runIdempotentFlow } from './flow';
 import { idempotent, type TransactionHandler } from './idempotent';
 import { type IdempotencyOptions, resolveIdempotencyOptions } from './options';
 import type { IdempotentRequest } from './request';
+import { type IdempotentWrite, idempotentStatement } from './statement';
 import type { IdempotencyStore } from './store';
 
 /**
@@ -110,4 +111,29 @@ export async function withIdempotency(
 ): Promise<Response> {
   const request = await requestOf(c, options.account, options.required ?? false);
   return idempotent(options.sql, request, handler, options);
+}
+
+/**
+ * {@link idempotentStatement} from a Hono route: reads `Idempotency-Key`, the body and the
+ * request id from `c`, then claims the key, writes and stores the answer in one statement.
+ * For writes whose answer is known before they run; others use {@link withIdempotency}.
+ *
+ * @example
+ * ```ts
+ * app.post('/v1/notes', async (c) => {
+ *   const note = { id: crypto.randomUUID(), text: String(c.get('jsonBody')) };
+ *   return withIdempotentStatement(c, { sql, account: c.get('account') }, {
+ *     answer: { status: 201, headers: { Location: `/v1/notes/${note.id}` }, body: note },
+ *     writes: (claimed) => sql`n as (insert into notes (id, text) select ${note.id}, ${note.text} where ${claimed})`,
+ *   });
+ * });
+ * ```
+ */
+export async function withIdempotentStatement(
+  c: Context,
+  options: WithIdempotencyOptions,
+  write: IdempotentWrite,
+): Promise<Response> {
+  const request = await requestOf(c, options.account, options.required ?? false);
+  return idempotentStatement(options.sql, request, write, options);
 }

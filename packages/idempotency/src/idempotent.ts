@@ -26,7 +26,7 @@ function isDivisionByZero(error: unknown): boolean {
 /**
  * The primary API: runs `handler` at most once per (account, key) and commits its business
  * writes and the stored answer in ONE transaction, so a crash can leave neither "charged but
- * no record" nor "record but not charged" (CONTRACT section 7).
+ * no record" nor "record but not charged".
  *
  * Phases (after Brandur Leach's "Implementing Stripe-like Idempotency Keys in Postgres"):
  * 1. Claim, one autocommit statement: insert the key with a lease, or read who holds it.

@@ -2,7 +2,7 @@ import { type ProblemError, problem } from '@holdfast/problem-details';
 import { idempotencyProblems } from './problems';
 
 /**
- * Longest accepted key, in characters (CONTRACT section 9).
+ * Longest accepted key, in characters.
  *
  * @example
  * ```ts
@@ -33,7 +33,7 @@ function invalid(detail: string, code: string): ProblemError {
 /**
  * Reads an `Idempotency-Key` header value. The key may arrive bare (`abc`) or as a Structured
  * Field string (`"abc"`, as the IETF draft "The Idempotency-Key HTTP Header Field" writes it);
- * both name the same key `abc`. Keys are 1 to 255 characters (CONTRACT sections 7 and 9).
+ * both name the same key `abc`. Keys are 1 to 255 characters.
  * Absent where `required`: 400 `idempotency_key_required`; malformed or too long: 400
  * `validation_failed` naming the header. Absent and optional: `{ ok: true, key: undefined }`.
  *

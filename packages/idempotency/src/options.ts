@@ -2,13 +2,14 @@
 export interface IdempotencyOptions {
   /**
    * How long a claimed key stays locked without an answer before another request may take it
-   * over: a key held by a process that died is released after this (CONTRACT section 7). A
+   * over: a key held by a process that died is released after this. A
    * live handler renews its lease every third of it, so slow handlers keep their key.
    * @defaultValue 60 000 ms
    */
   leaseMs?: number;
   /**
-   * How long a stored response is replayed. Never less than 24 hours (SPEC section 8);
+   * How long a stored response is replayed. Never less than 24 hours (as Stripe
+   * keeps keys), so a client retrying within a day always gets the replay;
    * smaller values are refused with a RangeError. @defaultValue 24 h
    */
   retentionMs?: number;
@@ -34,7 +35,7 @@ export interface ResolvedIdempotencyOptions {
 }
 
 /**
- * 24 hours: the shortest retention the spec allows (SPEC section 4 rule 2, section 8).
+ * 24 hours: the shortest retention allowed, so a client retrying for a day gets the replay.
  *
  * @example
  * ```ts
@@ -44,7 +45,7 @@ export interface ResolvedIdempotencyOptions {
 export const MIN_RETENTION_MS: number = 24 * 60 * 60 * 1000;
 
 /**
- * The default lease: 60 seconds (CONTRACT section 7).
+ * The default lease: 60 seconds.
  *
  * @example
  * ```ts

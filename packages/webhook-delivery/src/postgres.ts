@@ -19,6 +19,7 @@ export {
   listAttempts,
   replayDelivery,
 } from './outbox';
+export { type EventWrites, eventWrites } from './outbox-writes';
 export { purgeDeliveryHistory } from './purge';
 export { type RecoverInput, recoverDeliveries } from './recover';
 export {

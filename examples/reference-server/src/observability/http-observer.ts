@@ -24,6 +24,35 @@ function routeTemplate(c: Parameters<MiddlewareHandler>[0]): string {
   return handler.path;
 }
 
+type Labels = { readonly route: string; readonly method: string; readonly status: string };
+
+/**
+ * One label object per (route, method, status), built once: label sets are bounded (route
+ * templates, methods, statuses), so the cache is too, and a request allocates none.
+ */
+function labelCache(): (route: string, method: string, status: number) => Labels {
+  const cache = new Map<string, Labels>();
+  return (route, method, status) => {
+    const key = `${method} ${status} ${route}`;
+    let labels = cache.get(key);
+    if (labels === undefined) {
+      labels = { route, method, status: String(status) };
+      cache.set(key, labels);
+    }
+    return labels;
+  };
+}
+
+/** The fields of a request's log line; `account` only once authentication named one. */
+interface RequestRecord {
+  requestId: string | undefined;
+  method: string;
+  route: string;
+  status: number;
+  latencyMs: number;
+  account?: string;
+}
+
 /**
  * Observes every request: a server span around its handling, the metrics of its route
  * template, method and status, idempotency replays and conflicts, and one log line with the
@@ -39,23 +68,29 @@ export function observeRequests(options: {
   metrics?: Metrics | undefined;
 }): MiddlewareHandler<AppEnv> {
   const { log, metrics } = options;
-  return (c, next) =>
-    inSpan(
-      `${c.req.method} request`,
-      { kind: SpanKind.SERVER, attributes: { 'http.request.method': c.req.method } },
+  const labelsOf = labelCache();
+  return (c, next) => {
+    const method = c.req.method;
+    return inSpan(
+      `${method} request`,
+      { kind: SpanKind.SERVER, attributes: { 'http.request.method': method } },
       async (span) => {
         const started = performance.now();
-        const keyed = c.req.method === 'POST' && c.req.header('idempotency-key') !== undefined;
+        const keyed = method === 'POST' && c.req.header('idempotency-key') !== undefined;
         if (keyed) await inSpan('idempotency', {}, async () => next());
         else await next();
         const seconds = (performance.now() - started) / 1000;
         const route = routeTemplate(c);
         const status = c.res.status;
-        span.updateName(`${c.req.method} ${route}`);
-        span.setAttributes({ 'http.route': route, 'http.response.status_code': status });
-        const labels = { route, method: c.req.method, status: String(status) };
-        metrics?.httpRequests.inc(labels);
-        metrics?.httpDuration.observe(labels, seconds);
+        if (span.isRecording()) {
+          span.updateName(`${method} ${route}`);
+          span.setAttributes({ 'http.route': route, 'http.response.status_code': status });
+        }
+        if (metrics) {
+          const labels = labelsOf(route, method, status);
+          metrics.httpRequests.inc(labels);
+          metrics.httpDuration.observe(labels, seconds);
+        }
         if (keyed) {
           const conflict = isProblemError(c.error) ? CONFLICTS[c.error.code] : undefined;
           const outcome = c.res.headers.get('idempotent-replayed') === 'true' ? 'replayed' : conflict;
@@ -65,19 +100,18 @@ export function observeRequests(options: {
           }
         }
         if (log?.isLevelEnabled('info')) {
+          const record: RequestRecord = {
+            requestId: c.get('requestId'),
+            method,
+            route,
+            status,
+            latencyMs: Math.round(seconds * 10_000) / 10,
+          };
           const principal = c.get('principal') as { account: string } | undefined;
-          log.info(
-            {
-              requestId: c.get('requestId'),
-              method: c.req.method,
-              route,
-              status,
-              latencyMs: Math.round(seconds * 10_000) / 10,
-              ...(principal ? { account: principal.account } : {}),
-            },
-            'request',
-          );
+          if (principal) record.account = principal.account;
+          log.info(record, 'request');
         }
       },
     );
+  };
 }

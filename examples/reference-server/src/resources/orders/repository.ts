@@ -1,0 +1,344 @@
+import type { Keyring } from '@holdfast/cursor-pagination';
+import { paginate } from '@holdfast/cursor-pagination/postgres';
+import type { Fragment } from '@holdfast/idempotency/postgres';
+import { opaqueId } from '@holdfast/opaque-id';
+import { eventWrites } from '@holdfast/webhook-delivery/postgres';
+import type postgres from 'postgres';
+import { isLive } from '../../auth';
+import { emit } from '../../outbox';
+import { problem } from '../../problems';
+import {
+  type CreateOrder,
+  type CreateRefund,
+  type Order,
+  orderSort,
+  type Refund,
+  refundSort,
+  type UpdateOrder,
+} from './schema';
+
+// Orders and their refunds (CONTRACT section 5): the SQL and the state machine. Moves:
+// pending -> shipped (PATCH status), pending -> cancelled (POST cancel, repeatable); anything
+// else is 409 invalid_state_transition. Refunds take any order that is not cancelled (the
+// contract sets no state for them), up to the amount not yet refunded. PATCH takes If-Match
+// with the ETag of GET; a stale one is 409. Every change records its event in the same
+// transaction (the outbox).
+
+/** The API representation of a `holdfast_orders` row. */
+export function toOrder(row: postgres.Row): Order {
+  return {
+    id: row.id,
+    livemode: isLive(row.account_id),
+    status: row.status,
+    currency: row.currency,
+    total: Number(row.total),
+    amountRefunded: Number(row.amount_refunded),
+    description: row.description,
+    metadata: row.metadata,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+function toRefund(row: postgres.Row): Refund {
+  return {
+    id: row.id,
+    livemode: isLive(row.account_id),
+    order: row.order_id,
+    amount: Number(row.amount),
+    currency: row.currency,
+    reason: row.reason,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+/** The ETag of a row's version. */
+export const etag = (row: postgres.Row): string => `"${row.version}"`;
+const notFound = () => problem('not_found', { detail: 'No such order.' });
+const transition = (from: string, to: string) =>
+  problem('invalid_state_transition', { detail: `An order cannot move from ${from} to ${to}.` });
+
+/** Whether an If-Match value names the current version (RFC 9110 section 13.1.1: strong comparison, or `*`). */
+function ifMatchHolds(header: string, current: string): boolean {
+  return header
+    .split(',')
+    .map((part) => part.trim())
+    .some((tag) => tag === '*' || tag === current);
+}
+
+async function lockOrder(tx: postgres.TransactionSql, account: string, id: string): Promise<postgres.Row> {
+  const [row] =
+    await tx`select * from holdfast_orders where id = ${id} and account_id = ${account} for update`;
+  if (!row) throw notFound();
+  return row;
+}
+
+const utf8 = new TextEncoder();
+
+/**
+ * `metadata` with its keys in the order `jsonb` keeps them (shorter keys first, then by their
+ * UTF-8 bytes), so the answer built before the insert is the one GET reads back.
+ */
+function asJsonb(metadata: Readonly<Record<string, string>>): Record<string, string> {
+  const keys = Object.keys(metadata).map((key) => ({ key, bytes: utf8.encode(key) }));
+  keys.sort((a, b) => a.bytes.length - b.bytes.length || Buffer.compare(a.bytes, b.bytes));
+  return Object.fromEntries(keys.map(({ key }) => [key, metadata[key] ?? '']));
+}
+
+/** A new order, built before it is written: its answer, ETag, and the statement's writes. */
+export interface NewOrder {
+  readonly order: Order;
+  readonly etag: string;
+  /** The order insert and its `order.created` event, as CTEs gated on `claimed`. */
+  readonly writes: (claimed: Fragment) => Fragment;
+}
+
+/**
+ * A new pending order: the row (id, timestamps, version 1, nothing refunded) is built here, so
+ * the answer is known before anything is written, and its insert and `order.created` event are
+ * CTEs of one statement (`@holdfast/idempotency`'s `idempotentStatement` adds the key's claim).
+ */
+export function newOrder(sql: postgres.Sql, account: string, body: CreateOrder, now: number): NewOrder {
+  const at = new Date(now);
+  const metadata = asJsonb(body.metadata ?? {});
+  const order: Order = {
+    id: opaqueId('ord'),
+    livemode: isLive(account),
+    status: 'pending',
+    currency: body.currency,
+    total: body.total,
+    amountRefunded: 0,
+    description: body.description ?? null,
+    metadata,
+    createdAt: at.toISOString(),
+    updatedAt: at.toISOString(),
+  };
+  return {
+    order,
+    etag: '"1"',
+    writes: (claimed) => {
+      const event = eventWrites(sql, {
+        account,
+        type: 'order.created',
+        resourceId: order.id,
+        object: order,
+        now,
+        when: claimed,
+      });
+      return sql`
+        holdfast_order as (
+          insert into holdfast_orders
+            (id, account_id, status, currency, total, description, metadata, version, created_at, updated_at)
+          select ${order.id}::text, ${account}::text, 'pending', ${order.currency}::text, ${order.total}::bigint,
+                 ${order.description}::text, ${sql.json(metadata)}::jsonb, 1, ${at}::timestamptz, ${at}::timestamptz
+          where ${claimed}
+        ),
+        ${event.ctes}`;
+    },
+  };
+}
+
+/** The list query of GET /v1/orders and GET /v1/orders/{id}/refunds, as validated. */
+export interface ListQuery {
+  readonly sort?: string | undefined;
+  readonly cursor?: string | undefined;
+  readonly limit?: string | undefined;
+  readonly include?: string | undefined;
+}
+
+/** A page of the account's orders (signed cursors, sort allowlist, `status` filter). */
+export function listOrders(
+  sql: postgres.Sql,
+  keyring: Keyring,
+  account: string,
+  query: ListQuery & { readonly status?: string | undefined },
+) {
+  return paginate(sql, {
+    from: sql`holdfast_orders`,
+    where: sql`account_id = ${account}`,
+    allowlist: orderSort,
+    sort: query.sort,
+    cursor: query.cursor,
+    limit: query.limit,
+    include: query.include,
+    filterColumns: { status: 'status' },
+    filter: { status: query.status },
+    binding: { account, resource: 'orders' },
+    keyring,
+    map: toOrder,
+  });
+}
+
+/** The order's row; 404 `not_found` when absent or another account's. */
+export async function getOrder(sql: postgres.Sql, account: string, id: string): Promise<postgres.Row> {
+  const [row] = await sql`select * from holdfast_orders where id = ${id} and account_id = ${account}`;
+  if (!row) throw notFound();
+  return row;
+}
+
+/**
+ * Applies a PATCH: If-Match (409 `version_conflict`), the one move it makes (pending ->
+ * shipped, else 409 `invalid_state_transition`), description and metadata. An unchanged
+ * order is returned as it is, without a new version or event.
+ */
+export function updateOrder(
+  sql: postgres.Sql,
+  account: string,
+  id: string,
+  body: UpdateOrder,
+  ifMatch: string | undefined,
+  now: number,
+): Promise<postgres.Row> {
+  return sql.begin(async (tx) => {
+    const current = await lockOrder(tx, account, id);
+    if (ifMatch !== undefined && !ifMatchHolds(ifMatch, etag(current))) {
+      throw problem('version_conflict', {
+        detail: `The order is at version ${etag(current)}, not ${ifMatch}. Fetch it again and retry.`,
+      });
+    }
+    let status: string = current.status;
+    if (body.status !== undefined && body.status !== current.status) {
+      if (current.status !== 'pending' || body.status !== 'shipped')
+        throw transition(current.status, body.status);
+      status = body.status;
+    }
+    const changed =
+      status !== current.status ||
+      (body.description !== undefined && body.description !== current.description) ||
+      (body.metadata !== undefined && JSON.stringify(body.metadata) !== JSON.stringify(current.metadata));
+    if (!changed) return current;
+    const at = new Date(now);
+    const [updated] = await tx`
+      update holdfast_orders set
+        status = ${status},
+        description = ${body.description === undefined ? current.description : body.description},
+        metadata = ${tx.json(body.metadata ?? current.metadata)},
+        version = version + 1,
+        updated_at = ${at}
+      where id = ${id}
+      returning *`;
+    if (!updated) throw notFound();
+    await emit(tx, { account, type: 'order.updated', resourceId: id, object: toOrder(updated), now });
+    return updated;
+  });
+}
+
+/** Deletes a pending order without refunds (else 409 `invalid_state_transition`). */
+export function deleteOrder(sql: postgres.Sql, account: string, id: string, now: number): Promise<void> {
+  return sql.begin(async (tx) => {
+    const current = await lockOrder(tx, account, id);
+    if (current.status !== 'pending') {
+      throw problem('invalid_state_transition', {
+        detail: `Only pending orders can be deleted; this one is ${current.status}.`,
+      });
+    }
+    if (Number(current.amount_refunded) > 0) {
+      // Deleting would take the refund records with it: money history is never deleted.
+      throw problem('invalid_state_transition', {
+        detail: 'An order with refunds cannot be deleted; cancel it instead.',
+      });
+    }
+    await tx`delete from holdfast_orders where id = ${id}`;
+    await emit(tx, {
+      account,
+      type: 'order.deleted',
+      resourceId: id,
+      object: { ...toOrder(current), updatedAt: new Date(now).toISOString() },
+      now,
+    });
+  });
+}
+
+/** pending -> cancelled; a cancelled order is returned unchanged, a shipped one is 409. */
+export function cancelOrder(
+  sql: postgres.Sql,
+  account: string,
+  id: string,
+  now: number,
+): Promise<postgres.Row> {
+  return sql.begin(async (tx) => {
+    const current = await lockOrder(tx, account, id);
+    if (current.status === 'cancelled') return current;
+    if (current.status !== 'pending') throw transition(current.status, 'cancelled');
+    const [updated] = await tx`
+      update holdfast_orders set status = 'cancelled', version = version + 1, updated_at = ${new Date(now)}
+      where id = ${id} returning *`;
+    if (!updated) throw notFound();
+    await emit(tx, { account, type: 'order.cancelled', resourceId: id, object: toOrder(updated), now });
+    return updated;
+  });
+}
+
+/** A page of the order's refunds; 404 when the order is absent or another account's. */
+export async function listRefunds(
+  sql: postgres.Sql,
+  keyring: Keyring,
+  account: string,
+  id: string,
+  query: ListQuery,
+) {
+  const [order] = await sql`select id from holdfast_orders where id = ${id} and account_id = ${account}`;
+  if (!order) throw notFound();
+  return paginate(sql, {
+    from: sql`holdfast_refunds`,
+    where: sql`account_id = ${account} and order_id = ${id}`,
+    allowlist: refundSort,
+    sort: query.sort,
+    cursor: query.cursor,
+    limit: query.limit,
+    include: query.include,
+    binding: { account, resource: `orders/${id}/refunds` },
+    keyring,
+    map: toRefund,
+  });
+}
+
+/**
+ * Refunds part of an order inside `tx` (the idempotency transaction): 409 for a cancelled
+ * order, 422 `refund_exceeds_amount` beyond what is left; emits `order.refunded`.
+ */
+export async function createRefund(
+  tx: postgres.TransactionSql,
+  account: string,
+  id: string,
+  body: CreateRefund,
+  now: number,
+): Promise<Refund> {
+  const order = await lockOrder(tx, account, id);
+  if (order.status === 'cancelled') {
+    throw problem('invalid_state_transition', { detail: 'A cancelled order cannot be refunded.' });
+  }
+  const left = Number(order.total) - Number(order.amount_refunded);
+  if (body.amount > left) {
+    throw problem('refund_exceeds_amount', {
+      detail: `At most ${left} ${order.currency} minor units are left to refund.`,
+      errors: [
+        {
+          field: 'amount',
+          code: 'refund_exceeds_amount',
+          pointer: '#/amount',
+          detail: `At most ${left} can be refunded.`,
+        },
+      ],
+    });
+  }
+  const at = new Date(now);
+  const [refund] = await tx`
+    insert into holdfast_refunds (id, account_id, order_id, amount, currency, reason, created_at, updated_at)
+    values (${opaqueId('re')}, ${account}, ${id}, ${body.amount}, ${order.currency}, ${body.reason ?? null}, ${at}, ${at})
+    returning *`;
+  const [updated] = await tx`
+    update holdfast_orders set amount_refunded = amount_refunded + ${body.amount}, version = version + 1, updated_at = ${at}
+    where id = ${id} returning *`;
+  if (!refund || !updated) throw new Error('refund insert returned no row');
+  const result = toRefund(refund);
+  await emit(tx, {
+    account,
+    type: 'order.refunded',
+    resourceId: id,
+    object: { ...toOrder(updated), refund: result },
+    now,
+  });
+  return result;
+}

@@ -1,0 +1,117 @@
+import { withIdempotency, withIdempotentStatement } from '@holdfast/idempotency/hono';
+import { z } from '@hono/zod-openapi';
+import type { App, Deps } from '../../context';
+import { refuseFields } from '../../no-fields-body';
+import { answerRoute } from '../../routes/answer-route';
+import {
+  cancelOrder,
+  createRefund,
+  deleteOrder,
+  etag,
+  getOrder,
+  listOrders,
+  listRefunds,
+  newOrder,
+  toOrder,
+  updateOrder,
+} from './repository';
+import {
+  CreateOrderSchema,
+  CreateRefundSchema,
+  cancelOrderRoute,
+  createOrderRoute,
+  createRefundRoute,
+  deleteOrderRoute,
+  getOrderRoute,
+  listOrdersRoute,
+  listRefundsRoute,
+  orderParams,
+  updateOrderRoute,
+} from './schema';
+
+/**
+ * The order routes on the authenticated `/v1` app.
+ *
+ * @example
+ * ```ts
+ * orderRoutes(v1, deps);
+ * ```
+ */
+export function orderRoutes(app: App, deps: Deps): void {
+  const { sql, keyring, now } = deps;
+  // Stored answers live this long; the idempotency purge deletes them after.
+  const retentionMs = Math.round(deps.config.idempotencyRetentionHours * 3_600_000);
+
+  app.openapi(listOrdersRoute, async (c) => {
+    const { account } = c.get('principal');
+    return c.json(await listOrders(sql, keyring, account, c.req.valid('query')), 200);
+  });
+
+  // One statement on the happy path: the key's claim with its stored answer, the order and its
+  // order.created event (bench/server/README.md says what each part buys).
+  answerRoute(app, createOrderRoute, CreateOrderSchema, z.object({}), async (c, { body }) => {
+    const { account } = c.get('principal');
+    const created = newOrder(sql, account, body, now());
+    return withIdempotentStatement(
+      c,
+      { sql, account, retentionMs },
+      {
+        answer: {
+          status: 201,
+          headers: { Location: `/v1/orders/${created.order.id}`, ETag: created.etag },
+          body: created.order,
+        },
+        writes: created.writes,
+      },
+    );
+  });
+
+  app.openapi(getOrderRoute, async (c) => {
+    const { account } = c.get('principal');
+    const row = await getOrder(sql, account, c.req.valid('param').id);
+    c.header('ETag', etag(row));
+    return c.json(toOrder(row), 200);
+  });
+
+  app.openapi(updateOrderRoute, async (c) => {
+    const { account } = c.get('principal');
+    const { id } = c.req.valid('param');
+    const row = await updateOrder(sql, account, id, c.req.valid('json'), c.req.header('if-match'), now());
+    c.header('ETag', etag(row));
+    return c.json(toOrder(row), 200);
+  });
+
+  app.openapi(deleteOrderRoute, async (c) => {
+    const { account } = c.get('principal');
+    await deleteOrder(sql, account, c.req.valid('param').id, now());
+    return c.body(null, 204);
+  });
+
+  app.openapi(cancelOrderRoute, async (c) => {
+    refuseFields(c);
+    const { account } = c.get('principal');
+    const row = await cancelOrder(sql, account, c.req.valid('param').id, now());
+    c.header('ETag', etag(row));
+    return c.json(toOrder(row), 200);
+  });
+
+  app.openapi(listRefundsRoute, async (c) => {
+    const { account } = c.get('principal');
+    const page = await listRefunds(sql, keyring, account, c.req.valid('param').id, c.req.valid('query'));
+    return c.json(page, 200);
+  });
+
+  answerRoute(
+    app,
+    createRefundRoute,
+    CreateRefundSchema,
+    orderParams,
+    async (c, { body, params: { id } }) => {
+      const { account } = c.get('principal');
+      return withIdempotency(c, { sql, account, retentionMs }, async (tx) => {
+        const refund = await createRefund(tx, account, id, body, now());
+        return { status: 201, headers: { Location: `/v1/orders/${id}/refunds` }, body: refund };
+      });
+    },
+  );
+}

@@ -1,0 +1,71 @@
+import { opaqueId } from '@holdfast/opaque-id';
+import type postgres from 'postgres';
+import type { EventInput } from './outbox';
+import type { Sql } from './rows';
+
+/** What {@link eventWrites} returns: the CTEs to put in a statement, and the event they record. */
+export interface EventWrites {
+  /**
+   * Three comma-separated data-modifying CTEs, `holdfast_event_seq`, `holdfast_event` and
+   * `holdfast_event_fan`, for the caller's `with` list: the resource's next sequence, the
+   * event carrying it, one delivery per active subscribed endpoint. One event per statement
+   * (the CTE names are fixed).
+   */
+  readonly ctes: postgres.PendingQuery<postgres.Row[]>;
+  /** The event's id, as stored and sent (`Webhook-Id` of its deliveries). */
+  readonly id: string;
+}
+
+/**
+ * {@link enqueueEvent}'s outbox as CTEs of the caller's own statement, so a business write and
+ * its event commit in one statement (one round trip, one commit) instead of a transaction.
+ * `when` gates every write: the CTEs write nothing unless it holds (for instance
+ * `exists (select from my_claim)`); leave it out to always write.
+ *
+ * @example
+ * ```ts
+ * const event = eventWrites(sql, { account: 'acct_1', type: 'order.created', resourceId: 'ord_1', object: order });
+ * await sql`with created as (insert into orders (id) values ('ord_1')), ${event.ctes} select 1`;
+ * ```
+ */
+export function eventWrites(
+  sql: Sql,
+  input: EventInput & { readonly when?: postgres.PendingQuery<postgres.Row[]> },
+): EventWrites {
+  const now = new Date(input.now ?? Date.now());
+  const id = opaqueId('evt');
+  // The same payload enqueueEvent writes: the sequence is spliced in where the placeholder is.
+  const text = JSON.stringify({
+    id,
+    type: input.type,
+    createdAt: now.toISOString(),
+    sequence: 0,
+    data: { object: input.object },
+  });
+  const at = text.indexOf('"sequence":0') + '"sequence":'.length;
+  const when = input.when ?? sql`true`;
+  const ctes = sql`
+    holdfast_event_seq as (
+      insert into holdfast_resource_sequences (resource_id, sequence)
+      select ${input.resourceId}::text, 1 where ${when}
+      on conflict (resource_id) do update set sequence = holdfast_resource_sequences.sequence + 1
+      returning sequence
+    ),
+    holdfast_event as (
+      insert into holdfast_events (id, account_id, type, resource_id, sequence, payload, created_at)
+      select ${id}, ${input.account}, ${input.type}, ${input.resourceId}, s.sequence,
+             ${text.slice(0, at)} || s.sequence::text || ${text.slice(at + 1)}, ${now}
+      from holdfast_event_seq s
+      returning id
+    ),
+    holdfast_event_fan as (
+      insert into holdfast_deliveries
+        (id, account_id, event_id, endpoint_id, event_type, status, next_attempt_at, created_at, updated_at)
+      select 'dlv_' || replace(gen_random_uuid()::text, '-', ''), ${input.account}, ev.id, e.id, ${input.type},
+             'pending', ${now}, ${now}, ${now}
+      from holdfast_event ev, holdfast_webhook_endpoints e
+      where e.account_id = ${input.account} and e.status = 'active' and e.deleted_at is null
+        and (cardinality(e.event_types) = 0 or ${input.type} = any(e.event_types) or '*' = any(e.event_types))
+    )`;
+  return { ctes, id };
+}
