@@ -13,6 +13,8 @@ import { startTestServer, type TestServer } from './api-harness';
 
 const run = promisify(execFile);
 const serverDir = fileURLToPath(new URL('..', import.meta.url));
+// The installed CLI itself: `npx` would start npm first to find it.
+const spectral = fileURLToPath(new URL('../../../node_modules/.bin/spectral', import.meta.url));
 let server: TestServer;
 let document: {
   paths: Record<
@@ -99,10 +101,8 @@ describe('/openapi.json', () => {
       const file = join(dir, 'openapi.json');
       await writeFile(file, JSON.stringify(document));
       const result = await run(
-        'npx',
+        spectral,
         [
-          '--no-install',
-          'spectral',
           'lint',
           file,
           '--ruleset',
