@@ -94,6 +94,8 @@ export async function startTestServer(
       PORT: '0',
       HOST: '127.0.0.1',
       NODE_ENV: 'test',
+      // Quiet even when a test sets NODE_ENV=production (silent under test, info otherwise).
+      HOLDFAST_LOG_LEVEL: 'warn',
       HOLDFAST_API_KEYS: API_KEYS,
       HOLDFAST_RATE_LIMIT: '10000/1s',
       HOLDFAST_ADDRESS_RATE_LIMIT: '100000/1s',
