@@ -26,7 +26,7 @@ export default defineConfig({
     // createTestDatabase in @holdfast/pg/testing) instead of a fresh process each. No test
     // mocks modules or stubs globals, so nothing leaks from one file to the next.
     isolate: false,
-    globalSetup: ['./vitest.global-setup.ts'],
+    globalSetup: ['./scripts/vitest-global-setup.ts'],
     setupFiles: ['./vitest.setup.ts'],
     reporters: ['default', './scripts/vitest-summary.ts'],
   },
