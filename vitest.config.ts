@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 // Tests run against live sources through the "@holdfast/source" export condition, so no
@@ -17,10 +18,15 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // vitest's default is one worker fewer than the cores: one worker on a 2-core machine (CI's
+    // and ours). The tests spend much of their time waiting (on child processes, the browser,
+    // retries), so a worker per core keeps both busy.
+    maxWorkers: Math.max(2, availableParallelism()),
     // Files share their worker process (and its module cache and one PGlite, booted once: see
     // createTestDatabase in @holdfast/pg/testing) instead of a fresh process each. No test
     // mocks modules or stubs globals, so nothing leaks from one file to the next.
     isolate: false,
+    globalSetup: ['./scripts/vitest-global-setup.ts'],
     setupFiles: ['./vitest.setup.ts'],
     reporters: ['default', './scripts/vitest-summary.ts'],
   },

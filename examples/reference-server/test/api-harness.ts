@@ -28,6 +28,8 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
       PORT: '0',
       HOST: '127.0.0.1',
       NODE_ENV: 'test',
+      // Quiet even when a test sets NODE_ENV=production (silent under test, info otherwise).
+      HOLDFAST_LOG_LEVEL: 'warn',
       DATABASE_URL: realPostgres ? childDatabaseUrl(db) : '',
       HOLDFAST_DATA_DIR: 'memory://',
       HOLDFAST_API_KEYS: JSON.stringify([

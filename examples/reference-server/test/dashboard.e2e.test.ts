@@ -113,7 +113,7 @@ async function until(
     if (await check()) return;
     if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
     await refresh();
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }
 
@@ -169,16 +169,18 @@ describe.skipIf(!hasChromium)('dashboard in Chromium (needs /usr/bin/chromium)',
   beforeAll(async () => {
     await mkdir(ARTIFACTS, { recursive: true });
     receiver = await startReceiver();
-    db = realPostgres ? await createTestDatabase({ max: 1 }) : undefined;
+    db = await createTestDatabase({ max: 1 });
     server = await startServer({
+      // The PGlite this test process shares, or a schema of the real PostgreSQL.
+      ...(realPostgres ? {} : { database: db }),
       env: {
         PORT: '0',
         HOST: '127.0.0.1',
         HOLDFAST_DATA_DIR: 'memory://',
         HOLDFAST_API_KEYS: JSON.stringify([{ key: KEY, account: ACCOUNT, scopes: ['*'] }]),
-        HOLDFAST_RETRY_SCHEDULE: '1s,1s',
+        HOLDFAST_RETRY_SCHEDULE: '200ms,200ms',
         HOLDFAST_ALLOW_PRIVATE_DESTINATIONS: '1',
-        DATABASE_URL: db === undefined ? undefined : childDatabaseUrl(db),
+        DATABASE_URL: realPostgres ? childDatabaseUrl(db) : '',
       },
     });
     browser = await chromium.launch({

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningServer, startServer } from '../src/server';
+import { startTestServer, type TestServer } from './api-harness';
 
 // SPEC section 7 and the developers' guide: a 500 from any input a client can send is a bug,
 // and every error is problem+json carrying the request's id. Random methods, paths, query
@@ -9,23 +9,17 @@ import { type RunningServer, startServer } from '../src/server';
 
 const KEY = 'hf_test_fuzzfuzzfuzzfuzzfuzz0001';
 const RECEIVER_SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
-let server: RunningServer;
+let server: TestServer;
 const existing = { order: '', card: '', subscription: '', endpoint: '' };
 
 beforeAll(async () => {
-  server = await startServer({
-    env: {
-      PORT: '0',
-      HOST: '127.0.0.1',
-      NODE_ENV: 'test',
-      HOLDFAST_DATA_DIR: 'memory://',
-      HOLDFAST_API_KEYS: JSON.stringify([{ key: KEY, account: 'acct_fuzz', scopes: ['*'] }]),
-      HOLDFAST_RATE_LIMIT: '100000/1s',
-      HOLDFAST_RECEIVER_SECRETS: JSON.stringify({
-        fuzz: { account: 'acct_fuzz', secrets: [RECEIVER_SECRET] },
-      }),
-      HOLDFAST_ADDRESS_RATE_LIMIT: '100000/1s',
-    },
+  server = await startTestServer({
+    HOLDFAST_API_KEYS: JSON.stringify([{ key: KEY, account: 'acct_fuzz', scopes: ['*'] }]),
+    HOLDFAST_RATE_LIMIT: '100000/1s',
+    HOLDFAST_RECEIVER_SECRETS: JSON.stringify({
+      fuzz: { account: 'acct_fuzz', secrets: [RECEIVER_SECRET] },
+    }),
+    HOLDFAST_ADDRESS_RATE_LIMIT: '100000/1s',
   });
   // Real resources for the write endpoints that take an id.
   const post = async (path: string, body: unknown) => {
@@ -53,7 +47,7 @@ beforeAll(async () => {
   ).id;
 });
 afterAll(async () => {
-  await server?.close();
+  await server?.stop();
 });
 
 const ids = fc.oneof(
@@ -62,7 +56,7 @@ const ids = fc.oneof(
     'pay_1',
     'pm_%00',
     're_',
-    'sub_' + 'a'.repeat(300),
+    `sub_${'a'.repeat(300)}`,
     '..',
     '%2e%2e',
     '0',
@@ -227,7 +221,7 @@ const headers = fc.record(
       '-1',
       '',
     ),
-    'webhook-signature': fc.constantFrom('v1,AAAA', 'v1a,x', '', 'v1,' + 'A'.repeat(44)),
+    'webhook-signature': fc.constantFrom('v1,AAAA', 'v1a,x', '', `v1,${'A'.repeat(44)}`),
     accept: fc.constantFrom('application/json', 'text/html', '*/*'),
   },
   { requiredKeys: [] },

@@ -2,8 +2,10 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { seedPgliteDataDir } from '@holdfast/pg/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { storeKey } from '../src/auth';
+import { type RunningServer, startServer } from '../src/server';
 import { call, startTestServer } from './api-harness';
 import { type Child, runCli, startServerProcess } from './process-harness';
 import { createStorage, realPostgres } from './webhooks-harness';
@@ -42,13 +44,19 @@ async function acceptedWithin(url: string, key: string, since: number): Promise<
 describe('keys:create on embedded PGlite while the server runs', () => {
   let dir: string;
   let server: Child | undefined;
+  let restarted: RunningServer | undefined;
   afterAll(async () => {
     await server?.stop();
+    await restarted?.close();
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
+  // The server and the CLI are separate processes, as in use. The second opener and the restart
+  // are this test's process: the lock is per process, so it is refused all the same.
   it('writes through the running server: the key works at once, and the directory is never opened twice', async () => {
     dir = await mkdtemp(join(tmpdir(), 'holdfast-keys-'));
+    // A directory already initialised (the first start on an empty one is new-user.test.ts's).
+    await seedPgliteDataDir(dir);
     const env = { DATABASE_URL: '', HOLDFAST_DATA_DIR: dir, HOLDFAST_SEED_DEMO_KEY: '0' };
     server = await startServerProcess(env);
     const url = server.url ?? '';
@@ -58,17 +66,19 @@ describe('keys:create on embedded PGlite while the server runs', () => {
     const ms = await acceptedWithin(url, key, at);
     console.log(`PGlite: the new key answered 200 ${ms} ms after keys:create exited`);
     expect(ms).toBeLessThan(1000);
-    // A second server on the same directory is refused, naming the one that holds it.
-    const second = await startServerProcess(env).then(
-      (child) => child.stop().then(() => 'started'),
+    // A second server on the same directory is refused, naming the process that holds it.
+    const serverEnv = { ...env, PORT: '0', HOST: '127.0.0.1', NODE_ENV: 'test' };
+    const second = await startServer({ env: serverEnv }).then(
+      (running) => running.close().then(() => 'started'),
       (error: Error) => error.message,
     );
     expect(second).toMatch(new RegExp(`in use by process ${server.process.pid}`));
     // The key survives a restart: it was written to the directory by its one owner.
     await server.stop();
     expect(existsSync(join(dir, 'holdfast.lock'))).toBe(false);
-    server = await startServerProcess(env);
-    expect((await call(server.url ?? '', 'GET', '/v1/orders', { key })).status).toBe(200);
+    restarted = await startServer({ env: serverEnv });
+    expect(existsSync(join(dir, 'holdfast.lock'))).toBe(true);
+    expect((await call(restarted.url, 'GET', '/v1/orders', { key })).status).toBe(200);
   }, 300_000);
 });
 

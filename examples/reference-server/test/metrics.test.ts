@@ -154,11 +154,16 @@ it('counts requests by route template, the refusals, idempotency outcomes and a 
   }
   expect(families.get('holdfast_endpoint_concurrency_limit')?.type).toBe('GAUGE');
 
-  // The retry (1 s later) fails too: the delivery is dead, and counted so.
+  // The retry (1 s later) fails too: the delivery is dead, and counted so. The gauge reads the
+  // database when scraped, the counter moves when the worker's attempt hook runs: the gauge can
+  // lead the counter by a moment, so wait for both.
   const dead = await eventually(
     async () => {
       const scraped = await scrape();
-      return value(scraped, 'holdfast_deliveries_dead') >= 1 ? scraped : undefined;
+      return value(scraped, 'holdfast_deliveries_dead') >= 1 &&
+        value(scraped, 'holdfast_delivery_attempts_total', { outcome: 'dead' }) >= 1
+        ? scraped
+        : undefined;
     },
     20_000,
     'the delivery dead',

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningServer, startServer } from '../src/server';
+import { startTestServer, type TestServer } from './api-harness';
 
 // Issue 8: /openapi.json declares every path of the contract, the sort parameter with its
 // allowed keys and problem+json errors, and passes Spectral's spectral:oas with no errors and
@@ -13,7 +13,9 @@ import { type RunningServer, startServer } from '../src/server';
 
 const run = promisify(execFile);
 const serverDir = fileURLToPath(new URL('..', import.meta.url));
-let server: RunningServer;
+// The installed CLI itself: `npx` would start npm first to find it.
+const spectral = fileURLToPath(new URL('../../../node_modules/.bin/spectral', import.meta.url));
+let server: TestServer;
 let document: {
   paths: Record<
     string,
@@ -28,13 +30,11 @@ let document: {
 };
 
 beforeAll(async () => {
-  server = await startServer({
-    env: { PORT: '0', HOST: '127.0.0.1', NODE_ENV: 'test', HOLDFAST_DATA_DIR: 'memory://', DATABASE_URL: '' },
-  });
+  server = await startTestServer();
   document = await (await fetch(`${server.url}/openapi.json`)).json();
 });
 afterAll(async () => {
-  await server?.close();
+  await server?.stop();
 });
 
 // CONTRACT section 5, method and path of every endpoint.
@@ -101,10 +101,8 @@ describe('/openapi.json', () => {
       const file = join(dir, 'openapi.json');
       await writeFile(file, JSON.stringify(document));
       const result = await run(
-        'npx',
+        spectral,
         [
-          '--no-install',
-          'spectral',
           'lint',
           file,
           '--ruleset',

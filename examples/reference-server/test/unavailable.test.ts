@@ -1,21 +1,15 @@
 import { expect, it } from 'vitest';
-import { startServer } from '../src/server';
+import { startTestServer } from './api-harness';
 
 // SPEC section 7: 503 always carries Retry-After. When the database goes away under a running
 // server, requests get 503 service_unavailable as problem+json, not a 500.
 it('answers 503 with Retry-After when the database is unreachable', async () => {
   const key = 'hf_test_unavailableunavailable01';
-  const server = await startServer({
-    env: {
-      PORT: '0',
-      HOST: '127.0.0.1',
-      NODE_ENV: 'test',
-      HOLDFAST_DATA_DIR: 'memory://',
-      DATABASE_URL: '',
-      HOLDFAST_ROLE: 'api',
-      HOLDFAST_API_KEYS: JSON.stringify([{ key, account: 'acct_u', scopes: ['*'] }]),
-    },
+  const t = await startTestServer({
+    HOLDFAST_ROLE: 'api',
+    HOLDFAST_API_KEYS: JSON.stringify([{ key, account: 'acct_u', scopes: ['*'] }]),
   });
+  const { server } = t;
   try {
     const ok = await fetch(`${server.url}/v1/orders`, { headers: { authorization: `Bearer ${key}` } });
     expect(ok.status).toBe(200);
@@ -30,6 +24,6 @@ it('answers 503 with Retry-After when the database is unreachable', async () => 
     expect(body).toMatchObject({ code: 'service_unavailable', status: 503 });
     expect(body.requestId).toBe(down.headers.get('request-id'));
   } finally {
-    await server.close().catch(() => {});
+    await t.stop().catch(() => {});
   }
 });

@@ -28,7 +28,8 @@ let loopEndpoint: { id: string; secret: string };
 // create that endpoint, then restarts on the same port and storage with the secret configured.
 beforeAll(async () => {
   receiver = await startReceiver();
-  storage = await createStorage({ persistent: true });
+  // The caller keeps the database across the restart (a schema of the shared PGlite, or of PostgreSQL).
+  storage = await createStorage();
   const port = String(await freePort());
   const setup = await startTestServer({ PORT: port }, storage);
   const created = await api(setup.url, 'POST', '/v1/webhook-endpoints', {

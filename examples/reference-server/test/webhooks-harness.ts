@@ -1,9 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { connect, type Database } from '@holdfast/pg';
 import { createTestDatabase } from '@holdfast/pg/testing';
 import { startServer } from '../src/server';
@@ -43,28 +40,18 @@ export interface TestStorage {
 
 /**
  * Fresh storage: a new schema of the real PostgreSQL (DATABASE_URL with its search_path), or a
- * schema of the PGlite this test process shares (`persistent`: a PGlite of its own in a
- * temporary directory, so a restarted server sees it).
+ * schema of the PGlite this test process shares (kept across a server's restart: the caller
+ * closes it with `drop`).
  */
-export async function createStorage(options: { persistent?: boolean } = {}): Promise<TestStorage> {
+export async function createStorage(): Promise<TestStorage> {
   const base = process.env.DATABASE_URL;
-  if (!base && !options.persistent) {
+  if (!base) {
     const database = await createTestDatabase({ max: 1 });
     return {
       env: { DATABASE_URL: '', HOLDFAST_DATA_DIR: 'memory://' },
       databaseUrl: undefined,
       database,
       drop: () => database.close(),
-    };
-  }
-  if (!base) {
-    const dir = await mkdtemp(join(tmpdir(), 'holdfast-webhooks-'));
-    return {
-      env: { DATABASE_URL: '', HOLDFAST_DATA_DIR: dir },
-      databaseUrl: undefined,
-      drop: async () => {
-        await rm(dir, { recursive: true, force: true });
-      },
     };
   }
   const schema = `t_wh_${randomBytes(6).toString('hex')}`;
@@ -107,6 +94,8 @@ export async function startTestServer(
       PORT: '0',
       HOST: '127.0.0.1',
       NODE_ENV: 'test',
+      // Quiet even when a test sets NODE_ENV=production (silent under test, info otherwise).
+      HOLDFAST_LOG_LEVEL: 'warn',
       HOLDFAST_API_KEYS: API_KEYS,
       HOLDFAST_RATE_LIMIT: '10000/1s',
       HOLDFAST_ADDRESS_RATE_LIMIT: '100000/1s',

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { connect, DataDirectoryInUse, LOCK_FILE } from '../src/index';
+import { seedPgliteDataDir } from '../src/testing';
 
 // Never two openers of one PGlite directory: the second is refused naming the first, or joins
 // it through its socket; a lock left by a dead process is taken over.
@@ -11,6 +12,8 @@ import { connect, DataDirectoryInUse, LOCK_FILE } from '../src/index';
 let dir: string;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'holdfast-lock-'));
+  // A directory that already holds a database: the lock is the subject here, not initdb.
+  await seedPgliteDataDir(dir);
 });
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });

@@ -1,0 +1,13 @@
+import { PGlite } from '@electric-sql/pglite';
+const cpu = () => { const u = process.cpuUsage(); return ((u.user + u.system) / 1e6).toFixed(2); };
+console.log('start', cpu());
+let t = Date.now();
+const db = await PGlite.create('memory://');
+console.log('create', cpu(), Date.now() - t);
+t = Date.now();
+const dump = await db.dumpDataDir('none');
+console.log('dump', cpu(), Date.now() - t, dump.size);
+t = Date.now();
+const db2 = await PGlite.create({ loadDataDir: dump });
+await db2.query('select 1');
+console.log('create from dump', cpu(), Date.now() - t);
