@@ -27,7 +27,6 @@ export {
   type DeliveryStatus,
   type EndpointConcurrency,
   type Notification,
-  type Sql,
   toAttempt,
   toConcurrency,
   toDelivery,
@@ -37,7 +36,6 @@ export {
   type WebhookEndpoint,
   type WebhookEvent,
 } from './rows';
-export { schema } from './schema';
 export { type EndpointStats, endpointStats, type StatsBucket, type StatsWindow } from './stats';
 export {
   type AttemptInfo,

@@ -9,10 +9,10 @@ import {
   enqueueEvent,
   getDelivery,
   listAttempts,
+  migrations,
   purgeDeliveryHistory,
   replayDelivery,
   rotateSecret,
-  schema,
   toAttempt,
   toNotification,
   updateEndpoint,
@@ -61,8 +61,7 @@ const options = { allowPrivateDestinations: true };
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  await db.sql.unsafe(schema);
-  await db.sql.unsafe(schema); // idempotent
+  for (const migration of migrations) await db.sql.unsafe(migration.sql);
 });
 afterAll(() => db.close());
 beforeEach(async () => {
@@ -234,7 +233,7 @@ describe('webhook delivery', () => {
         type: 't.x',
         resourceId: 'r',
         object: {},
-        now: Date.now() - 40 * 86_400_000,
+        now: () => Date.now() - 40 * 86_400_000,
       }),
     );
     await worker().runOnce();
@@ -250,7 +249,7 @@ describe('webhook delivery', () => {
     // The attempt is recent, so only the 40-day-old finished event (and its delivery) goes.
     expect(await purgeDeliveryHistory(db.sql, { batchSize: 1 })).toBe(1);
     expect(await db.sql`select id from holdfast_events`).toHaveLength(0);
-    expect(await purgeDeliveryHistory(db.sql, { now: Date.now() + 40 * 86_400_000 })).toBe(0);
+    expect(await purgeDeliveryHistory(db.sql, { now: () => Date.now() + 40 * 86_400_000 })).toBe(0);
     await target.close();
     await redirect.close();
   });
@@ -316,7 +315,13 @@ describe('webhook delivery', () => {
     const w = worker({ now: () => clock, schedule: [0, 0, 0, 0, 0, 0, 0, 0], disableAfterDays: 2 });
     const fail = async () => {
       await db.sql.begin((tx) =>
-        enqueueEvent(tx, { account: ACCOUNT, type: 't.x', resourceId: `r${clock}`, object: {}, now: clock }),
+        enqueueEvent(tx, {
+          account: ACCOUNT,
+          type: 't.x',
+          resourceId: `r${clock}`,
+          object: {},
+          now: () => clock,
+        }),
       );
       await w.runOnce();
     };
