@@ -396,7 +396,9 @@ if (process.env.BENCH_ONLY === 'throughput') {
   for (let round = 0; round < Number(process.env.ROUNDS ?? 1); round += 1) {
     for (const mode of round % 2 ? [...modes].reverse() : modes) {
       const rate = await throughput(mode);
-      (seen[String(mode)] ??= []).push(rate);
+      const list = seen[String(mode)] ?? [];
+      list.push(rate);
+      seen[String(mode)] = list;
       progress(`${mode}: ${rate.toFixed(0)}/s (load ${loadAverage()})`);
     }
   }

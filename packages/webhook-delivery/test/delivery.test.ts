@@ -284,6 +284,36 @@ describe('webhook delivery', () => {
     await slow.close();
   });
 
+  it('lets one endpoint run at most half of a worker\'s slots, so a slow one never holds up the others', async () => {
+    const slow = await receiver(() => ({ status: 200, delayMs: 800 }));
+    const fast = await receiver(() => ({ status: 204 }));
+    await createEndpoint(db.sql, { account: ACCOUNT, url: slow.url, eventTypes: ['t.slow'] }, options);
+    await createEndpoint(db.sql, { account: ACCOUNT, url: fast.url, eventTypes: ['t.fast'] }, options);
+    for (let i = 0; i < 6; i += 1) {
+      await db.sql.begin((tx) =>
+        enqueueEvent(tx, { account: ACCOUNT, type: 't.slow', resourceId: `s${i}`, object: {} }),
+      );
+    }
+    const w = worker({ concurrency: 4, perEndpointConcurrency: 4, pollMs: 20 });
+    const waitFor = async (done: () => boolean) => {
+      const deadline = Date.now() + 5_000;
+      while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    };
+    w.start();
+    await waitFor(() => slow.received.length >= 2);
+    const enqueued = Date.now();
+    await db.sql.begin((tx) =>
+      enqueueEvent(tx, { account: ACCOUNT, type: 't.fast', resourceId: 'f', object: {} }),
+    );
+    await waitFor(() => fast.received.length === 1);
+    const waited = Date.now() - enqueued;
+    await w.stop();
+    expect(fast.received).toHaveLength(1);
+    expect(waited).toBeLessThan(600);
+    expect(slow.maxInFlight()).toBe(2);
+    await Promise.all([slow.close(), fast.close()]);
+  });
+
   it('signs with both secrets for 24 h after a rotation', async () => {
     const hook = await receiver(() => ({ status: 200 }));
     const { endpoint, secret: old } = await createEndpoint(
