@@ -39,6 +39,8 @@ const admin = postgres(base, { max: 1, onnotice: () => {} });
 await admin.unsafe(`create schema ${benchSchema}`);
 const url = new URL(base);
 url.searchParams.set('options', `-c search_path=${benchSchema}`);
+// Names this run's connections in pg_stat_activity (the lock-wait sampler below).
+url.searchParams.set('application_name', benchSchema);
 const sql = postgres(url.toString(), { max: 10, onnotice: () => {} });
 for (const migration of migrations) await sql.unsafe(migration.sql);
 await sql`create table bench_orders (id text primary key, body jsonb not null, created_at timestamptz not null)`;
@@ -161,6 +163,28 @@ async function until(condition: () => boolean, timeoutMs = 300_000): Promise<voi
 }
 
 type Mode = 'bare' | 1 | 2;
+
+/** Per mode, the share of this run's active statements found waiting for a lock, per run. */
+const lockWaits = new Map<string, number[]>();
+
+/**
+ * Samples pg_stat_activity every 10 ms until `done`: of this run's statements that are active,
+ * how many wait for a lock (`wait_event_type = 'Lock'`: a row another transaction holds). The
+ * share is the contention between workers, whatever the machine's load.
+ */
+async function sampleLockWaits(done: () => boolean): Promise<number> {
+  let active = 0;
+  let waiting = 0;
+  while (!done()) {
+    const [row] = await admin<{ active: number; waiting: number }[]>`
+      select count(*)::int as active, (count(*) filter (where wait_event_type = 'Lock'))::int as waiting
+      from pg_stat_activity where application_name = ${benchSchema} and state = 'active'`;
+    active += row?.active ?? 0;
+    waiting += row?.waiting ?? 0;
+    await sleep(10);
+  }
+  return active === 0 ? 0 : waiting / active;
+}
 let run = 0;
 /** Deliveries per second to one endpoint: children started idle, then the backlog appears at once. */
 async function throughput(mode: Mode): Promise<number> {
@@ -175,8 +199,11 @@ async function throughput(mode: Mode): Promise<number> {
   await sleep(500);
   await backlog(account, [id], EVENTS);
   const start = performance.now();
+  const sampling = sampleLockWaits(() => count(key) >= EVENTS);
   await until(() => count(key) >= EVENTS);
   const seconds = (performance.now() - start) / 1000;
+  const waits = await sampling;
+  lockWaits.set(String(mode), [...(lockWaits.get(String(mode)) ?? []), waits]);
   await Promise.all(procs.map(stop));
   await updateEndpoint(sql, { account, id, status: 'disabled' });
   return EVENTS / seconds;
@@ -399,7 +426,9 @@ if (process.env.BENCH_ONLY === 'throughput') {
       const list = seen[String(mode)] ?? [];
       list.push(rate);
       seen[String(mode)] = list;
-      progress(`${mode}: ${rate.toFixed(0)}/s (load ${loadAverage()})`);
+      progress(
+        `${mode}: ${rate.toFixed(0)}/s, ${((lockWaits.get(String(mode))?.at(-1) ?? 0) * 100).toFixed(0)}% of active statements waiting for a lock (load ${loadAverage()})`,
+      );
     }
   }
   const bestOf = (mode: string) => Math.max(0, ...(seen[mode] ?? []));
@@ -459,6 +488,11 @@ try {
     );
   }
   console.log(`\n2 processes vs 1: ${(two / one).toFixed(2)}x`);
+  const waitShares = (mode: string) =>
+    (lockWaits.get(mode) ?? []).map((x) => `${(x * 100).toFixed(0)}%`).join(', ');
+  console.log(
+    `Active statements waiting for a lock (pg_stat_activity every 10 ms): 1 process ${waitShares('1')}, 2 processes ${waitShares('2')}`,
+  );
 
   console.log('\nFairness: 99 fast endpoints, alone and beside one answering after 5 s (1 worker process)\n');
   console.log('| run | fast endpoints deliveries/s (each round) | best |');
