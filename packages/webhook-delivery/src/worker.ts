@@ -43,7 +43,12 @@ export interface DeliveryWorkerOptions {
   unsafeTimeoutMs?: number;
   /** The ceiling of each endpoint's adaptive in-flight limit, across all workers. @defaultValue 4 */
   perEndpointConcurrency?: number;
-  /** In-flight attempts of this worker. @defaultValue 32 */
+  /**
+   * Attempts this worker runs at once. One endpoint runs at most half of them, and an attempt
+   * running longer than a fast answer (1 s, or a quarter of the timeout) moves to a second budget
+   * of the same size, so slow receivers never take the slots fast ones need (at most twice this
+   * many attempts in all). @defaultValue 32
+   */
   concurrency?: number;
   /** How long a lease lives without renewal; running attempts renew theirs. @defaultValue timeout + 30 s */
   leaseMs?: number;
@@ -92,10 +97,10 @@ const INFO_OUTCOME: Record<AttemptResult['nextStatus'], AttemptInfo['outcome']> 
 };
 
 /**
- * Creates a worker that delivers due deliveries (issue 16). Each
- * round leases a fair batch across endpoints in one statement (`FOR UPDATE SKIP LOCKED`, leases
- * with an expiry that a dead worker's successor takes over, the per-endpoint in-flight bound
- * held in a shared pacing row across every worker and process), sends the batch concurrently,
+ * Creates a worker that delivers due deliveries (issue 16). Each round leases a fair batch
+ * across endpoints in one statement (`FOR UPDATE SKIP LOCKED`, leases with an expiry that a dead
+ * worker's successor takes over, the per-endpoint in-flight bound held across every worker and
+ * process by a shared pacing row and per-worker release stripes), sends the batch concurrently,
  * each attempt signed afresh over the event's exact bytes, sent to the address that passed the
  * SSRF check, redirects never followed, and writes a batch of outcomes in one statement. Each
  * endpoint's limit adapts (AIMD) between 1 and `perEndpointConcurrency`, waits out

@@ -284,7 +284,7 @@ describe('webhook delivery', () => {
     await slow.close();
   });
 
-  it('lets one endpoint run at most half of a worker\'s slots, so a slow one never holds up the others', async () => {
+  it("lets one endpoint run at most half of a worker's slots, so a slow one never holds up the others", async () => {
     const slow = await receiver(() => ({ status: 200, delayMs: 800 }));
     const fast = await receiver(() => ({ status: 204 }));
     await createEndpoint(db.sql, { account: ACCOUNT, url: slow.url, eventTypes: ['t.slow'] }, options);
