@@ -281,9 +281,10 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       reply.retryAfterMs !== undefined && outcome === 'retry'
         ? new Date(finished + Math.min(reply.retryAfterMs, MAX_PAUSE_MS))
         : null;
-    // An answer slower than half the timeout is a receiver near its limit: the next ones risk
-    // timing out, so its limit shrinks as on a timeout.
-    const congested = isCongestion(reply.status, reply.forbidden) || finished - started >= timeoutMs / 2;
+    // An answer slower than half the timeout (and than a second) is a receiver near its limit:
+    // the next ones risk timing out, so its limit shrinks as on a timeout.
+    const congested =
+      isCongestion(reply.status, reply.forbidden) || finished - started >= Math.max(timeoutMs / 2, FAST_MS);
     if (pauseUntil)
       paused.set(row.endpoint_id, Math.max(paused.get(row.endpoint_id) ?? 0, pauseUntil.getTime()));
     await new Promise<void>((done, failed) => {
