@@ -39,6 +39,8 @@ const admin = postgres(base, { max: 1, onnotice: () => {} });
 await admin.unsafe(`create schema ${benchSchema}`);
 const url = new URL(base);
 url.searchParams.set('options', `-c search_path=${benchSchema}`);
+// Names this run's connections in pg_stat_activity (the lock-wait sampler below).
+url.searchParams.set('application_name', benchSchema);
 const sql = postgres(url.toString(), { max: 10, onnotice: () => {} });
 for (const migration of migrations) await sql.unsafe(migration.sql);
 await sql`create table bench_orders (id text primary key, body jsonb not null, created_at timestamptz not null)`;
@@ -161,6 +163,28 @@ async function until(condition: () => boolean, timeoutMs = 300_000): Promise<voi
 }
 
 type Mode = 'bare' | 1 | 2;
+
+/** Per mode, the share of this run's active statements found waiting for a lock, per run. */
+const lockWaits = new Map<string, number[]>();
+
+/**
+ * Samples pg_stat_activity every 10 ms until `done`: of this run's statements that are active,
+ * how many wait for a lock (`wait_event_type = 'Lock'`: a row another transaction holds). The
+ * share is the contention between workers, whatever the machine's load.
+ */
+async function sampleLockWaits(done: () => boolean): Promise<number> {
+  let active = 0;
+  let waiting = 0;
+  while (!done()) {
+    const [row] = await admin<{ active: number; waiting: number }[]>`
+      select count(*)::int as active, (count(*) filter (where wait_event_type = 'Lock'))::int as waiting
+      from pg_stat_activity where application_name = ${benchSchema} and state = 'active'`;
+    active += row?.active ?? 0;
+    waiting += row?.waiting ?? 0;
+    await sleep(10);
+  }
+  return active === 0 ? 0 : waiting / active;
+}
 let run = 0;
 /** Deliveries per second to one endpoint: children started idle, then the backlog appears at once. */
 async function throughput(mode: Mode): Promise<number> {
@@ -175,8 +199,11 @@ async function throughput(mode: Mode): Promise<number> {
   await sleep(500);
   await backlog(account, [id], EVENTS);
   const start = performance.now();
+  const sampling = sampleLockWaits(() => count(key) >= EVENTS);
   await until(() => count(key) >= EVENTS);
   const seconds = (performance.now() - start) / 1000;
+  const waits = await sampling;
+  lockWaits.set(String(mode), [...(lockWaits.get(String(mode)) ?? []), waits]);
   await Promise.all(procs.map(stop));
   await updateEndpoint(sql, { account, id, status: 'disabled' });
   return EVENTS / seconds;
@@ -204,15 +231,23 @@ async function fairness(withSlow: boolean): Promise<number> {
   return (perEndpoint * 99) / seconds;
 }
 
-/** Delay from commit to arrival of new deliveries to one endpoint while another drains 100,000. */
-async function backlogDelay(): Promise<{ delays: number[]; drainedMeanwhile: number }> {
-  const account = 'acct_backlog';
-  const big = await endpoint(account, 'fast', 'big', ['order.created']);
-  await endpoint(account, 'fast', 'small', ['order.small']);
-  await backlog(account, [big], 100_000);
+/**
+ * Delay from commit to arrival of new deliveries to one endpoint while another drains 100,000,
+ * and the same measurement with nothing else due (the worker idle, polling): the backlog's cost
+ * is the difference.
+ */
+async function backlogDelay(withBacklog: boolean): Promise<{ delays: number[]; drainedMeanwhile: number }> {
+  run += 1;
+  const account = `acct_backlog_${run}`;
+  const bigKey = `big${run}`;
+  const smallKey = `small${run}`;
+  const big = await endpoint(account, 'fast', bigKey, ['order.created']);
+  await endpoint(account, 'fast', smallKey, ['order.small']);
+  if (withBacklog) await backlog(account, [big], 100_000);
   const proc = await child('./worker.ts');
-  await until(() => count('big') >= 2_000);
-  const before = count('big');
+  if (withBacklog) await until(() => count(bigKey) >= 2_000);
+  else await sleep(500);
+  const before = count(bigKey);
   const delays: number[] = [];
   for (let i = 0; i < 20; i += 1) {
     const event = await sql.begin((tx) =>
@@ -221,13 +256,16 @@ async function backlogDelay(): Promise<{ delays: number[]; drainedMeanwhile: num
     const committed = performance.now();
     await until(() => arrivals.has(event.id), 30_000);
     delays.push((arrivals.get(event.id) ?? committed) - committed);
-    await sleep(50);
+    await sleep(50 + Math.random() * POLL_MS);
   }
-  const drainedMeanwhile = count('big') - before;
+  const drainedMeanwhile = count(bigKey) - before;
   await updateEndpoint(sql, { account, id: big, status: 'disabled' });
   await stop(proc);
   return { delays, drainedMeanwhile };
 }
+
+const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
+const maximum = (xs: readonly number[]) => Math.max(0, ...xs);
 
 interface PlanSummary {
   due: number;
@@ -263,6 +301,8 @@ async function explainLease(due: number, endpoints: number): Promise<PlanSummary
     at: new Date(),
     leaseMs: 40_000,
     paused: [],
+    endpointShare: Math.ceil(CONCURRENCY / 2),
+    running: new Map<string, number>(),
   });
   // The lease statement, in a rolled-back transaction (EXPLAIN ANALYZE really leases).
   const explain = async (format: 'json' | 'text') => {
@@ -345,14 +385,56 @@ async function enqueueCost(): Promise<{ alone: number; withEvent: number }> {
       (kind === 'event' ? withEvent : alone).push(performance.now() - t);
     }
   }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
   return { alone: median(alone), withEvent: median(withEvent) };
 }
 
 const loadAverage = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 const progress = (what: string) => console.error(`[bench/delivery ${new Date().toISOString()}] ${what}`);
+if (process.env.BENCH_ONLY === 'fairness' || process.env.BENCH_ONLY === 'backlog') {
+  if (process.env.BENCH_ONLY === 'fairness') {
+    for (let round = 0; round < ROUNDS; round += 1) {
+      const alone = await fairness(false);
+      const beside = await fairness(true);
+      progress(
+        `fairness alone ${alone.toFixed(0)}/s, beside ${beside.toFixed(0)}/s: ${((beside / alone) * 100).toFixed(0)}% (load ${loadAverage()})`,
+      );
+    }
+  } else {
+    const idle = await backlogDelay(false);
+    const busy = await backlogDelay(true);
+    progress(
+      `backlog: idle median ${median(idle.delays).toFixed(1)} max ${maximum(idle.delays).toFixed(1)}; beside 100,000 median ${median(busy.delays).toFixed(1)} max ${maximum(busy.delays).toFixed(1)} (load ${loadAverage()})`,
+    );
+  }
+  await Promise.all([...children].map(stop));
+  server.closeAllConnections();
+  server.close();
+  await sql.end();
+  await admin.unsafe(`drop schema ${benchSchema} cascade`);
+  await admin.end();
+  process.exit(0);
+}
 if (process.env.BENCH_ONLY === 'throughput') {
-  for (const mode of ['bare', 1, 2] as Mode[]) progress(`${mode}: ${(await throughput(mode)).toFixed(0)}/s`);
+  // BENCH_MODES (bare,1,2) picks modes; ROUNDS alternates their order like the full run.
+  const modes = (process.env.BENCH_MODES ?? 'bare,1,2')
+    .split(',')
+    .map((m): Mode => (m === 'bare' ? 'bare' : m === '2' ? 2 : 1));
+  const seen: Record<string, number[]> = {};
+  for (let round = 0; round < Number(process.env.ROUNDS ?? 1); round += 1) {
+    for (const mode of round % 2 ? [...modes].reverse() : modes) {
+      const rate = await throughput(mode);
+      const list = seen[String(mode)] ?? [];
+      list.push(rate);
+      seen[String(mode)] = list;
+      progress(
+        `${mode}: ${rate.toFixed(0)}/s, ${((lockWaits.get(String(mode))?.at(-1) ?? 0) * 100).toFixed(0)}% of active statements waiting for a lock (load ${loadAverage()})`,
+      );
+    }
+  }
+  const bestOf = (mode: string) => Math.max(0, ...(seen[mode] ?? []));
+  progress(
+    `best: bare ${bestOf('bare').toFixed(0)}, 1 ${bestOf('1').toFixed(0)}, 2 ${bestOf('2').toFixed(0)}; 2 vs 1 ${(bestOf('2') / bestOf('1')).toFixed(2)}x`,
+  );
   await Promise.all([...children].map(stop));
   server.closeAllConnections();
   server.close();
@@ -382,7 +464,8 @@ try {
     beside.push(await fairness(true));
   }
   progress(`fairness alone ${alone.join(', ')}, beside ${beside.join(', ')}`);
-  const delay = await backlogDelay();
+  const idle = await backlogDelay(false);
+  const delay = await backlogDelay(true);
   progress('backlog done');
   const plans = await scaleModel();
   const cost = await enqueueCost();
@@ -405,6 +488,11 @@ try {
     );
   }
   console.log(`\n2 processes vs 1: ${(two / one).toFixed(2)}x`);
+  const waitShares = (mode: string) =>
+    (lockWaits.get(mode) ?? []).map((x) => `${(x * 100).toFixed(0)}%`).join(', ');
+  console.log(
+    `Active statements waiting for a lock (pg_stat_activity every 10 ms): 1 process ${waitShares('1')}, 2 processes ${waitShares('2')}`,
+  );
 
   console.log('\nFairness: 99 fast endpoints, alone and beside one answering after 5 s (1 worker process)\n');
   console.log('| run | fast endpoints deliveries/s (each round) | best |');
@@ -415,12 +503,19 @@ try {
   );
   console.log(`\nbeside / alone: ${((best(beside) / best(alone)) * 100).toFixed(0)}% (target at least 90%)`);
 
-  const sorted = [...delay.delays].sort((a, b) => a - b);
   console.log(
-    `\nBacklog: one endpoint with 100,000 due deliveries being drained (${delay.drainedMeanwhile} delivered meanwhile); 20 new deliveries to another endpoint, commit to arrival:`,
+    `\nBacklog: one endpoint with 100,000 due deliveries being drained (${delay.drainedMeanwhile} delivered meanwhile); 20 new deliveries to another endpoint, commit to arrival, against the same with nothing else due (poll interval ${POLL_MS} ms):\n`,
+  );
+  console.log('| | median ms | max ms |');
+  console.log('|---|--:|--:|');
+  console.log(
+    `| nothing else due | ${median(idle.delays).toFixed(1)} | ${maximum(idle.delays).toFixed(1)} |`,
   );
   console.log(
-    `median ${sorted[Math.floor(sorted.length / 2)]?.toFixed(1)} ms, max ${sorted[sorted.length - 1]?.toFixed(1)} ms (poll interval ${POLL_MS} ms)`,
+    `| beside the backlog | ${median(delay.delays).toFixed(1)} | ${maximum(delay.delays).toFixed(1)} |`,
+  );
+  console.log(
+    `| the backlog adds | ${(median(delay.delays) - median(idle.delays)).toFixed(1)} | ${(maximum(delay.delays) - maximum(idle.delays)).toFixed(1)} |`,
   );
 
   console.log('\nScale model: EXPLAIN (ANALYZE, BUFFERS) of one lease round (limit 128), rolled back\n');

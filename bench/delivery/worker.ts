@@ -1,10 +1,14 @@
 // One delivery worker process for bench/delivery, configured from the environment the way the
 // reference server configures its own (HOLDFAST_DELIVERY_* defaults): CONCURRENCY, PER_ENDPOINT,
-// POLL_MS. Prints "ready"; SIGTERM stops it gracefully.
-import { createDeliveryWorker } from '@holdfast/webhook-delivery/postgres';
+// POLL_MS. ENGINE (a path to another copy's src/postgres.ts) runs that version instead, to compare
+// two engines in one sitting. Prints "ready"; SIGTERM stops it gracefully.
+import * as engine from '@holdfast/webhook-delivery/postgres';
 import postgres from 'postgres';
 
 const sql = postgres(process.env.DATABASE_URL ?? '', { max: 10, onnotice: () => {} });
+const { createDeliveryWorker } = (
+  process.env.ENGINE ? await import(process.env.ENGINE) : engine
+) as typeof engine;
 const worker = createDeliveryWorker({
   sql,
   allowPrivateDestinations: true,

@@ -26,6 +26,6 @@ export async function emit(tx: postgres.TransactionSql, event: ResourceEvent): P
     type: event.type,
     resourceId: event.resourceId,
     object: event.object,
-    now: event.now,
+    now: () => event.now,
   });
 }

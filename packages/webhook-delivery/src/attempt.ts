@@ -35,7 +35,7 @@ export interface AttemptContext {
 }
 
 /**
- * One delivery attempt (SPEC section 6, "Delivery"): the SSRF check again, signed afresh over
+ * One delivery attempt: the SSRF check again, signed afresh over
  * the event's exact bytes with this attempt's timestamp (Standard Webhooks,
  * https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md),
  * POSTed through the pinned agent, redirects never followed (undici's `request` follows none),

@@ -2,7 +2,7 @@
 export type Outcome = 'succeeded' | 'retry' | 'dead' | 'gone';
 
 /**
- * Classifies an attempt (SPEC section 6, "Delivery"; Standard Webhooks on 410): 2xx succeeded;
+ * Classifies an attempt (Standard Webhooks on 410, https://www.standardwebhooks.com/): 2xx succeeded;
  * 408, 429 and 5xx retried, as are timeouts and connection errors (`status` undefined); 410
  * disables the endpoint at once; redirects are never followed (the Location could point
  * anywhere, SSRF) and, like any other 4xx, end the delivery at once: `dead`.

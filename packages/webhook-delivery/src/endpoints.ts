@@ -1,11 +1,11 @@
 import { opaqueId } from '@holdfast/opaque-id';
+import type { Sql } from '@holdfast/pg-migrate';
 import { problem } from '@holdfast/problem-details';
 import { generateKeyPair, generateSecret } from '@holdfast/webhook-signer';
 import { deliveryProblems } from './problems';
 import {
   type EndpointConcurrency,
   type SignatureScheme,
-  type Sql,
   toConcurrency,
   toEndpoint,
   type WebhookEndpoint,
@@ -46,7 +46,7 @@ export interface EndpointChanges extends AccountRef {
 }
 
 /**
- * The destination in WHATWG-normalised form (CONTRACT section 10: stored and echoed so), after
+ * The destination in WHATWG-normalised form (https://url.spec.whatwg.org/; stored and echoed so), after
  * the SSRF check: `" HTTPS://Example.COM:443/a/../b"` is stored as `https://example.com/b`.
  */
 async function assertDestination(url: string, options: DestinationOptions): Promise<string> {
@@ -72,7 +72,7 @@ function assertRate(value: number | null | undefined): void {
 
 /**
  * Registers an endpoint after the SSRF check and returns it with its new secret, which is
- * shown this once (SPEC section 5). Its pacing row is created with it: the in-flight limit
+ * shown this once. Its pacing row is created with it: the in-flight limit
  * starts at `concurrencyMax` (the workers' `perEndpointConcurrency`).
  *
  * @example
@@ -83,13 +83,13 @@ function assertRate(value: number | null | undefined): void {
 export async function createEndpoint(
   sql: Sql,
   input: EndpointInput,
-  options: DestinationOptions & { now?: number; concurrencyMax?: number } = {},
+  options: DestinationOptions & { now?: () => number; concurrencyMax?: number } = {},
 ): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
   const url = await assertDestination(input.url, options);
   assertRate(input.maxPerSecond);
   const scheme = input.signatureScheme ?? 'v1';
   const { secret, publicKey } = newKey(scheme);
-  const now = new Date(options.now ?? Date.now());
+  const now = new Date((options.now ?? Date.now)());
   const [row] = await sql`
     with e as (
       insert into holdfast_webhook_endpoints
@@ -162,11 +162,11 @@ export async function endpointConcurrency(
 export async function updateEndpoint(
   sql: Sql,
   changes: EndpointChanges,
-  options: DestinationOptions & { now?: number } = {},
+  options: DestinationOptions & { now?: () => number } = {},
 ): Promise<WebhookEndpoint | undefined> {
   const url = changes.url === undefined ? null : await assertDestination(changes.url, options);
   assertRate(changes.maxPerSecond);
-  const now = new Date(options.now ?? Date.now());
+  const now = new Date((options.now ?? Date.now)());
   const [row] = await sql`
     with u as (
       update holdfast_webhook_endpoints set
@@ -198,8 +198,9 @@ export async function updateEndpoint(
 export async function deleteEndpoint(
   sql: Sql,
   { account, id }: AccountRef,
-  { now = Date.now() }: { now?: number } = {},
+  { now: clock = Date.now }: { now?: () => number } = {},
 ): Promise<boolean> {
+  const now = clock();
   const rows = await sql`
     update holdfast_webhook_endpoints set deleted_at = ${new Date(now)}, status = 'disabled', updated_at = ${new Date(now)}
     where id = ${id} and account_id = ${account} and deleted_at is null
@@ -207,7 +208,7 @@ export async function deleteEndpoint(
   return rows.length > 0;
 }
 
-/** How long the previous secret keeps signing after a rotation (CONTRACT section 5). */
+/** How long the previous secret keeps signing after a rotation (24 h: both sign meanwhile). */
 export const ROTATION_OVERLAP_MS: number = 24 * 60 * 60 * 1000;
 
 /**
@@ -223,8 +224,9 @@ export const ROTATION_OVERLAP_MS: number = 24 * 60 * 60 * 1000;
 export async function rotateSecret(
   sql: Sql,
   { account, id }: AccountRef,
-  { now = Date.now() }: { now?: number } = {},
+  { now: clock = Date.now }: { now?: () => number } = {},
 ): Promise<{ endpoint: WebhookEndpoint; secret: string } | undefined> {
+  const now = clock();
   // A key of each scheme; the statement keeps the one of the endpoint's scheme, in one step.
   const v1 = newKey('v1');
   const v1a = newKey('v1a');

@@ -34,7 +34,7 @@ async function notify(
 }
 
 /**
- * The failure side of an endpoint's health (SPEC section 3): 410 disables it at once; otherwise
+ * The failure side of an endpoint's health: 410 disables it at once; otherwise
  * the failure streak starts, the account is warned a day before the disabling, then it is
  * disabled, each with a notification. (A success clears the streak in the batch's outcome
  * statement.)

@@ -1,5 +1,5 @@
+import type { Sql } from '@holdfast/pg-migrate';
 import type postgres from 'postgres';
-import type { Sql } from './rows';
 
 /** A leased delivery with what its attempt needs, read in the lease statement itself. */
 export interface LeasedRow {
@@ -28,24 +28,31 @@ export interface LeaseRequest {
   leaseMs: number;
   /** Endpoints this worker saw ask for a pause whose outcome is not written yet. */
   paused: readonly string[];
+  /** The most attempts one endpoint may have running in this worker (its share of the slots). */
+  endpointShare: number;
+  /** This worker's running attempts per endpoint, counted against `endpointShare`. */
+  running: ReadonlyMap<string, number>;
 }
 
 /**
- * Leases due deliveries in one statement, fair across endpoints (CONTRACT section 6; issue 16):
+ * Leases due deliveries in one statement, fair across endpoints:
  *
  * 1. Up to `limit` endpoints with due work, in random order, whose pacing row is free
  *    (`FOR UPDATE SKIP LOCKED`: a worker never waits for another, and holds the row for this one
- *    statement only), that are not paused by a `Retry-After`, and that have room under their
- *    adaptive limit or an expired lease to take over.
+ *    statement only), that are not paused by a `Retry-After`, that have room under their
+ *    adaptive limit (or an expired lease to take over), and that run fewer than
+ *    `endpointShare` attempts in this worker (a slow endpoint never takes every slot).
  * 2. For each, first the deliveries whose lease expired (a dead worker's: they already count as
  *    in flight), then due unleased ones up to the room left, the token bucket of `max_per_second`
  *    and an equal share of `limit`, oldest due first, each `FOR UPDATE SKIP LOCKED`.
- * 3. The pacing rows are charged (in-flight count, tokens) and the deliveries leased, returning
+ * 3. The pacing rows are charged (in-flight places, tokens) and the deliveries leased, returning
  *    the endpoint and event columns the attempts need: the whole round is one round trip.
  *
- * The in-flight count lives in the locked pacing row, so the bound holds across every worker
- * and process without a transaction; the scans it needs are index probes bounded by the limit,
- * never by the backlog (see bench/delivery's EXPLAIN).
+ * An endpoint's in-flight count is the places charged in its locked pacing row minus the places
+ * released in its release stripes (migration 005), so the bound holds across every worker and
+ * process without a transaction, and outcome statements never queue behind a lease; the scans
+ * it needs are index probes bounded by the limit, never by the backlog (see bench/delivery's
+ * EXPLAIN).
  */
 export async function leaseDue(sql: postgres.Sql, request: LeaseRequest): Promise<LeasedRow[]> {
   return [...(await leaseStatement(sql, request))];
@@ -57,10 +64,13 @@ export async function leaseDue(sql: postgres.Sql, request: LeaseRequest): Promis
  */
 export function leaseStatement(sql: Sql, request: LeaseRequest): postgres.PendingQuery<LeasedRow[]> {
   const { at, perEndpoint: max } = request;
+  const running = [...request.running];
   return sql<LeasedRow[]>`
     with candidates as materialized (
       select p.endpoint_id,
-             floor(least(coalesce(p.concurrency_limit, ${max}), ${max}))::int - p.in_flight as room,
+             (floor(least(coalesce(p.concurrency_limit, ${max}), ${max}))
+               - (p.in_flight - coalesce(rel.released, 0)))::int as room,
+             ${request.endpointShare}::int - coalesce(mine.n, 0) as share_room,
              case when e.max_per_second is null then null else least(
                greatest(1.0, e.max_per_second / 10.0),
                coalesce(p.tokens, greatest(1.0, e.max_per_second / 10.0))
@@ -68,14 +78,20 @@ export function leaseStatement(sql: Sql, request: LeaseRequest): postgres.Pendin
              ) end as tokens
       from holdfast_endpoint_pacing p
       join holdfast_webhook_endpoints e on e.id = p.endpoint_id
+      left join lateral (
+        select sum(r.released) as released from holdfast_endpoint_releases r where r.endpoint_id = p.endpoint_id
+      ) rel on true
+      left join unnest(${sql.array(running.map(([id]) => id))}::text[], ${sql.array(running.map(([, n]) => n))}::int[])
+        as mine (endpoint_id, n) on mine.endpoint_id = p.endpoint_id
       where e.status = 'active' and e.deleted_at is null
+        and coalesce(mine.n, 0) < ${request.endpointShare}
         and (p.paused_until is null or p.paused_until <= ${at})
         and p.endpoint_id <> all(${sql.array([...request.paused])}::text[])
         and exists (
           select 1 from holdfast_deliveries d
           where d.endpoint_id = p.endpoint_id and d.status in ('pending', 'failed') and d.next_attempt_at <= ${at}
             and (d.lease_expires_at is null or d.lease_expires_at < ${at}))
-        and (floor(least(coalesce(p.concurrency_limit, ${max}), ${max})) > p.in_flight
+        and (floor(least(coalesce(p.concurrency_limit, ${max}), ${max})) > p.in_flight - coalesce(rel.released, 0)
              or exists (
                select 1 from holdfast_deliveries d
                where d.endpoint_id = p.endpoint_id and d.lease_expires_at < ${at}
@@ -95,7 +111,7 @@ export function leaseStatement(sql: Sql, request: LeaseRequest): postgres.Pendin
           select d.id, d.endpoint_id from holdfast_deliveries d
           where d.endpoint_id = c.endpoint_id and d.lease_expires_at < ${at}
             and d.status in ('pending', 'failed') and d.next_attempt_at <= ${at}
-          limit share.n
+          limit least(share.n, c.share_room)
           for update of d skip locked
         ) t
         union all
@@ -106,7 +122,7 @@ export function leaseStatement(sql: Sql, request: LeaseRequest): postgres.Pendin
           where d.endpoint_id = c.endpoint_id and d.status in ('pending', 'failed')
             and d.next_attempt_at <= ${at} and d.lease_expires_at is null
           order by d.next_attempt_at, d.id
-          limit greatest(0, least(c.room, share.n, coalesce(floor(c.tokens)::int, share.n)))
+          limit greatest(0, least(c.room, c.share_room, share.n, coalesce(floor(c.tokens)::int, share.n)))
           for update of d skip locked
         ) f
       ) x
@@ -144,10 +160,18 @@ export async function renewLeases(
     where id = any(${sql.array([...ids])}::text[]) and lease_owner = ${owner}`;
 }
 
+/** How many release counters each endpoint has: a worker writes the one its id picked. */
+export const RELEASE_STRIPES = 16;
+
+/** A release counter for a worker (or a one-off release): any stripe is correct, one each avoids waits. */
+export function releaseStripe(random: () => number): number {
+  return Math.floor(random() * RELEASE_STRIPES) % RELEASE_STRIPES;
+}
+
 /** Gives a lease back unattempted (an error before the attempt), with its in-flight place. */
 export async function releaseLease(
   sql: postgres.Sql,
-  { owner, id }: { owner: string; id: string },
+  { owner, id, stripe }: { owner: string; id: string; stripe: number },
 ): Promise<void> {
   await sql`
     with released as (
@@ -155,28 +179,36 @@ export async function releaseLease(
       where id = ${id} and lease_owner = ${owner}
       returning endpoint_id
     )
-    update holdfast_endpoint_pacing p set in_flight = greatest(0, p.in_flight - 1)
-    from released where p.endpoint_id = released.endpoint_id`;
+    insert into holdfast_endpoint_releases (endpoint_id, stripe, released)
+    select endpoint_id, ${stripe}, 1 from released
+    on conflict (endpoint_id, stripe) do update set released = holdfast_endpoint_releases.released + 1`;
 }
 
 /**
- * Recounts `in_flight` from the leases themselves for endpoints that claim some: it repairs a
- * count that something outside the workers left off (a lease cleared by hand, an old version's
- * replay). The pacing rows are locked first, then counted in a second statement whose fresh
- * snapshot sees every lease committed before the lock. Cheap and rare (every few seconds).
+ * Recounts in-flight places from the leases themselves for endpoints whose count is not zero: it
+ * repairs a count that something outside the workers left off (a lease cleared by hand, a killed
+ * worker's charge). The pacing rows are locked first (so no lease statement charges them
+ * meanwhile), then counted in a second statement whose fresh snapshot sees every lease and
+ * release committed before it, consistently (an outcome clears its leases and counts them
+ * released in one statement): `in_flight` becomes the leases counted plus the releases counted,
+ * and a release committed later lowers the count by exactly what it cleared. Cheap and rare
+ * (every few seconds).
  */
 export async function reconcileInFlight(sql: postgres.Sql): Promise<void> {
   await sql.begin(async (tx) => {
     const locked = await tx<{ endpoint_id: string }[]>`
-      select endpoint_id from holdfast_endpoint_pacing where in_flight > 0
-      order by endpoint_id limit 1000
-      for update skip locked`;
+      select p.endpoint_id from holdfast_endpoint_pacing p
+      where p.in_flight <> coalesce(
+        (select sum(r.released) from holdfast_endpoint_releases r where r.endpoint_id = p.endpoint_id), 0)
+      order by p.endpoint_id limit 1000
+      for update of p skip locked`;
     if (locked.length === 0) return;
     await tx`
       update holdfast_endpoint_pacing p set in_flight = (
         select count(*) from holdfast_deliveries d
         where d.endpoint_id = p.endpoint_id and d.lease_expires_at is not null
           and d.status in ('pending', 'failed'))
+        + coalesce((select sum(r.released) from holdfast_endpoint_releases r where r.endpoint_id = p.endpoint_id), 0)
       where p.endpoint_id = any(${tx.array(locked.map((row) => row.endpoint_id))}::text[])`;
   });
 }

@@ -1,9 +1,10 @@
 import { opaqueId } from '@holdfast/opaque-id';
+import type { Sql } from '@holdfast/pg-migrate';
 import type { AccountRef } from './endpoints';
+import { releaseStripe } from './lease';
 import {
   type Delivery,
   type DeliveryAttempt,
-  type Sql,
   toAttempt,
   toDelivery,
   toEvent,
@@ -18,7 +19,8 @@ export interface EventInput {
   resourceId: string;
   /** The resource after the change; it should carry `updatedAt`. */
   object: Record<string, unknown>;
-  now?: number;
+  /** The clock (ms). @defaultValue `Date.now` */
+  now?: () => number;
 }
 
 const SEQUENCE_SLOT = '"sequence":0';
@@ -38,7 +40,7 @@ const SEQUENCE_SLOT = '"sequence":0';
  * ```
  */
 export async function enqueueEvent(tx: Sql, input: EventInput): Promise<WebhookEvent> {
-  const now = new Date(input.now ?? Date.now());
+  const now = new Date((input.now ?? Date.now)());
   const id = opaqueId('evt');
   // The payload is the exact bytes sent, and it carries the sequence the database hands out in
   // this same statement: the JSON is built with a placeholder and spliced around it in SQL. The
@@ -135,7 +137,7 @@ export async function listAttempts(
 }
 
 /**
- * Replays a delivery (dead-letter replay, SPEC section 6): the same delivery and Webhook-Id,
+ * Replays a delivery (dead-letter replay): the same delivery and Webhook-Id,
  * back to `pending`, due now, with a fresh retry schedule; earlier attempts stay in the log.
  * A lease it held is dropped, and with it its place in the endpoint's in-flight count.
  *
@@ -147,8 +149,9 @@ export async function listAttempts(
 export async function replayDelivery(
   sql: Sql,
   { account, id }: AccountRef,
-  { now = Date.now() }: { now?: number } = {},
+  { now: clock = Date.now }: { now?: () => number } = {},
 ): Promise<Delivery | undefined> {
+  const now = clock();
   const [row] = await sql`
     with old as (
       select id, endpoint_id, lease_expires_at is not null as leased from holdfast_deliveries
@@ -156,8 +159,9 @@ export async function replayDelivery(
       for update
     ),
     released as (
-      update holdfast_endpoint_pacing p set in_flight = greatest(0, p.in_flight - 1)
-      from old where old.leased and p.endpoint_id = old.endpoint_id
+      insert into holdfast_endpoint_releases (endpoint_id, stripe, released)
+      select endpoint_id, ${releaseStripe(Math.random)}, 1 from old where old.leased
+      on conflict (endpoint_id, stripe) do update set released = holdfast_endpoint_releases.released + 1
     )
     update holdfast_deliveries d set
       status = 'pending', retry_base = d.attempt_count, next_attempt_at = ${new Date(now)},

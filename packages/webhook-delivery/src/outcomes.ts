@@ -22,20 +22,27 @@ export interface AttemptResult {
   pauseUntil: Date | null;
 }
 
-/** Deadlock between two workers' outcome statements (they lock pacing rows in their own order). */
+/** Deadlock between two workers' outcome statements (rows locked in their own orders). */
 const DEADLOCK = '40P01';
 
 /**
  * Writes a batch of outcomes in one statement (issue 16, "batched hot path"): every attempt row,
- * every delivery's new state and lease release, the success side of endpoint health, and per
- * endpoint the pacing row: its in-flight count lowered by the leases released, its adaptive
- * limit moved (halved on overload, +1 per `limit` fast successes), and any `Retry-After` pause.
+ * every delivery's new state and lease release, the success side of endpoint health, the places
+ * released counted in this worker's release stripe, and the pacing row only where something
+ * changes: its adaptive limit (halved on overload, +1 per `limit` fast successes while under the
+ * ceiling) or a `Retry-After` pause. In steady state no outcome statement touches the pacing row
+ * the lease statements lock, so workers in several processes do not queue behind each other.
  * Only leases this worker still owns are released: one taken over after an expiry belongs to
  * its new owner, whose own outcome releases it.
  */
 export async function writeOutcomes(
   sql: postgres.Sql,
-  { owner, perEndpoint, batch }: { owner: string; perEndpoint: number; batch: readonly AttemptResult[] },
+  {
+    owner,
+    stripe,
+    perEndpoint,
+    batch,
+  }: { owner: string; stripe: number; perEndpoint: number; batch: readonly AttemptResult[] },
 ): Promise<void> {
   const column = <T>(pick: (r: AttemptResult) => T) => batch.map(pick);
   for (let tries = 1; ; tries += 1) {
@@ -83,21 +90,27 @@ export async function writeOutcomes(
           from r where d.id = r.id and d.lease_owner = ${owner}
           returning d.endpoint_id
         ),
-        locked as (
-          select p.endpoint_id from holdfast_endpoint_pacing p
-          where p.endpoint_id in (select endpoint_id from r)
-          order by p.endpoint_id
-          for update
+        released as (
+          insert into holdfast_endpoint_releases (endpoint_id, stripe, released)
+          select endpoint_id, ${stripe}, count(*) from done group by endpoint_id order by endpoint_id
+          on conflict (endpoint_id, stripe) do update
+            set released = holdfast_endpoint_releases.released + excluded.released
         ),
         per_endpoint as (
           select r.endpoint_id, bool_or(r.congested) as congested, (count(*) filter (where r.fast))::real as fast,
-                 max(r.pause_until) as pause_until,
-                 (select count(*) from done where done.endpoint_id = r.endpoint_id)::int as released
+                 max(r.pause_until) as pause_until
           from r group by r.endpoint_id
-          order by r.endpoint_id
+        ),
+        locked as (
+          select p.endpoint_id from holdfast_endpoint_pacing p join per_endpoint s on s.endpoint_id = p.endpoint_id
+          where s.congested
+             or (s.pause_until is not null and (p.paused_until is null or p.paused_until < s.pause_until))
+             or (s.fast > 0 and coalesce(p.concurrency_limit, ${perEndpoint}) < ${perEndpoint})
+             or p.concurrency_max is distinct from ${perEndpoint}
+          order by p.endpoint_id
+          for update of p
         )
         update holdfast_endpoint_pacing p set
-          in_flight = greatest(0, p.in_flight - s.released),
           concurrency_max = ${perEndpoint},
           concurrency_limit = case
             when s.congested then greatest(1, least(coalesce(p.concurrency_limit, ${perEndpoint}), ${perEndpoint}) / 2)
@@ -110,7 +123,7 @@ export async function writeOutcomes(
         where p.endpoint_id = s.endpoint_id and s.endpoint_id in (select endpoint_id from locked)`;
       return;
     } catch (error) {
-      // Two workers' batches can lock the same pacing rows in different orders; PostgreSQL
+      // Two workers' batches can lock the same rows in different orders; PostgreSQL
       // breaks the cycle by failing one, which simply writes again.
       const code = typeof error === 'object' && error !== null && 'code' in error ? error.code : undefined;
       if (code !== DEADLOCK || tries >= 5) throw error;

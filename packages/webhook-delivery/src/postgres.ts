@@ -28,7 +28,6 @@ export {
   type DeliveryStatus,
   type EndpointConcurrency,
   type Notification,
-  type Sql,
   toAttempt,
   toConcurrency,
   toDelivery,
@@ -38,7 +37,6 @@ export {
   type WebhookEndpoint,
   type WebhookEvent,
 } from './rows';
-export { schema } from './schema';
 export { type EndpointStats, endpointStats, type StatsBucket, type StatsWindow } from './stats';
 export {
   type AttemptInfo,

@@ -13,9 +13,9 @@ import { DAY_MS } from './health';
  */
 export async function purgeDeliveryHistory(
   sql: postgres.Sql,
-  options: { olderThanMs?: number; batchSize?: number; now?: number } = {},
+  options: { olderThanMs?: number; batchSize?: number; now?: () => number } = {},
 ): Promise<number> {
-  const before = new Date((options.now ?? Date.now()) - (options.olderThanMs ?? 30 * DAY_MS));
+  const before = new Date((options.now ?? Date.now)() - (options.olderThanMs ?? 30 * DAY_MS));
   const batch = options.batchSize ?? 500;
   let removed = 0;
   for (;;) {

@@ -1,4 +1,4 @@
-import type { Sql } from './store';
+import type { Sql } from '@holdfast/pg-migrate';
 
 /** What {@link recoverDeliveries} re-queues: one endpoint's deliveries created in `[since, until)`. */
 export interface RecoverInput {
@@ -10,8 +10,8 @@ export interface RecoverInput {
   readonly since: number;
   /** ...and before this one (default: now). */
   readonly until?: number | undefined;
-  /** The clock (ms). @defaultValue `Date.now()` */
-  readonly now?: number | undefined;
+  /** The clock (ms). @defaultValue `Date.now` */
+  readonly now?: (() => number) | undefined;
 }
 
 /**
@@ -28,7 +28,7 @@ export interface RecoverInput {
  * ```
  */
 export async function recoverDeliveries(sql: Sql, input: RecoverInput): Promise<number | undefined> {
-  const now = input.now ?? Date.now();
+  const now = (input.now ?? Date.now)();
   const until = input.until ?? now;
   const [endpoint] = await sql`
     select id from holdfast_webhook_endpoints

@@ -1,9 +1,6 @@
 import type postgres from 'postgres';
 
-/** Any postgres.js client: a pool, a reserved connection or a transaction. */
-export type Sql = postgres.Sql | postgres.TransactionSql;
-
-/** The in-flight limit the sender uses for an endpoint now, and its ceiling (CONTRACT section 10). */
+/** The in-flight limit the sender uses for an endpoint now, and its ceiling. */
 export interface EndpointConcurrency {
   /** The adaptive limit: falls on timeouts, 429, 502-504 and connection errors, climbs back on fast successes. */
   current: number;

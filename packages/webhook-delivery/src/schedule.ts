@@ -1,4 +1,4 @@
-/** The contract's retry delays (SPEC section 6): 1 min, 5 min, 30 min, 2 h, 6 h, 24 h. */
+/** The default retry delays: 1 min, 5 min, 30 min, 2 h, 6 h, 24 h. */
 export const DEFAULT_RETRY_SCHEDULE: readonly number[] = [
   60_000, 300_000, 1_800_000, 7_200_000, 21_600_000, 86_400_000,
 ];
@@ -7,7 +7,7 @@ const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_0
 
 /**
  * Parses `HOLDFAST_RETRY_SCHEDULE`-style text (`1s,2s,5m`): n delays mean n retries after the
- * first attempt, n + 1 attempts in all (CONTRACT section 6).
+ * first attempt, n + 1 attempts in all.
  *
  * @example
  * ```ts

@@ -6,7 +6,7 @@ import { Agent } from 'undici';
 export type Resolver = (hostname: string) => Promise<string[]>;
 
 export interface DestinationOptions {
-  /** Lift the private-address rules: local development and tests only (CONTRACT section 6). */
+  /** Lift the private-address rules: local development and tests only. */
   allowPrivateDestinations?: boolean;
   /** Production mode: https only. */
   production?: boolean;
@@ -95,8 +95,7 @@ function forbiddenIPv6(address: ipaddr.IPv6): string | undefined {
 }
 
 /**
- * Why an address may not be a webhook destination, or `undefined` when it may (CONTRACT
- * sections 6 and 10). Only global unicast is allowed: IPv4 that ipaddr.js calls `unicast`, less
+ * Why an address may not be a webhook destination, or `undefined` when it may. Only global unicast is allowed: IPv4 that ipaddr.js calls `unicast`, less
  * documentation, benchmarking and other special ranges; IPv6 in 2000::/3, less documentation,
  * benchmarking and ORCHID, with 6to4 and Teredo judged by the IPv4 addresses they embed and
  * IPv4-mapped addresses by their IPv4 address. The reason names the rule, never the address.
@@ -108,8 +107,8 @@ export function forbiddenAddress(address: string): string | undefined {
 }
 
 /**
- * Checks a customer-supplied destination (SPEC section 6, "Destination URLs"; CONTRACT
- * section 6): http(s) only (https only in production), no credentials, not a name such as
+ * Checks a customer-supplied destination (OWASP SSRF prevention,
+ * https://cheatsheetseries.owasp.org/cheatsheets/Server_Side_Request_Forgery_Prevention_Cheat_Sheet.html): http(s) only (https only in production), no credentials, not a name such as
  * `localhost`, `*.local` or `*.internal`, and every address it resolves to, or its literal
  * address, in global unicast. A name that does not resolve is accepted (`resolved: false`):
  * it is checked again at every attempt.

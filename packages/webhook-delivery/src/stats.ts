@@ -1,4 +1,4 @@
-import type { Sql } from './store';
+import type { Sql } from '@holdfast/pg-migrate';
 
 /** The two windows of {@link endpointStats}: 24 hourly buckets, or 7 daily ones. */
 export type StatsWindow = '24h' | '7d';
@@ -47,7 +47,7 @@ const DAY = 86_400_000;
  */
 export async function endpointStats(
   sql: Sql,
-  input: { account: string; endpointId: string; window: StatsWindow; now?: number | undefined },
+  input: { account: string; endpointId: string; window: StatsWindow; now?: (() => number) | undefined },
 ): Promise<EndpointStats | undefined> {
   const [endpoint] = await sql`
     select id from holdfast_webhook_endpoints
@@ -55,7 +55,7 @@ export async function endpointStats(
   if (!endpoint) return undefined;
   const size = input.window === '24h' ? HOUR : DAY;
   const count = input.window === '24h' ? 24 : 7;
-  const now = input.now ?? Date.now();
+  const now = (input.now ?? Date.now)();
   const to = Math.floor(now / size) * size + size;
   const from = to - count * size;
   const rows = await sql<

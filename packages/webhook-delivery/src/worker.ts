@@ -5,7 +5,14 @@ import type { Agent } from 'undici';
 import { sendAttempt } from './attempt';
 import { classifyAttempt, type Outcome } from './classify';
 import { DAY_MS, type HealthContext, type Notifier, recordFailure } from './health';
-import { type LeasedRow, leaseDue, reconcileInFlight, releaseLease, renewLeases } from './lease';
+import {
+  type LeasedRow,
+  leaseDue,
+  reconcileInFlight,
+  releaseLease,
+  releaseStripe,
+  renewLeases,
+} from './lease';
 import { type AttemptResult, writeOutcomes } from './outcomes';
 import { FAST_MS, isCongestion, MAX_PAUSE_MS } from './pacing';
 import { DEFAULT_RETRY_SCHEDULE, retryDelay } from './schedule';
@@ -30,13 +37,18 @@ export interface DeliveryWorkerOptions {
   sql: postgres.Sql;
   /** Retry delays in ms; n delays mean n + 1 attempts. @defaultValue 1m, 5m, 30m, 2h, 6h, 24h */
   schedule?: readonly number[];
-  /** Attempt timeout, 5,000 to 10,000 ms (SPEC section 8). @defaultValue 10000 */
+  /** Attempt timeout, 5,000 to 10,000 ms (a receiver gets that long to answer). @defaultValue 10000 */
   timeoutMs?: number;
   /** Tests only: a timeout outside 5 to 10 s. */
   unsafeTimeoutMs?: number;
   /** The ceiling of each endpoint's adaptive in-flight limit, across all workers. @defaultValue 4 */
   perEndpointConcurrency?: number;
-  /** In-flight attempts of this worker. @defaultValue 32 */
+  /**
+   * Attempts this worker runs at once. One endpoint runs at most half of them, and an attempt
+   * running longer than a fast answer (1 s, or a quarter of the timeout) moves to a second budget
+   * of the same size, so slow receivers never take the slots fast ones need (at most twice this
+   * many attempts in all). @defaultValue 32
+   */
   concurrency?: number;
   /** How long a lease lives without renewal; running attempts renew theirs. @defaultValue timeout + 30 s */
   leaseMs?: number;
@@ -85,10 +97,10 @@ const INFO_OUTCOME: Record<AttemptResult['nextStatus'], AttemptInfo['outcome']> 
 };
 
 /**
- * Creates a worker that delivers due deliveries (SPEC section 6, "Delivery"; issue 16). Each
- * round leases a fair batch across endpoints in one statement (`FOR UPDATE SKIP LOCKED`, leases
- * with an expiry that a dead worker's successor takes over, the per-endpoint in-flight bound
- * held in a shared pacing row across every worker and process), sends the batch concurrently,
+ * Creates a worker that delivers due deliveries (issue 16). Each round leases a fair batch
+ * across endpoints in one statement (`FOR UPDATE SKIP LOCKED`, leases with an expiry that a dead
+ * worker's successor takes over, the per-endpoint in-flight bound held across every worker and
+ * process by a shared pacing row and per-worker release stripes), sends the batch concurrently,
  * each attempt signed afresh over the event's exact bytes, sent to the address that passed the
  * SSRF check, redirects never followed, and writes a batch of outcomes in one statement. Each
  * endpoint's limit adapts (AIMD) between 1 and `perEndpointConcurrency`, waits out
@@ -104,7 +116,7 @@ const INFO_OUTCOME: Record<AttemptResult['nextStatus'], AttemptInfo['outcome']> 
 export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWorker {
   const timeoutMs = options.unsafeTimeoutMs ?? options.timeoutMs ?? 10_000;
   if (options.unsafeTimeoutMs === undefined && (timeoutMs < 5_000 || timeoutMs > 10_000)) {
-    throw new RangeError('timeoutMs must be from 5000 to 10000 (SPEC section 8)');
+    throw new RangeError('timeoutMs must be from 5000 to 10000');
   }
   const { sql } = options;
   const schedule = options.schedule ?? DEFAULT_RETRY_SCHEDULE;
@@ -117,6 +129,10 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
   const onError = options.onError ?? ((error: unknown) => console.error('webhook delivery worker:', error));
   const fastMs = Math.min(FAST_MS, timeoutMs / 4);
   const owner = opaqueId('wrk');
+  const stripe = releaseStripe(random);
+  // One endpoint may run at most half of this worker's slots, so endpoints answering slowly
+  // never hold the slots the others need (issue 16, fairness).
+  const endpointShare = Math.max(1, Math.ceil(concurrency / 2));
   const destination = {
     allowPrivateDestinations: options.allowPrivateDestinations ?? false,
     production: options.production ?? false,
@@ -130,8 +146,10 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
   };
   const agent: Agent = pinnedAgent({ ...destination, connectTimeoutMs: timeoutMs });
   const attemptContext = { destination, agent, timeoutMs };
-  /** In-flight attempts by delivery id, with when their lease was last set. */
-  const inFlight = new Map<string, { task: Promise<void>; leasedAt: number }>();
+  /** In-flight attempts by delivery id, with when they started and their lease was last set. */
+  const inFlight = new Map<string, { task: Promise<void>; leasedAt: number; started: number }>();
+  /** In-flight attempts per endpoint, for `endpointShare`. */
+  const perEndpointRunning = new Map<string, number>();
   /** Endpoints that asked this worker for a pause, until when: no lease for them before the
    *  outcome statement has written the pause for every worker (and until it ends). */
   const paused = new Map<string, number>();
@@ -191,7 +209,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     if (batch.length === 0) return;
     if (pending.length > 0) scheduleFlush(false);
     try {
-      await writeOutcomes(sql, { owner, perEndpoint, batch: batch.map((b) => b.result) });
+      await writeOutcomes(sql, { owner, stripe, perEndpoint, batch: batch.map((b) => b.result) });
     } catch (error) {
       for (const entry of batch) entry.failed(error);
       return;
@@ -263,7 +281,10 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       reply.retryAfterMs !== undefined && outcome === 'retry'
         ? new Date(finished + Math.min(reply.retryAfterMs, MAX_PAUSE_MS))
         : null;
-    const congested = isCongestion(reply.status, reply.forbidden);
+    // An answer slower than half the timeout (and than a second) is a receiver near its limit:
+    // the next ones risk timing out, so its limit shrinks as on a timeout.
+    const congested =
+      isCongestion(reply.status, reply.forbidden) || finished - started >= Math.max(timeoutMs / 2, FAST_MS);
     if (pauseUntil)
       paused.set(row.endpoint_id, Math.max(paused.get(row.endpoint_id) ?? 0, pauseUntil.getTime()));
     await new Promise<void>((done, failed) => {
@@ -295,13 +316,18 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       .catch(async (error: unknown) => {
         onError(error);
         // Release the lease so another round (or worker) retries it promptly.
-        await releaseLease(sql, { owner, id: row.id }).catch(onError);
+        await releaseLease(sql, { owner, id: row.id, stripe }).catch(onError);
       })
       .finally(() => {
         inFlight.delete(row.id);
+        const left = (perEndpointRunning.get(row.endpoint_id) ?? 1) - 1;
+        if (left > 0) perEndpointRunning.set(row.endpoint_id, left);
+        else perEndpointRunning.delete(row.endpoint_id);
         wake?.();
       });
-    inFlight.set(row.id, { task, leasedAt: now() });
+    const at = now();
+    perEndpointRunning.set(row.endpoint_id, (perEndpointRunning.get(row.endpoint_id) ?? 0) + 1);
+    inFlight.set(row.id, { task, leasedAt: at, started: at });
   }
 
   /** Renews the leases of attempts running for more than a third of the lease. */
@@ -313,10 +339,21 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     for (const [, entry] of due) entry.leasedAt = at;
   }
 
+  /**
+   * Slots free for a lease round. An attempt running longer than a fast answer moves to a second
+   * budget of the same size: slow receivers then hold at most `concurrency` more attempts (and
+   * each endpoint its in-flight limit), never the slots fast endpoints need.
+   */
+  function freeSlots(at: number): number {
+    let young = 0;
+    for (const entry of inFlight.values()) if (at - entry.started < fastMs) young += 1;
+    return Math.min(concurrency - young, 2 * concurrency - inFlight.size);
+  }
+
   async function runOnce(): Promise<number> {
-    const free = concurrency - inFlight.size;
-    if (free <= 0) return 0;
     const at = now();
+    const free = freeSlots(at);
+    if (free <= 0) return 0;
     for (const [endpoint, until] of paused) if (until <= at) paused.delete(endpoint);
     const rows = await leaseDue(sql, {
       owner,
@@ -325,6 +362,8 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       at: new Date(at),
       leaseMs,
       paused: [...paused.keys()],
+      endpointShare,
+      running: perEndpointRunning,
     });
     for (const row of rows) launch(row);
     return rows.length;
@@ -361,7 +400,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
           }
           if (!running) break;
           if (leased > 0) lastLeased = now();
-          if (leased > 0 && inFlight.size < concurrency) continue;
+          if (leased > 0 && freeSlots(now()) > 0) continue;
           // While deliveries flow, poll sooner: slots another worker frees are only seen by
           // asking, and waiting a whole idle interval for them left them unused.
           const wait = now() - lastLeased < BUSY_MS ? Math.min(pollMs, BUSY_POLL_MS) : pollMs;

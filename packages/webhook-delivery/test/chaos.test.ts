@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { childDatabaseUrl, createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEndpoint, enqueueEvent, schema, updateEndpoint } from '../src/postgres';
+import { createEndpoint, enqueueEvent, migrations, updateEndpoint } from '../src/postgres';
 
 // Issue 7, "Must show": the chaos test. Real PostgreSQL and real processes only.
 const WORKER = fileURLToPath(new URL('./fixtures/worker.ts', import.meta.url));
@@ -182,7 +182,7 @@ describe.skipIf(!realPostgres)(
 
     beforeAll(async () => {
       db = await createTestDatabase({ max: 6 });
-      await db.sql.unsafe(schema);
+      for (const migration of migrations) await db.sql.unsafe(migration.sql);
     });
     afterAll(async () => {
       await Promise.all([...children].map((c) => stopWorker(c, 'SIGKILL')));

@@ -9,10 +9,10 @@ import {
   enqueueEvent,
   getDelivery,
   listAttempts,
+  migrations,
   purgeDeliveryHistory,
   replayDelivery,
   rotateSecret,
-  schema,
   toAttempt,
   toNotification,
   updateEndpoint,
@@ -61,8 +61,7 @@ const options = { allowPrivateDestinations: true };
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  await db.sql.unsafe(schema);
-  await db.sql.unsafe(schema); // idempotent
+  for (const migration of migrations) await db.sql.unsafe(migration.sql);
 });
 afterAll(() => db.close());
 beforeEach(async () => {
@@ -234,7 +233,7 @@ describe('webhook delivery', () => {
         type: 't.x',
         resourceId: 'r',
         object: {},
-        now: Date.now() - 40 * 86_400_000,
+        now: () => Date.now() - 40 * 86_400_000,
       }),
     );
     await worker().runOnce();
@@ -250,7 +249,7 @@ describe('webhook delivery', () => {
     // The attempt is recent, so only the 40-day-old finished event (and its delivery) goes.
     expect(await purgeDeliveryHistory(db.sql, { batchSize: 1 })).toBe(1);
     expect(await db.sql`select id from holdfast_events`).toHaveLength(0);
-    expect(await purgeDeliveryHistory(db.sql, { now: Date.now() + 40 * 86_400_000 })).toBe(0);
+    expect(await purgeDeliveryHistory(db.sql, { now: () => Date.now() + 40 * 86_400_000 })).toBe(0);
     await target.close();
     await redirect.close();
   });
@@ -285,6 +284,36 @@ describe('webhook delivery', () => {
     await slow.close();
   });
 
+  it("lets one endpoint run at most half of a worker's slots, so a slow one never holds up the others", async () => {
+    const slow = await receiver(() => ({ status: 200, delayMs: 800 }));
+    const fast = await receiver(() => ({ status: 204 }));
+    await createEndpoint(db.sql, { account: ACCOUNT, url: slow.url, eventTypes: ['t.slow'] }, options);
+    await createEndpoint(db.sql, { account: ACCOUNT, url: fast.url, eventTypes: ['t.fast'] }, options);
+    for (let i = 0; i < 6; i += 1) {
+      await db.sql.begin((tx) =>
+        enqueueEvent(tx, { account: ACCOUNT, type: 't.slow', resourceId: `s${i}`, object: {} }),
+      );
+    }
+    const w = worker({ concurrency: 4, perEndpointConcurrency: 4, pollMs: 20 });
+    const waitFor = async (done: () => boolean) => {
+      const deadline = Date.now() + 5_000;
+      while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    };
+    w.start();
+    await waitFor(() => slow.received.length >= 2);
+    const enqueued = Date.now();
+    await db.sql.begin((tx) =>
+      enqueueEvent(tx, { account: ACCOUNT, type: 't.fast', resourceId: 'f', object: {} }),
+    );
+    await waitFor(() => fast.received.length === 1);
+    const waited = Date.now() - enqueued;
+    await w.stop();
+    expect(fast.received).toHaveLength(1);
+    expect(waited).toBeLessThan(600);
+    expect(slow.maxInFlight()).toBe(2);
+    await Promise.all([slow.close(), fast.close()]);
+  });
+
   it('signs with both secrets for 24 h after a rotation', async () => {
     const hook = await receiver(() => ({ status: 200 }));
     const { endpoint, secret: old } = await createEndpoint(
@@ -316,7 +345,13 @@ describe('webhook delivery', () => {
     const w = worker({ now: () => clock, schedule: [0, 0, 0, 0, 0, 0, 0, 0], disableAfterDays: 2 });
     const fail = async () => {
       await db.sql.begin((tx) =>
-        enqueueEvent(tx, { account: ACCOUNT, type: 't.x', resourceId: `r${clock}`, object: {}, now: clock }),
+        enqueueEvent(tx, {
+          account: ACCOUNT,
+          type: 't.x',
+          resourceId: `r${clock}`,
+          object: {},
+          now: () => clock,
+        }),
       );
       await w.runOnce();
     };

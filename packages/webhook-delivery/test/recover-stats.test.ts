@@ -7,8 +7,8 @@ import {
   createEndpoint,
   endpointStats,
   enqueueEvent,
+  migrations,
   recoverDeliveries,
-  schema,
   updateEndpoint,
 } from '../src/postgres';
 
@@ -26,7 +26,7 @@ const clock = { now: Date.parse('2026-11-20T10:15:00.000Z') };
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  await db.sql.unsafe(schema);
+  for (const migration of migrations) await db.sql.unsafe(migration.sql);
   const server = createServer((req, res) => {
     ids.push(String(req.headers['webhook-id']));
     req.resume();
@@ -68,7 +68,7 @@ async function emit(n: number, at: number): Promise<void> {
     type: 'order.created',
     resourceId: `ord_${n}`,
     object: { n },
-    now: at,
+    now: () => at,
   });
 }
 
@@ -94,7 +94,7 @@ it('re-queues the dead and failed deliveries of the range only, keeps their Webh
     account: ACCOUNT,
     endpointId: endpoint.id,
     since: base + 60_000,
-    now: clock.now,
+    now: () => clock.now,
   });
   expect(recovered).toBe(3);
   expect(await statuses()).toEqual(['dead', 'pending', 'pending', 'pending']);
@@ -157,7 +157,12 @@ it('buckets attempts by hour (24h) and by day (7d), with outcome counts and p50/
   for (let i = 3; i < 6; i++) await emit(i, clock.now);
   await drain();
   const now = start + 2 * 3_600_000; // 10:05
-  const day = await endpointStats(db.sql, { account: ACCOUNT, endpointId: endpoint.id, window: '24h', now });
+  const day = await endpointStats(db.sql, {
+    account: ACCOUNT,
+    endpointId: endpoint.id,
+    window: '24h',
+    now: () => now,
+  });
   expect(day?.buckets).toHaveLength(24);
   expect(day?.to).toBe('2026-11-20T11:00:00.000Z');
   expect(day?.from).toBe('2026-11-19T11:00:00.000Z');
@@ -174,7 +179,12 @@ it('buckets attempts by hour (24h) and by day (7d), with outcome counts and p50/
   });
   const total = (day?.buckets ?? []).reduce((sum, b) => sum + b.succeeded + b.failed + b.dead, 0);
   expect(total).toBe(7);
-  const week = await endpointStats(db.sql, { account: ACCOUNT, endpointId: endpoint.id, window: '7d', now });
+  const week = await endpointStats(db.sql, {
+    account: ACCOUNT,
+    endpointId: endpoint.id,
+    window: '7d',
+    now: () => now,
+  });
   expect(week?.buckets).toHaveLength(7);
   expect(week?.bucketSize).toBe('day');
   expect(week?.buckets.at(-1)).toMatchObject({

@@ -122,7 +122,13 @@ export function endpointHealthRoutes(app: App, deps: Deps): void {
         ],
       });
     }
-    const recovered = await recoverDeliveries(sql, { account, endpointId: id, since: from, until: to, now });
+    const recovered = await recoverDeliveries(sql, {
+      account,
+      endpointId: id,
+      since: from,
+      until: to,
+      now: () => now,
+    });
     if (recovered === undefined) throw missing(id);
     c.header('Location', `/v1/webhook-endpoints/${id}`);
     return c.json({ recovered }, 202);
@@ -131,7 +137,7 @@ export function endpointHealthRoutes(app: App, deps: Deps): void {
     const { account } = c.get('principal');
     const { id } = c.req.valid('param');
     const { window } = c.req.valid('query');
-    const stats = await endpointStats(sql, { account, endpointId: id, window, now: deps.now() });
+    const stats = await endpointStats(sql, { account, endpointId: id, window, now: deps.now });
     if (!stats) throw missing(id);
     return c.json({ endpoint: id, ...stats }, 200);
   });

@@ -1,6 +1,5 @@
 /**
- * The sender's tables as the idempotent DDL of version 0.1 created them (CONTRACT sections 5 and
- * 6), kept `if not exists` so a database created by that DDL takes this migration as a no-op.
+ * The sender's tables as the idempotent DDL of version 0.1 created them, kept `if not exists` so a database created by that DDL takes this migration as a no-op.
  * Timestamps are `timestamptz(3)` so a cursor carries exactly the value compared.
  */
 export const tables: { readonly id: string; readonly sql: string } = {

@@ -1,14 +1,11 @@
 /**
- * Delivery pacing (CONTRACT section 10): an optional `max_per_second` per endpoint, and one
- * small row per endpoint that every worker shares through the database, so the in-flight bound,
- * the adaptive limit (AIMD), the `Retry-After` pause and the rate's token bucket hold across
- * workers and processes. `in_flight` counts deliveries whose lease is set (live or expired and
- * not yet taken over) plus slots granted to a lease round in progress: a short reserve statement
- * raises it (`last_grant` returns what it granted) and the outcome statement lowers it in the
- * statement that clears the leases, so there is no lease transaction; a periodic recount returns
- * what a killed worker's unused grant or a lease reset by hand leaves. The rows are
- * updated in place all the time, hence the low fill factor (room for HOT updates).
- * Idempotent like 001, so the deprecated `schema` string stays usable.
+ * Delivery pacing: an optional `max_per_second` per endpoint, and one small row per endpoint
+ * that every worker shares through the database, so the in-flight bound, the adaptive limit
+ * (AIMD), the `Retry-After` pause and the rate's token bucket hold across workers and processes.
+ * `in_flight` counted the deliveries whose lease is set; since 005 it counts the places charged
+ * and `holdfast_endpoint_releases` the places released. `last_grant` is unused (a removed
+ * two-statement lease wrote it). The rows are updated in place all the time, hence the low fill
+ * factor (room for HOT updates). Idempotent like 001.
  */
 export const pacing: { readonly id: string; readonly sql: string } = {
   id: 'webhook-delivery/002_pacing',

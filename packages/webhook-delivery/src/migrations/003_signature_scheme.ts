@@ -1,5 +1,5 @@
 /**
- * Standard Webhooks `v1a` (CONTRACT section 10): an endpoint signs with `v1` (HMAC-SHA256, a
+ * Standard Webhooks `v1a` (https://www.standardwebhooks.com/): an endpoint signs with `v1` (HMAC-SHA256, a
  * `whsec_` secret, the default) or `v1a` (ed25519, a `whsk_` signing key in `secret`, its
  * `whpk_` public key shown in every response). Existing endpoints stay `v1`. Idempotent like 001.
  */

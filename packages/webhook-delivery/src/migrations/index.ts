@@ -2,6 +2,7 @@ import { tables } from './001_tables';
 import { pacing } from './002_pacing';
 import { signatureScheme } from './003_signature_scheme';
 import { attemptStatsIndex } from './004_attempt_stats_index';
+import { releaseStripes } from './005_release_stripes';
 
 /** A versioned migration: `id` is recorded once applied; `sql` runs once, in list order. */
 export interface Migration {
@@ -18,4 +19,10 @@ export interface Migration {
  * for (const m of migrations) if (!applied.has(m.id)) await tx.unsafe(m.sql);
  * ```
  */
-export const migrations: readonly Migration[] = [tables, pacing, signatureScheme, attemptStatsIndex];
+export const migrations: readonly Migration[] = [
+  tables,
+  pacing,
+  signatureScheme,
+  attemptStatsIndex,
+  releaseStripes,
+];
