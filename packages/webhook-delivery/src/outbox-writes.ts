@@ -1,7 +1,7 @@
 import { opaqueId } from '@holdfast/opaque-id';
+import type { Sql } from '@holdfast/pg-migrate';
 import type postgres from 'postgres';
 import type { EventInput } from './outbox';
-import type { Sql } from './rows';
 
 /** What {@link eventWrites} returns: the CTEs to put in a statement, and the event they record. */
 export interface EventWrites {
@@ -32,7 +32,7 @@ export function eventWrites(
   sql: Sql,
   input: EventInput & { readonly when?: postgres.PendingQuery<postgres.Row[]> },
 ): EventWrites {
-  const now = new Date(input.now ?? Date.now());
+  const now = new Date((input.now ?? Date.now)());
   const id = opaqueId('evt');
   // The same payload enqueueEvent writes: the sequence is spliced in where the placeholder is.
   const text = JSON.stringify({

@@ -1,6 +1,6 @@
 import { createTestDatabase, type TestDatabase } from '@holdfast/pg/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEndpoint, enqueueEvent, eventWrites, schema } from '../src/postgres';
+import { createEndpoint, enqueueEvent, eventWrites, migrations } from '../src/postgres';
 
 // eventWrites(): enqueueEvent's outbox as CTEs of the caller's statement, gated by a condition.
 
@@ -10,7 +10,7 @@ const options = { allowPrivateDestinations: true };
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  await db.sql.unsafe(schema);
+  for (const migration of migrations) await db.sql.unsafe(migration.sql);
   await createEndpoint(
     db.sql,
     { account: ACCOUNT, url: 'http://127.0.0.1:9/a', eventTypes: ['order.created'] },
@@ -36,7 +36,7 @@ async function recorded(resourceId: string) {
 describe('eventWrites()', () => {
   it('writes the event enqueueEvent would, with its sequence, and fans out to subscribed endpoints', async () => {
     const object = { id: 'ord_ew1', total: 5, updatedAt: '2026-11-25T00:00:00.000Z' };
-    const now = Date.parse('2026-11-25T00:00:00.000Z');
+    const now = () => Date.parse('2026-11-25T00:00:00.000Z');
     const first = eventWrites(db.sql, {
       account: ACCOUNT,
       type: 'order.created',

@@ -123,7 +123,7 @@ export function newOrder(sql: postgres.Sql, account: string, body: CreateOrder, 
         type: 'order.created',
         resourceId: order.id,
         object: order,
-        now,
+        now: () => now,
         when: claimed,
       });
       return sql`
