@@ -14,6 +14,8 @@ export interface EventWrites {
   readonly ctes: postgres.PendingQuery<postgres.Row[]>;
   /** The event's id, as stored and sent (`Webhook-Id` of its deliveries). */
   readonly id: string;
+  /** The event's `createdAt` (ISO 8601), as stored and sent. */
+  readonly createdAt: string;
 }
 
 /**
@@ -34,7 +36,10 @@ export function eventWrites(
 ): EventWrites {
   const now = new Date((input.now ?? Date.now)());
   const id = opaqueId('evt');
-  // The same payload enqueueEvent writes: the sequence is spliced in where the placeholder is.
+  // The payload is the exact bytes sent, and it carries the sequence the database hands out in
+  // this same statement: the JSON is built with a placeholder and spliced around it in SQL. The
+  // placeholder's first occurrence is ours: it precedes `data`, and the strings before it
+  // (id, type, createdAt) are JSON strings, whose quotes are escaped.
   const text = JSON.stringify({
     id,
     type: input.type,
@@ -67,5 +72,5 @@ export function eventWrites(
       where e.account_id = ${input.account} and e.status = 'active' and e.deleted_at is null
         and (cardinality(e.event_types) = 0 or ${input.type} = any(e.event_types) or '*' = any(e.event_types))
     )`;
-  return { ctes, id };
+  return { ctes, id, createdAt: now.toISOString() };
 }

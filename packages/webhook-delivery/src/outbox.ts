@@ -1,7 +1,7 @@
-import { opaqueId } from '@holdfast/opaque-id';
 import type { Sql } from '@holdfast/pg-migrate';
 import type { AccountRef } from './endpoints';
 import { releaseStripe } from './lease';
+import { eventWrites } from './outbox-writes';
 import {
   type Delivery,
   type DeliveryAttempt,
@@ -23,8 +23,6 @@ export interface EventInput {
   now?: () => number;
 }
 
-const SEQUENCE_SLOT = '"sequence":0';
-
 /**
  * The transactional outbox: records the event and one delivery for each of the account's
  * active endpoints subscribed to its type, inside the caller's business transaction, so an
@@ -40,47 +38,12 @@ const SEQUENCE_SLOT = '"sequence":0';
  * ```
  */
 export async function enqueueEvent(tx: Sql, input: EventInput): Promise<WebhookEvent> {
-  const now = new Date((input.now ?? Date.now)());
-  const id = opaqueId('evt');
-  // The payload is the exact bytes sent, and it carries the sequence the database hands out in
-  // this same statement: the JSON is built with a placeholder and spliced around it in SQL. The
-  // placeholder's first occurrence is ours: it precedes `data`, and the strings before it
-  // (id, type, createdAt) are JSON strings, whose quotes are escaped.
-  const text = JSON.stringify({
-    id,
-    type: input.type,
-    createdAt: now.toISOString(),
-    sequence: 0,
-    data: { object: input.object },
-  });
-  const at = text.indexOf(SEQUENCE_SLOT) + SEQUENCE_SLOT.length - 1;
-  const [row] = await tx<{ sequence: string }[]>`
-    with seq as (
-      insert into holdfast_resource_sequences (resource_id, sequence) values (${input.resourceId}, 1)
-      on conflict (resource_id) do update set sequence = holdfast_resource_sequences.sequence + 1
-      returning sequence
-    ),
-    ev as (
-      insert into holdfast_events (id, account_id, type, resource_id, sequence, payload, created_at)
-      select ${id}, ${input.account}, ${input.type}, ${input.resourceId}, seq.sequence,
-             ${text.slice(0, at)} || seq.sequence::text || ${text.slice(at + 1)}, ${now}
-      from seq
-      returning id
-    ),
-    fan as (
-      insert into holdfast_deliveries
-        (id, account_id, event_id, endpoint_id, event_type, status, next_attempt_at, created_at, updated_at)
-      select 'dlv_' || replace(gen_random_uuid()::text, '-', ''), ${input.account}, ev.id, e.id, ${input.type},
-             'pending', ${now}, ${now}, ${now}
-      from ev, holdfast_webhook_endpoints e
-      where e.account_id = ${input.account} and e.status = 'active' and e.deleted_at is null
-        and (cardinality(e.event_types) = 0 or ${input.type} = any(e.event_types) or '*' = any(e.event_types))
-    )
-    select sequence from seq`;
+  const writes = eventWrites(tx, input);
+  const [row] = await tx<{ sequence: string }[]>`with ${writes.ctes} select sequence from holdfast_event_seq`;
   return {
-    id,
+    id: writes.id,
     type: input.type,
-    createdAt: now.toISOString(),
+    createdAt: writes.createdAt,
     sequence: Number(row?.sequence ?? 1),
     data: { object: input.object },
   };
