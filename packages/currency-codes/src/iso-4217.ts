@@ -1,8 +1,8 @@
-// ISO 4217 (CONTRACT section 1, "Money"): the active alphabetic codes of the ISO 4217
-// maintenance agency's list one (SIX Group, amendment 179, 2025), with the number of minor
-// units of each. Funds codes and precious metals (XAU, XDR, ...) are left out on purpose:
-// nothing here is priced in them. Another service needing the same list should get it from a
-// package; see the report in README.md ("Currency list").
+// ISO 4217: the active alphabetic codes of the maintenance agency's list one
+// (https://www.six-group.com/en/products-services/financial-information/data-standards.html,
+// amendment 179, 2025), with the number of minor units of each. Funds codes and precious
+// metals (XAU, XDR, ...) are left out on purpose: they have no minor units ("N.A.") and
+// nothing is priced in them.
 const MINOR_UNITS: Readonly<Record<string, number>> = {
   AED: 2,
   AFN: 2,
@@ -173,4 +173,32 @@ const MINOR_UNITS: Readonly<Record<string, number>> = {
  */
 export function isCurrency(code: string): boolean {
   return Object.hasOwn(MINOR_UNITS, code);
+}
+
+/**
+ * How many minor units `code` has (2 for EUR: cents; 0 for JPY; 3 for KWD), or `undefined`
+ * when `code` is not an active ISO 4217 code. An amount in minor units divided by
+ * `10 ** minorUnits(code)` is the amount in the major unit.
+ *
+ * @example
+ * ```ts
+ * minorUnits('EUR'); // 2
+ * minorUnits('JPY'); // 0
+ * minorUnits('XAU'); // undefined
+ * ```
+ */
+export function minorUnits(code: string): number | undefined {
+  return isCurrency(code) ? MINOR_UNITS[code] : undefined;
+}
+
+/**
+ * Every active ISO 4217 code, in alphabetical order.
+ *
+ * @example
+ * ```ts
+ * currencyCodes().length; // 154
+ * ```
+ */
+export function currencyCodes(): readonly string[] {
+  return Object.keys(MINOR_UNITS);
 }
