@@ -1,5 +1,5 @@
-import { z } from '@hono/zod-openapi';
 import { isCurrency } from '@holdfast/currency-codes';
+import { z } from '@hono/zod-openapi';
 
 // Field schemas shared by the commerce resources (CONTRACT section 1): the single source for
 // validation and the OpenAPI document.
