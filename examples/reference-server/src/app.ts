@@ -1,3 +1,6 @@
+import { scopeFor } from '@holdfast/api-keys';
+import { apiKeyAuth, requireScope } from '@holdfast/api-keys/hono';
+import { postgresApiKeyStore } from '@holdfast/api-keys/postgres';
 import { jsonBody } from '@holdfast/json-body/hono';
 import { requestId } from '@holdfast/opaque-id/hono';
 import { problem } from '@holdfast/problem-details';
@@ -5,7 +8,6 @@ import { notFoundProblem, onProblem, problemResponse } from '@holdfast/problem-d
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
-import { authenticate, requireScope, scopeFor } from './auth';
 import type { App, AppEnv, Deps } from './context';
 import { dashboardRoutes } from './dashboard/index';
 import { destinationHint } from './destination-hint';
@@ -15,7 +17,7 @@ import { refuseNul } from './no-nul';
 import { observeRequests } from './observability/http-observer';
 import { finalizeDocument } from './openapi';
 import { problemPages } from './problem-pages';
-import { addressLimiter, rateLimit } from './rate-limit';
+import { addressLimiter, perAddress, rateLimit } from './rate-limit';
 import { deliveryRoutes } from './routes/deliveries';
 import { endpointHealthRoutes } from './routes/endpoint-health';
 import { eventRoutes } from './routes/events';
@@ -72,7 +74,7 @@ function scopeByPath(): MiddlewareHandler<AppEnv> {
     // A path under /v1 that names no resource family is refused here, before any handler:
     // nothing under /v1 runs without a scope check (CONTRACT section 10).
     if (!family) throw problem('not_found', { detail: `No resource is at ${c.req.path}.` });
-    return requireScope(scopeFor(family, c.req.method))(c, next);
+    return requireScope<AppEnv>(scopeFor(family, c.req.method), { realm: 'holdfast' })(c, next);
   };
 }
 
@@ -181,7 +183,14 @@ export function buildApp(deps: Deps, options: AppOptions = {}): App {
   // Failed authentication and bad webhook signatures spend their address's tokens (CONTRACT
   // section 10): one limiter for both, so a flood of either cannot reach the database.
   const failures = addressLimiter(deps);
-  v1.use(authenticate(deps.sql, deps.now, failures));
+  v1.use(
+    apiKeyAuth({
+      store: postgresApiKeyStore(deps.sql),
+      realm: 'holdfast',
+      failures: perAddress(failures),
+      now: deps.now,
+    }),
+  );
   v1.use(rateLimit(deps));
   v1.use(scopeByPath());
   v1.use(jsonBody({ maxBytes: 1024 * 1024 }));

@@ -1,10 +1,10 @@
+import { hasScope } from '@holdfast/api-keys';
 import { paginate } from '@holdfast/cursor-pagination/postgres';
 import { listQueryShape, pageSchema } from '@holdfast/cursor-pagination/zod';
 import { problem } from '@holdfast/problem-details';
 import { defineSortAllowlist } from '@holdfast/sort-allowlist';
 import { getEvent as getStoredEvent, toEvent } from '@holdfast/webhook-delivery/postgres';
 import { createRoute, z } from '@hono/zod-openapi';
-import { hasScope } from '../auth';
 import type { App, Deps } from '../context';
 import { knownEventType, readableFamilies, readScopeOf } from '../event-types';
 import { json } from './fields';

@@ -1,9 +1,9 @@
+import { isLive } from '@holdfast/api-keys';
 import { paginate } from '@holdfast/cursor-pagination/postgres';
 import { listQueryShape, pageSchema } from '@holdfast/cursor-pagination/zod';
 import { defineSortAllowlist } from '@holdfast/sort-allowlist';
 import { createRoute, z } from '@hono/zod-openapi';
 import type postgres from 'postgres';
-import { isLive } from '../auth';
 import type { App, Deps } from '../context';
 import { sequenceOf } from '../inbox';
 import { problemResponses } from './webhook-openapi';

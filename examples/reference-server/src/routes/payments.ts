@@ -1,3 +1,4 @@
+import { isLive } from '@holdfast/api-keys';
 import { paginate } from '@holdfast/cursor-pagination/postgres';
 import { listQueryShape, pageSchema } from '@holdfast/cursor-pagination/zod';
 import { withIdempotency } from '@holdfast/idempotency/hono';
@@ -6,7 +7,6 @@ import { problem } from '@holdfast/problem-details';
 import { defineSortAllowlist } from '@holdfast/sort-allowlist';
 import { createRoute, z } from '@hono/zod-openapi';
 import type postgres from 'postgres';
-import { isLive } from '../auth';
 import type { App, Deps } from '../context';
 import { emit } from '../outbox';
 import { answerRoute } from './answer-route';

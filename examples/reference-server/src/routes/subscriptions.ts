@@ -1,3 +1,4 @@
+import { isLive } from '@holdfast/api-keys';
 import { paginate } from '@holdfast/cursor-pagination/postgres';
 import { listQueryShape, pageSchema } from '@holdfast/cursor-pagination/zod';
 import { opaqueId } from '@holdfast/opaque-id';
@@ -5,7 +6,6 @@ import { problem } from '@holdfast/problem-details';
 import { defineSortAllowlist } from '@holdfast/sort-allowlist';
 import { createRoute, z } from '@hono/zod-openapi';
 import type postgres from 'postgres';
-import { isLive } from '../auth';
 import type { App, Deps } from '../context';
 import { noFieldsBody, refuseFields } from '../no-fields-body';
 import { emit } from '../outbox';

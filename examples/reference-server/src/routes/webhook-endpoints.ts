@@ -1,3 +1,5 @@
+import { hasScope } from '@holdfast/api-keys';
+import { insufficientScope } from '@holdfast/api-keys/hono';
 import { paginate } from '@holdfast/cursor-pagination/postgres';
 import { listQueryShape, pageSchema } from '@holdfast/cursor-pagination/zod';
 import { problem } from '@holdfast/problem-details';
@@ -11,7 +13,6 @@ import {
   updateEndpoint as updateWebhookEndpoint,
 } from '@holdfast/webhook-delivery/postgres';
 import { createRoute, z } from '@hono/zod-openapi';
-import { hasScope, insufficientScope } from '../auth';
 import type { App, Deps, Principal } from '../context';
 import { EVENT_TYPES, readScopeOf } from '../event-types';
 import { noFieldsBody, refuseFields } from '../no-fields-body';
@@ -135,10 +136,10 @@ function requireEventScopes(principal: Principal, eventTypes: readonly string[] 
     const needed = type === '*' ? EVENT_TYPES.map(readScopeOf) : [readScopeOf(type)];
     const missing = needed.find((scope) => !hasScope(principal, scope));
     if (missing) {
-      throw insufficientScope(
-        missing,
-        `Subscribing to "${type}" pushes data this API key may not read: it needs the "${missing}" scope.`,
-      );
+      throw insufficientScope(missing, {
+        detail: `Subscribing to "${type}" pushes data this API key may not read: it needs the "${missing}" scope.`,
+        realm: 'holdfast',
+      });
     }
   }
 }
