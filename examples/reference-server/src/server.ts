@@ -4,6 +4,7 @@ import { createKey } from '@holdfast/api-keys';
 import { postgresApiKeyStore } from '@holdfast/api-keys/postgres';
 import { schedulePurge } from '@holdfast/idempotency';
 import { postgresIdempotencyStore } from '@holdfast/idempotency/postgres';
+import { createHonoServer } from '@holdfast/node-client-error/hono';
 import type { Database } from '@holdfast/pg';
 import { migrate } from '@holdfast/pg-migrate';
 import type postgres from 'postgres';
@@ -11,7 +12,6 @@ import { buildApp } from './app';
 import { type Config, loadConfig } from './config';
 import type { Deps } from './context';
 import { allMigrations, cursorKeyring, openDatabase } from './db';
-import { createHttpServer } from './http-server';
 import { startOperations } from './operations';
 import { startSettlementWorker } from './settlement';
 import { startWebhookWorkers } from './workers';
@@ -91,7 +91,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     let url = '';
     if (config.role !== 'worker') {
       const app = buildApp(deps);
-      const server = createHttpServer(app.fetch, config.host, config.http);
+      const server = createHonoServer(app.fetch, { hostname: config.host, limits: config.http });
       server.listen(config.port, config.host);
       http = server;
       await new Promise<void>((resolve, reject) => {

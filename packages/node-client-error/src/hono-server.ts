@@ -7,11 +7,30 @@ import {
   type ServerResponse,
   STATUS_CODES,
 } from 'node:http';
-import { answerClientErrors, httpFramingProblems } from '@holdfast/node-client-error';
 import { newRequestId } from '@holdfast/opaque-id';
 import type { ProblemError } from '@holdfast/problem-details';
 import { getRequestListener } from '@hono/node-server';
-import type { HttpLimits } from './config';
+import { answerClientErrors, httpFramingProblems } from './client-error';
+
+/** Limits against slow and greedy clients. */
+export interface HttpLimits {
+  /** All request headers within this, else 408 `request_timeout`. */
+  readonly headersTimeoutMs: number;
+  /** The whole request within this, else 408 `request_timeout`. */
+  readonly requestTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this. */
+  readonly keepAliveTimeoutMs: number;
+  /** Concurrent connections at most; more are closed at once. */
+  readonly maxConnections: number;
+}
+
+/** Options of {@link createHonoServer}. */
+export interface HonoServerOptions {
+  /** The host the adapter builds request URLs with when `Host` is absent or unusable. */
+  readonly hostname: string;
+  /** Timeouts and a connection cap; absent: Node's defaults. */
+  readonly limits?: HttpLimits;
+}
 
 /** The messages `@hono/node-server` refuses a request with, in the client's terms. */
 const REFUSALS: Readonly<Record<string, string>> = {
@@ -66,23 +85,24 @@ function bodylessWithoutContentType(outgoing: ServerResponse): void {
 }
 
 /**
- * The Node HTTP server of the app. Everything refused before the app runs is problem+json with
- * a `Request-Id` too, never Node's or the adapter's bare 400: what Node's parser refuses
- * (`answerClientErrors`: headers over 16 KiB, malformed HTTP), an HTTP/1.1 request without
- * `Host` (RFC 9112 section 3.2: 400), and targets the adapter cannot turn into a URL (a
- * backslash in the path, an invalid `Host`, `*`).
+ * A Node HTTP server for a fetch handler (a Hono app's `app.fetch`) through `@hono/node-server`.
+ * Everything refused before the app runs is problem+json with a `Request-Id` too, never Node's
+ * or the adapter's bare 400: what Node's parser refuses ({@link answerClientErrors}: headers over
+ * 16 KiB, malformed HTTP, timeouts as 408), an HTTP/1.1 request without `Host` (RFC 9112
+ * section 3.2: 400), and targets the adapter cannot turn into a URL (a backslash in the path,
+ * an invalid `Host`, `*`).
  *
  * @example
  * ```ts
- * const server = createHttpServer(app.fetch, '127.0.0.1');
+ * const server = createHonoServer(app.fetch, { hostname: '127.0.0.1' });
  * server.listen(3000, '127.0.0.1');
  * ```
  */
-export function createHttpServer(
+export function createHonoServer(
   fetch: (request: Request) => Response | Promise<Response>,
-  hostname: string,
-  limits?: HttpLimits,
+  options: HonoServerOptions,
 ): Server {
+  const { hostname, limits } = options;
   // The target being adapted: the adapter calls errorHandler synchronously, inside listener().
   let target: string | undefined;
   const listener = getRequestListener(fetch, {
@@ -98,9 +118,9 @@ export function createHttpServer(
     },
   });
   // Node answers a missing Host itself, with an empty 400: checked here instead.
-  // Slow clients (CONTRACT section 10): headers within 10 s, the whole request within 30 s, or
-  // Node's parser gives up and answerClientErrors() answers 408 problem+json and closes. Node
-  // checks these every connectionsCheckingInterval, so that is kept well under the timeouts.
+  // Slow clients: past headersTimeout or requestTimeout Node's parser gives up and
+  // answerClientErrors() answers 408 problem+json and closes. Node checks these every
+  // connectionsCheckingInterval, so that is kept well under the timeouts.
   const timeouts = limits && {
     headersTimeout: limits.headersTimeoutMs,
     requestTimeout: limits.requestTimeoutMs,
