@@ -1,7 +1,8 @@
 import { scopeFor } from '@holdfast/api-keys';
 import { apiKeyAuth, requireScope } from '@holdfast/api-keys/hono';
 import { postgresApiKeyStore } from '@holdfast/api-keys/postgres';
-import { jsonBody } from '@holdfast/json-body/hono';
+import { missingBody } from '@holdfast/json-body';
+import { jsonBody, refuseNul } from '@holdfast/json-body/hono';
 import { requestId } from '@holdfast/opaque-id/hono';
 import { problem } from '@holdfast/problem-details';
 import { notFoundProblem, onProblem, problemResponse } from '@holdfast/problem-details/hono';
@@ -12,11 +13,9 @@ import type { App, AppEnv, Deps } from './context';
 import { dashboardRoutes } from './dashboard/index';
 import { destinationHint } from './destination-hint';
 import { renderDocs } from './docs';
-import { missingBody } from './missing-body';
-import { refuseNul } from './no-nul';
 import { observeRequests } from './observability/http-observer';
 import { finalizeDocument } from './openapi';
-import { problemPages } from './problem-pages';
+import { contractProblemPages } from './problem-pages';
 import { addressLimiter, perAddress, rateLimit } from './rate-limit';
 import { deliveryRoutes } from './routes/deliveries';
 import { endpointHealthRoutes } from './routes/endpoint-health';
@@ -174,7 +173,7 @@ export function buildApp(deps: Deps, options: AppOptions = {}): App {
     docs ??= renderDocs(document());
     return c.html(docs);
   });
-  app.route('/problems', problemPages());
+  app.route('/problems', contractProblemPages());
   app.get('/dashboard/', (c) => c.redirect('/dashboard', 308));
   app.route('/dashboard', dashboardRoutes());
 

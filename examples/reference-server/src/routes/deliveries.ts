@@ -1,5 +1,7 @@
 import { paginate } from '@holdfast/cursor-pagination/postgres';
 import { listQueryShape, pageSchema } from '@holdfast/cursor-pagination/zod';
+import { noFieldsBody } from '@holdfast/json-body';
+import { refuseFields } from '@holdfast/json-body/hono';
 import { problem } from '@holdfast/problem-details';
 import { defineSortAllowlist } from '@holdfast/sort-allowlist';
 import {
@@ -11,7 +13,6 @@ import {
 import { createRoute, z } from '@hono/zod-openapi';
 import type { App, Deps } from '../context';
 import { knownEventType } from '../event-types';
-import { noFieldsBody, refuseFields } from '../no-fields-body';
 import { json } from './fields';
 import { problemResponses } from './webhook-openapi';
 import {

@@ -1,13 +1,14 @@
 import { isLive } from '@holdfast/api-keys';
 import { paginate } from '@holdfast/cursor-pagination/postgres';
 import { listQueryShape, pageSchema } from '@holdfast/cursor-pagination/zod';
+import { noFieldsBody } from '@holdfast/json-body';
+import { refuseFields } from '@holdfast/json-body/hono';
 import { opaqueId } from '@holdfast/opaque-id';
 import { problem } from '@holdfast/problem-details';
 import { defineSortAllowlist } from '@holdfast/sort-allowlist';
 import { createRoute, z } from '@hono/zod-openapi';
 import type postgres from 'postgres';
 import type { App, Deps } from '../context';
-import { noFieldsBody, refuseFields } from '../no-fields-body';
 import { emit } from '../outbox';
 import { json, livemode, locationHeader, metadata, timestamp } from './fields';
 import { findPaymentMethod } from './payment-methods';

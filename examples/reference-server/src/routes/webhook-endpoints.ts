@@ -2,6 +2,8 @@ import { hasScope } from '@holdfast/api-keys';
 import { insufficientScope } from '@holdfast/api-keys/hono';
 import { paginate } from '@holdfast/cursor-pagination/postgres';
 import { listQueryShape, pageSchema } from '@holdfast/cursor-pagination/zod';
+import { noFieldsBody } from '@holdfast/json-body';
+import { refuseFields } from '@holdfast/json-body/hono';
 import { problem } from '@holdfast/problem-details';
 import {
   createEndpoint as createWebhookEndpoint,
@@ -15,7 +17,6 @@ import {
 import { createRoute, z } from '@hono/zod-openapi';
 import type { App, Deps, Principal } from '../context';
 import { EVENT_TYPES, readScopeOf } from '../event-types';
-import { noFieldsBody, refuseFields } from '../no-fields-body';
 import { json } from './fields';
 import { problemResponses } from './webhook-openapi';
 import {

@@ -1,13 +1,9 @@
 import { problem } from '@holdfast/problem-details';
 import type { MiddlewareHandler } from 'hono';
-import type { AppEnv } from './context';
 
 // PostgreSQL text and jsonb cannot hold U+0000 (SQLSTATE 22021 / 22P05), so a NUL character
-// from a client would surface as a 500. Refused up front for every route: a path containing
-// one names nothing (404); in a query parameter it is 400 validation_failed. Bodies follow the
-// same text rule inside jsonBody() (problem-details), which also turns lone surrogates into
-// U+FFFD and refuses `__proto__` keys (CONTRACT section 10).
-
+// from a client would surface as a 500. jsonBody() applies the text rule to bodies; this applies
+// it to the path and the query.
 const NUL = '\u0000';
 const refuse = (field: string) =>
   problem('validation_failed', {
@@ -22,15 +18,16 @@ const refuse = (field: string) =>
   });
 
 /**
- * Refuses U+0000 in the path (404) and in query parameters (400).
+ * Refuses U+0000 in the path (404 `not_found`: no resource has one) and in query parameter
+ * names and values (400 `validation_failed`, code `invalid_characters`).
  *
  * @example
  * ```ts
- * v1.use(jsonBody({ maxBytes: 1024 * 1024 }));
- * v1.use(refuseNul());
+ * app.use(jsonBody({ maxBytes: 1024 * 1024 }));
+ * app.use(refuseNul());
  * ```
  */
-export function refuseNul(): MiddlewareHandler<AppEnv> {
+export function refuseNul(): MiddlewareHandler {
   return async (c, next) => {
     if (/%00/i.test(c.req.path) || c.req.path.includes(NUL)) {
       throw problem('not_found', { detail: 'No resource has a NUL character in its path.' });
