@@ -1,26 +1,35 @@
 import type postgres from 'postgres';
 
-/** The delivery queue at one instant, as the metrics report it. */
+/** The delivery queue at one instant. */
 export interface QueueDepth {
+  /** Deliveries due now and not leased, on active endpoints. */
   readonly due: number;
+  /** Deliveries a worker holds a lease on. */
   readonly inFlight: number;
+  /** Deliveries that used every attempt (dead letters). */
   readonly dead: number;
+  /** How long the oldest due delivery on an active endpoint has waited; 0 when none is due. */
   readonly oldestDueSeconds: number;
 }
 
 /**
- * Reads the queue's depth in one statement; calls within the same second share one answer, so
- * the four gauges of one scrape cost one query.
+ * A reader of the queue's depth: one statement a call, and calls within the same second share one
+ * answer, so the four gauges of one scrape cost one query. Read from the database, so every
+ * process scraped reports the same numbers.
  *
  * @example
  * ```ts
- * const depth = await deliveryQueue(sql)(); // { due, inFlight, dead, oldestDueSeconds }
+ * const depth = await queueDepth(sql)(); // { due, inFlight, dead, oldestDueSeconds }
  * ```
  */
-export function deliveryQueue(sql: postgres.Sql): () => Promise<QueueDepth> {
+export function queueDepth(
+  sql: postgres.Sql,
+  options: { readonly now?: () => number } = {},
+): () => Promise<QueueDepth> {
+  const { now = Date.now } = options;
   let last: { at: number; answer: Promise<QueueDepth> } | undefined;
   return () => {
-    const at = Date.now();
+    const at = now();
     if (last && at - last.at < 1000) return last.answer;
     const answer = (async () => {
       const [row] = await sql<{ due: number; in_flight: number; dead: number; oldest: number | null }[]>`
