@@ -6,6 +6,7 @@ import { jsonBody, refuseNul } from '@holdfast/json-body/hono';
 import { requestId } from '@holdfast/opaque-id/hono';
 import { problem } from '@holdfast/problem-details';
 import { notFoundProblem, onProblem, problemResponse } from '@holdfast/problem-details/hono';
+import { strictQueries } from '@holdfast/problem-details/openapi';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
@@ -29,7 +30,6 @@ import { paymentRoutes } from './routes/payments';
 import { subscriptionRoutes } from './routes/subscriptions';
 import { webhookEndpointRoutes } from './routes/webhook-endpoints';
 import { validationHook } from './routes/webhook-openapi';
-import { strictQueries } from './strict-query';
 
 const UNAVAILABLE = new Set([
   'CONNECTION_ENDED',

@@ -18,3 +18,4 @@ export {
   problemResponsesFor,
   problemSchema,
 } from './openapi-responses';
+export { strictQueries } from './openapi-strict-query';

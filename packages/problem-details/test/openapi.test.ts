@@ -8,6 +8,7 @@ import {
   problemCodes,
   problemResponsesFor,
   problemSchema,
+  strictQueries,
   validationHook,
 } from '../src/openapi';
 
@@ -114,5 +115,21 @@ describe('validationHook', () => {
     // Without a JSON Content-Type, Hono validates {} as the body.
     const response = await app.request('/orders', { method: 'POST' });
     expect(await response.json()).toMatchObject({ code: 'validation_failed', detail: 'none' });
+  });
+});
+
+describe('strictQueries', () => {
+  it('refuses an unknown query parameter on a route that declares no query', async () => {
+    const strict = new OpenAPIHono({ defaultHook: validationHook() });
+    strict.onError(onProblem());
+    strictQueries(strict);
+    strict.openapi(
+      createRoute({ method: 'get', path: '/orders/{id}', responses: { 200: { description: 'ok' } } }),
+      (c) => c.json({}, 200),
+    );
+    expect((await strict.request('/orders/ord_1')).status).toBe(200);
+    const refused = await strict.request('/orders/ord_1?expand=x');
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toMatchObject({ code: 'unknown_field', errors: [{ field: 'expand' }] });
   });
 });
