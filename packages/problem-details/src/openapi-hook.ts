@@ -2,6 +2,13 @@ import { problem } from './catalogue';
 import type { ProblemError } from './problem-error';
 import { fromZodError, type ZodLikeError } from './zod';
 
+/** Where each validation target of `@hono/zod-openapi` is, in `fromZodError`'s terms; else the body. */
+const LOCATIONS = new Map<string, 'query' | 'path' | 'header'>([
+  ['query', 'query'],
+  ['param', 'path'],
+  ['header', 'header'],
+]);
+
 /** What {@link validationHook} reads of a Hono context. */
 export interface HookContext {
   req: { method: string; queries?(): Record<string, string[]> };
@@ -42,14 +49,7 @@ export function validationHook<C extends HookContext>(
     const instead = result.target === 'json' && c ? options.body?.(c) : undefined;
     if (instead) throw instead;
     if (!isZodLikeError(result.error)) throw problem('validation_failed');
-    const location =
-      result.target === 'query'
-        ? 'query'
-        : result.target === 'param'
-          ? 'path'
-          : result.target === 'header'
-            ? 'header'
-            : 'body';
+    const location = LOCATIONS.get(result.target ?? '') ?? 'body';
     const error =
       location === 'query' && c?.req.queries ? namingRepeats(result.error, c.req.queries()) : result.error;
     throw fromZodError(error, { location });

@@ -1,82 +1,8 @@
 import { onProblem } from '@holdfast/problem-details/hono';
-import fc from 'fast-check';
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
 import { type ApiKeyEnv, apiKeyAuth, type FailureLimit, requireScope } from '../src/hono';
-import {
-  createKey,
-  generateKey,
-  hashKey,
-  hasScope,
-  isLive,
-  memoryApiKeyStore,
-  parseBearer,
-  scopeFor,
-  tenantOf,
-} from '../src/index';
-
-describe('keys', () => {
-  it('generates <prefix>_<mode>_ and 32 base64url characters, never the same twice', () => {
-    const keys = new Set(Array.from({ length: 1000 }, () => generateKey('live')));
-    expect(keys.size).toBe(1000);
-    for (const key of keys) expect(key).toMatch(/^hf_live_[A-Za-z0-9_-]{32}$/);
-    expect(generateKey('test', { prefix: 'acme' })).toMatch(/^acme_test_/);
-  });
-
-  it('hashes with SHA-256 (FIPS 180-4 vector for "abc")', () => {
-    expect(hashKey('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
-  });
-
-  it('parses Bearer credentials case-insensitively and refuses anything else', () => {
-    expect(parseBearer('bearer hf_test_0123456789abcdef ')).toEqual({
-      key: 'hf_test_0123456789abcdef',
-      mode: 'test',
-    });
-    expect(parseBearer('Bearer hf_live_0123456789abcdef')?.mode).toBe('live');
-    expect(parseBearer('Bearer hf_test_short')).toBeUndefined();
-    expect(parseBearer('Bearer sk_test_0123456789abcdef')).toBeUndefined();
-    expect(parseBearer('Basic hf_test_0123456789abcdef')).toBeUndefined();
-    expect(parseBearer('Bearer a.b_test_0123456789abcdef', { prefix: 'a.b' })?.mode).toBe('test');
-    expect(parseBearer('Bearer axb_test_0123456789abcdef', { prefix: 'a.b' })).toBeUndefined();
-  });
-
-  it('round-trips every generated key through parseBearer', () => {
-    fc.assert(
-      fc.property(fc.constantFrom('live' as const, 'test' as const), (mode) => {
-        const key = generateKey(mode);
-        expect(parseBearer(`Bearer ${key}`)).toEqual({ key, mode });
-      }),
-    );
-  });
-});
-
-describe('tenants and scopes', () => {
-  it('keeps live and test apart', () => {
-    fc.assert(
-      fc.property(fc.string(), (account) => {
-        fc.pre(!isLive(account));
-        expect(isLive(tenantOf(account, 'live'))).toBe(true);
-        expect(tenantOf(account, 'test')).toBe(account);
-        expect(tenantOf(account, 'live')).not.toBe(tenantOf(account, 'test'));
-      }),
-    );
-  });
-
-  it.each([
-    [['*'], 'orders:write', true],
-    [['orders:write'], 'orders:read', true],
-    [['orders:read'], 'orders:write', false],
-    [['payments:write'], 'orders:read', false],
-  ])('%j holds %s: %s', (scopes, scope, held) => {
-    expect(hasScope({ scopes: new Set(scopes) }, scope)).toBe(held);
-  });
-
-  it('maps methods to read and write scopes', () => {
-    expect(scopeFor('orders', 'GET')).toBe('orders:read');
-    expect(scopeFor('orders', 'HEAD')).toBe('orders:read');
-    expect(scopeFor('orders', 'DELETE')).toBe('orders:write');
-  });
-});
+import { createKey, generateKey, memoryApiKeyStore } from '../src/index';
 
 function app(options: { failures?: FailureLimit; now?: () => number } = {}) {
   const store = memoryApiKeyStore();
