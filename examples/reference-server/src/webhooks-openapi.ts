@@ -2,8 +2,8 @@ import { declareWebhooks } from '@holdfast/webhook-delivery/openapi';
 import { z } from '@hono/zod-openapi';
 import { EVENT_TYPES, type EventType } from './event-types';
 import type { JsonObject } from './json-value';
+import { PaymentSchema } from './resources/payments/schema';
 import { OrderSchema, RefundSchema } from './routes/orders';
-import { PaymentSchema } from './routes/payments';
 import { SubscriptionSchema } from './routes/subscriptions';
 import { EventSchema } from './routes/webhook-schemas';
 

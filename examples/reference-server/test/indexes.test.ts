@@ -6,11 +6,11 @@ import { orderBy, sortExpressions } from '@holdfast/sort-allowlist/postgres';
 import type postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allMigrations } from '../src/db';
+import { paymentMethodSort } from '../src/resources/payment-methods/schema';
+import { paymentSort } from '../src/resources/payments/schema';
 import { eventSort } from '../src/routes/events';
 import { inboundEventSort } from '../src/routes/inbound-events';
 import { orderSort, refundSort } from '../src/routes/orders';
-import { paymentMethodSort } from '../src/routes/payment-methods';
-import { paymentSort } from '../src/routes/payments';
 import { subscriptionSort } from '../src/routes/subscriptions';
 import { deliverySort } from '../src/routes/webhook-schemas';
 

@@ -10,8 +10,8 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type postgres from 'postgres';
 import type { App, Deps } from '../context';
 import { emit } from '../outbox';
+import { findPaymentMethod } from '../resources/payment-methods/repository';
 import { json, livemode, locationHeader, metadata, timestamp } from './fields';
-import { findPaymentMethod } from './payment-methods';
 import { problemResponses } from './webhook-openapi';
 import { idParam } from './webhook-schemas';
 
