@@ -20,6 +20,7 @@ import { contractProblemPages } from './problem-pages';
 import { addressLimiter, perAddress, rateLimit } from './rate-limit';
 import { paymentMethodRoutes } from './resources/payment-methods/routes';
 import { paymentRoutes } from './resources/payments/routes';
+import { subscriptionRoutes } from './resources/subscriptions/routes';
 import { deliveryRoutes } from './routes/deliveries';
 import { endpointHealthRoutes } from './routes/endpoint-health';
 import { eventRoutes } from './routes/events';
@@ -27,7 +28,6 @@ import { hooksRoutes } from './routes/hooks';
 import { inboundEventRoutes } from './routes/inbound-events';
 import { notificationRoutes } from './routes/notifications';
 import { orderRoutes } from './routes/orders';
-import { subscriptionRoutes } from './routes/subscriptions';
 import { webhookEndpointRoutes } from './routes/webhook-endpoints';
 import { validationHook } from './routes/webhook-openapi';
 

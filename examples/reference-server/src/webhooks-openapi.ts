@@ -3,8 +3,8 @@ import { z } from '@hono/zod-openapi';
 import { EVENT_TYPES, type EventType } from './event-types';
 import type { JsonObject } from './json-value';
 import { PaymentSchema } from './resources/payments/schema';
+import { SubscriptionSchema } from './resources/subscriptions/schema';
 import { OrderSchema, RefundSchema } from './routes/orders';
-import { SubscriptionSchema } from './routes/subscriptions';
 import { EventSchema } from './routes/webhook-schemas';
 
 // The outbound side of the API (CONTRACT section 10, "Outbound webhooks documented"): every event

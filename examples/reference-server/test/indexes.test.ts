@@ -8,10 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allMigrations } from '../src/db';
 import { paymentMethodSort } from '../src/resources/payment-methods/schema';
 import { paymentSort } from '../src/resources/payments/schema';
+import { subscriptionSort } from '../src/resources/subscriptions/schema';
 import { eventSort } from '../src/routes/events';
 import { inboundEventSort } from '../src/routes/inbound-events';
 import { orderSort, refundSort } from '../src/routes/orders';
-import { subscriptionSort } from '../src/routes/subscriptions';
 import { deliverySort } from '../src/routes/webhook-schemas';
 
 // Every served single-key sort, in both directions, and the default sort under each indexed
