@@ -22,7 +22,7 @@ export function openDatabase(config: Config, whenHeld: 'refuse' | 'join' = 'refu
 }
 
 /** The versioned SQL files of `migrations/`, in name order (`NNN_<what>.sql`). */
-export function migrationFiles(): Promise<Migration[]> {
+function migrationFiles(): Promise<Migration[]> {
   return readMigrations(MIGRATIONS_DIR);
 }
 

@@ -27,13 +27,13 @@ import {
 const tags = ['Deliveries'];
 const params = idParam('dlv', 'The delivery id.');
 
-export const attemptSort = defineSortAllowlist({
+const attemptSort = defineSortAllowlist({
   fields: { createdAt: { column: 'created_at', type: 'timestamp' } },
   id: { column: 'id' },
   default: '-createdAt',
 });
 
-export const listDeliveries = createRoute({
+const listDeliveries = createRoute({
   method: 'get',
   path: '/deliveries',
   tags,
@@ -62,7 +62,7 @@ export const listDeliveries = createRoute({
   },
 });
 
-export const getDelivery = createRoute({
+const getDelivery = createRoute({
   method: 'get',
   path: '/deliveries/{id}',
   tags,
@@ -74,7 +74,7 @@ export const getDelivery = createRoute({
   },
 });
 
-export const listAttempts = createRoute({
+const listAttempts = createRoute({
   method: 'get',
   path: '/deliveries/{id}/attempts',
   tags,
@@ -87,7 +87,7 @@ export const listAttempts = createRoute({
   },
 });
 
-export const replayDelivery = createRoute({
+const replayDelivery = createRoute({
   method: 'post',
   path: '/deliveries/{id}/replay',
   tags,

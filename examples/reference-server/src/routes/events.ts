@@ -19,7 +19,7 @@ export const eventSort = defineSortAllowlist({
   default: '-createdAt',
 });
 
-export const listEvents = createRoute({
+const listEvents = createRoute({
   method: 'get',
   path: '/events',
   tags,
@@ -33,7 +33,7 @@ export const listEvents = createRoute({
   },
 });
 
-export const getEvent = createRoute({
+const getEvent = createRoute({
   method: 'get',
   path: '/events/{id}',
   tags,

@@ -41,7 +41,7 @@ const listInboundEvents = createRoute({
 });
 
 /** The representation of a row of the receiver toolkit's inbox (`holdfast_webhook_inbox`). */
-export function toInboundEvent(row: postgres.Row): z.infer<typeof InboundEventSchema> {
+function toInboundEvent(row: postgres.Row): z.infer<typeof InboundEventSchema> {
   return {
     id: row.id,
     livemode: isLive(row.tenant),

@@ -7,13 +7,13 @@ import type { App, Deps } from '../context';
 import { problemResponses } from './webhook-openapi';
 import { NotificationSchema } from './webhook-schemas';
 
-export const notificationSort = defineSortAllowlist({
+const notificationSort = defineSortAllowlist({
   fields: { createdAt: { column: 'created_at', type: 'timestamp' } },
   id: { column: 'id' },
   default: '-createdAt',
 });
 
-export const listNotifications = createRoute({
+const listNotifications = createRoute({
   method: 'get',
   path: '/notifications',
   tags: ['Notifications'],

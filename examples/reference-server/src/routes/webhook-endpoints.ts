@@ -34,7 +34,7 @@ const params = idParam('we', 'The webhook endpoint id.');
 const forbiddenDestination =
   'destination_url_forbidden: the URL resolves to (or names) a loopback, private, link-local, CGNAT, multicast, unspecified or otherwise non-global address, or is not https in production.';
 
-export const listEndpoints = createRoute({
+const listEndpoints = createRoute({
   method: 'get',
   path: '/webhook-endpoints',
   tags,
@@ -67,7 +67,7 @@ export const createEndpoint = createRoute({
   },
 });
 
-export const getEndpoint = createRoute({
+const getEndpoint = createRoute({
   method: 'get',
   path: '/webhook-endpoints/{id}',
   tags,
@@ -92,7 +92,7 @@ export const updateEndpoint = createRoute({
   },
 });
 
-export const deleteEndpoint = createRoute({
+const deleteEndpoint = createRoute({
   method: 'delete',
   path: '/webhook-endpoints/{id}',
   tags,
@@ -105,7 +105,7 @@ export const deleteEndpoint = createRoute({
   },
 });
 
-export const rotateSecret = createRoute({
+const rotateSecret = createRoute({
   method: 'post',
   path: '/webhook-endpoints/{id}/rotate-secret',
   tags,

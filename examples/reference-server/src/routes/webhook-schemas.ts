@@ -221,7 +221,7 @@ export const InboundEventSchema = z
   })
   .meta({ id: 'InboundEvent' });
 
-export const createdAtSort = {
+const createdAtSort = {
   createdAt: { column: 'created_at', type: 'timestamp' },
 } as const;
 

@@ -10,7 +10,7 @@ import { idParam } from '../../routes/webhook-schemas';
 // is a declined test card ending in 0002), changed by PATCH while not canceled, ended by
 // POST /cancel (repeatable). Every change emits subscription.created or subscription.updated.
 
-export const SUBSCRIPTION_STATUSES = ['active', 'past_due', 'canceled'] as const;
+const SUBSCRIPTION_STATUSES = ['active', 'past_due', 'canceled'] as const;
 
 export const subscriptionSort = defineSortAllowlist({
   fields: {
