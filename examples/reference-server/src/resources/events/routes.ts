@@ -1,49 +1,10 @@
 import { hasScope } from '@holdfast/api-keys';
 import { paginate } from '@holdfast/cursor-pagination/postgres';
-import { listQueryShape, pageSchema } from '@holdfast/cursor-pagination/zod';
 import { problem } from '@holdfast/problem-details';
-import { defineSortAllowlist } from '@holdfast/sort-allowlist';
 import { getEvent as getStoredEvent, toEvent } from '@holdfast/webhook-delivery/postgres';
-import { createRoute, z } from '@hono/zod-openapi';
-import type { App, Deps } from '../context';
-import { knownEventType, readableFamilies, readScopeOf } from '../event-types';
-import { json } from './fields';
-import { problemResponses } from './webhook-openapi';
-import { EventSchema, idParam } from './webhook-schemas';
-
-const tags = ['Events'];
-
-export const eventSort = defineSortAllowlist({
-  fields: { createdAt: { column: 'created_at', type: 'timestamp' } },
-  id: { column: 'id' },
-  default: '-createdAt',
-});
-
-const listEvents = createRoute({
-  method: 'get',
-  path: '/events',
-  tags,
-  summary: 'List events',
-  description:
-    'Events of this account and mode, as delivered to webhook endpoints (the payload of each delivery); only those whose resource the key may read (order.* needs orders:read, payment.* payments:read, subscription.* subscriptions:read).',
-  request: { query: z.strictObject(listQueryShape(eventSort)) },
-  responses: {
-    200: { description: 'A page of events.', content: json(pageSchema(EventSchema)) },
-    ...problemResponses([400, 401, 403]),
-  },
-});
-
-const getEvent = createRoute({
-  method: 'get',
-  path: '/events/{id}',
-  tags,
-  summary: 'Fetch an event',
-  request: { params: idParam('evt', 'The event id (the Webhook-Id of its deliveries).') },
-  responses: {
-    200: { description: 'The event.', content: json(EventSchema) },
-    ...problemResponses([400, 401, 403, 404]),
-  },
-});
+import type { App, Deps } from '../../context';
+import { knownEventType, readableFamilies, readScopeOf } from '../../event-types';
+import { eventSort, getEvent, listEvents } from './schema';
 
 /**
  * `/v1/events`: what happened, exactly as delivered (the stored payload of each event).
