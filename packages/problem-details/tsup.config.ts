@@ -1,3 +1,5 @@
 import { defineConfig, holdfastBuild } from '../../tsup.config.base';
 
-export default defineConfig(holdfastBuild({ index: 'src/index.ts', hono: 'src/hono.ts' }));
+export default defineConfig(
+  holdfastBuild({ index: 'src/index.ts', hono: 'src/hono.ts', openapi: 'src/openapi.ts' }),
+);

@@ -1,34 +1,35 @@
-import { jsonBody } from '@holdfast/json-body/hono';
+import { scopeFor } from '@holdfast/api-keys';
+import { apiKeyAuth, requireScope } from '@holdfast/api-keys/hono';
+import { postgresApiKeyStore } from '@holdfast/api-keys/postgres';
+import { missingBody } from '@holdfast/json-body';
+import { jsonBody, refuseNul } from '@holdfast/json-body/hono';
 import { requestId } from '@holdfast/opaque-id/hono';
 import { problem } from '@holdfast/problem-details';
 import { notFoundProblem, onProblem, problemResponse } from '@holdfast/problem-details/hono';
+import { strictQueries } from '@holdfast/problem-details/openapi';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
-import { authenticate, requireScope, scopeFor } from './auth';
 import type { App, AppEnv, Deps } from './context';
 import { dashboardRoutes } from './dashboard/index';
 import { destinationHint } from './destination-hint';
 import { renderDocs } from './docs';
-import { missingBody } from './missing-body';
-import { refuseNul } from './no-nul';
 import { observeRequests } from './observability/http-observer';
 import { finalizeDocument } from './openapi';
-import { problemPages } from './problem-pages';
-import { addressLimiter, rateLimit } from './rate-limit';
+import { contractProblemPages } from './problem-pages';
+import { addressLimiter, perAddress, rateLimit } from './rate-limit';
+import { eventRoutes } from './resources/events/routes';
+import { notificationRoutes } from './resources/notifications/routes';
 import { orderRoutes } from './resources/orders/routes';
+import { paymentMethodRoutes } from './resources/payment-methods/routes';
+import { paymentRoutes } from './resources/payments/routes';
+import { subscriptionRoutes } from './resources/subscriptions/routes';
 import { deliveryRoutes } from './routes/deliveries';
 import { endpointHealthRoutes } from './routes/endpoint-health';
-import { eventRoutes } from './routes/events';
 import { hooksRoutes } from './routes/hooks';
 import { inboundEventRoutes } from './routes/inbound-events';
-import { notificationRoutes } from './routes/notifications';
-import { paymentMethodRoutes } from './routes/payment-methods';
-import { paymentRoutes } from './routes/payments';
-import { subscriptionRoutes } from './routes/subscriptions';
 import { webhookEndpointRoutes } from './routes/webhook-endpoints';
 import { validationHook } from './routes/webhook-openapi';
-import { strictQueries } from './strict-query';
 
 const UNAVAILABLE = new Set([
   'CONNECTION_ENDED',
@@ -72,7 +73,7 @@ function scopeByPath(): MiddlewareHandler<AppEnv> {
     // A path under /v1 that names no resource family is refused here, before any handler:
     // nothing under /v1 runs without a scope check (CONTRACT section 10).
     if (!family) throw problem('not_found', { detail: `No resource is at ${c.req.path}.` });
-    return requireScope(scopeFor(family, c.req.method))(c, next);
+    return requireScope<AppEnv>(scopeFor(family, c.req.method), { realm: 'holdfast' })(c, next);
   };
 }
 
@@ -172,7 +173,7 @@ export function buildApp(deps: Deps, options: AppOptions = {}): App {
     docs ??= renderDocs(document());
     return c.html(docs);
   });
-  app.route('/problems', problemPages());
+  app.route('/problems', contractProblemPages());
   app.get('/dashboard/', (c) => c.redirect('/dashboard', 308));
   app.route('/dashboard', dashboardRoutes());
 
@@ -181,7 +182,14 @@ export function buildApp(deps: Deps, options: AppOptions = {}): App {
   // Failed authentication and bad webhook signatures spend their address's tokens (CONTRACT
   // section 10): one limiter for both, so a flood of either cannot reach the database.
   const failures = addressLimiter(deps);
-  v1.use(authenticate(deps.sql, deps.now, failures));
+  v1.use(
+    apiKeyAuth({
+      store: postgresApiKeyStore(deps.sql),
+      realm: 'holdfast',
+      failures: perAddress(failures),
+      now: deps.now,
+    }),
+  );
   v1.use(rateLimit(deps));
   v1.use(scopeByPath());
   v1.use(jsonBody({ maxBytes: 1024 * 1024 }));

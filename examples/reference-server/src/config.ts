@@ -118,7 +118,7 @@ function positiveInteger(raw: string | undefined, name: string, fallback: number
  * parseDuration('30m'); // 1_800_000
  * ```
  */
-export function parseDuration(text: string, variable = 'duration'): number {
+function parseDuration(text: string, variable = 'duration'): number {
   const [ms, ...more] = text.includes(',') ? [] : parseSchedule(text.trim(), variable);
   if (ms === undefined || more.length > 0)
     throw new ConfigError(`${variable}: "${text}" is not a duration such as 500ms, 1s, 5m, 2h`);

@@ -1,3 +1,4 @@
+import type { Principal } from '@holdfast/api-keys/hono';
 import type { Keyring } from '@holdfast/cursor-pagination';
 import type { RedisScripting } from '@holdfast/rate-limit/redis';
 import type { OpenAPIHono } from '@hono/zod-openapi';
@@ -6,18 +7,8 @@ import type { Config } from './config';
 import type { Logger } from './observability/logger';
 import type { Metrics } from './observability/metrics';
 
-/** Who is calling: resolved from the bearer key by `authenticate()`. */
-export interface Principal {
-  readonly keyId: string;
-  /**
-   * The tenant: the key's account in test mode, `<account>:live` in live mode (see `tenantOf`).
-   * Every query scopes by it, so one mode's key never sees the other mode's data.
-   */
-  readonly account: string;
-  /** Whether the key is an `hf_live_` key. */
-  readonly livemode: boolean;
-  readonly scopes: ReadonlySet<string>;
-}
+/** Who is calling, from `apiKeyAuth()`: every query scopes by its `account` (the tenant). */
+export type { Principal } from '@holdfast/api-keys/hono';
 
 /** Hono's environment for every route of the reference server. */
 export interface AppEnv {

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { migrations as apiKeyMigrations } from '@holdfast/api-keys/postgres';
 import type { Keyring } from '@holdfast/cursor-pagination';
 import { migrations as idempotencyMigrations } from '@holdfast/idempotency/postgres';
 import { connect, type Database } from '@holdfast/pg';
@@ -21,7 +22,7 @@ export function openDatabase(config: Config, whenHeld: 'refuse' | 'join' = 'refu
 }
 
 /** The versioned SQL files of `migrations/`, in name order (`NNN_<what>.sql`). */
-export function migrationFiles(): Promise<Migration[]> {
+function migrationFiles(): Promise<Migration[]> {
   return readMigrations(MIGRATIONS_DIR);
 }
 
@@ -32,6 +33,7 @@ export function migrationFiles(): Promise<Migration[]> {
  */
 export async function allMigrations(): Promise<Migration[]> {
   return [
+    ...apiKeyMigrations,
     ...idempotencyMigrations,
     ...deliveryMigrations,
     ...verifierMigrations,

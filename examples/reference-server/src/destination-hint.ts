@@ -8,7 +8,7 @@ import { problem } from './problems';
 const LOCAL_REFUSAL = /names a local or internal host|the host is |the host name resolves to /;
 
 /** What the 422 adds outside production mode (CONTRACT section 6: the flag is for development and tests). */
-export const PRIVATE_DESTINATIONS_HINT =
+const PRIVATE_DESTINATIONS_HINT =
   ' For local development and tests, start the server with HOLDFAST_ALLOW_PRIVATE_DESTINATIONS=1 to allow private and loopback destinations (never in production mode).';
 
 /**

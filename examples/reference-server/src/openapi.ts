@@ -1,5 +1,5 @@
 import { isObject, type Json, type JsonObject } from './json-value';
-import { narrowProblemCodes, type OperationTraits } from './openapi-problem-codes';
+import { narrowContractCodes, type OperationTraits } from './openapi-problem-codes';
 import { declareOutboundWebhooks } from './webhooks-openapi';
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
@@ -160,7 +160,7 @@ export function finalizeDocument(document: JsonObject): JsonObject {
         if (challenge) headers['WWW-Authenticate'] ??= challenge;
         response.headers = headers;
       }
-      narrowProblemCodes(responses, traits);
+      narrowContractCodes(responses, traits);
     }
   }
   // The receiver authenticates the sender by the Standard Webhooks signature, not an API key.

@@ -1,8 +1,6 @@
 import { httpFramingDefinitions } from '@holdfast/node-client-error';
-import { DEFAULT_TYPE_BASE, type ProblemDefinition, problem } from '@holdfast/problem-details';
-import { Hono } from 'hono';
-import type { AppEnv } from './context';
-import { escapeHtml, page } from './html';
+import { problemPages } from '@holdfast/problem-details/hono';
+import { page } from './html';
 import { contractDefinitions } from './problems';
 
 /** What each code means and what a client should do, for `/problems/{code}`. */
@@ -50,41 +48,11 @@ const ADVICE: Record<keyof typeof contractDefinitions | keyof typeof httpFraming
     'The request line and headers exceed the server’s limit (16 KiB by default): shorten the URL or send fewer or smaller headers.',
 };
 
-/** Every code a response may carry: the contract's catalogue and the HTTP framing problems. */
-const DEFINITIONS: Readonly<Record<string, ProblemDefinition>> = {
-  ...contractDefinitions,
-  ...httpFramingDefinitions,
-};
-const CODES = Object.keys(DEFINITIONS) as (keyof typeof ADVICE)[];
-
 /** `/problems` and `/problems/{code}`: the documentation every problem `type` URI names. */
-export function problemPages(): Hono<AppEnv> {
-  const app = new Hono<AppEnv>();
-  app.get('/', (c) =>
-    c.html(
-      page(
-        'Problem types',
-        `<h1>Problem types</h1><p>Every error is <code>application/problem+json</code> (RFC 9457) with a stable <code>code</code>. Branch on the code, never on the text.</p>
-<table><thead><tr><th>code</th><th>status</th><th>title</th></tr></thead><tbody>${CODES.map(
-          (code) =>
-            `<tr><td><a href="/problems/${code}"><code>${code}</code></a></td><td>${DEFINITIONS[code]?.status}</td><td>${escapeHtml(DEFINITIONS[code]?.title ?? '')}</td></tr>`,
-        ).join('')}</tbody></table>`,
-      ),
-    ),
-  );
-  app.get('/:code', (c) => {
-    const code = c.req.param('code');
-    const definition = Object.hasOwn(ADVICE, code) ? DEFINITIONS[code] : undefined;
-    if (!definition) throw problem('not_found', { detail: `There is no problem type "${code}".` });
-    return c.html(
-      page(
-        code,
-        `<p><a href="/problems">All problem types</a></p><h1><code>${code}</code></h1>
-<p><strong>${definition.status}</strong> ${escapeHtml(definition.title)}</p>
-<p>${escapeHtml(ADVICE[code as keyof typeof ADVICE]).replace(/`([^`]+)`/g, '<code>$1</code>')}</p>
-<p>Type URI: <code>${escapeHtml(DEFAULT_TYPE_BASE + code)}</code></p>`,
-      ),
-    );
+export function contractProblemPages() {
+  return problemPages({
+    definitions: { ...contractDefinitions, ...httpFramingDefinitions },
+    advice: ADVICE,
+    layout: page,
   });
-  return app;
 }

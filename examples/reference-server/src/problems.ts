@@ -11,7 +11,7 @@ import { sortDefinitions } from '@holdfast/sort-allowlist';
 import { deliveryDefinitions } from '@holdfast/webhook-delivery';
 
 /** The demo's own problem types: a business rule of refunds, and the inbound webhook checks. */
-export const demoDefinitions = {
+const demoDefinitions = {
   refund_exceeds_amount: { status: 422, title: 'Refund exceeds the refundable amount' },
   webhook_timestamp_out_of_window: { status: 400, title: 'Webhook timestamp outside the tolerance window' },
   webhook_signature_invalid: { status: 401, title: 'Webhook signature invalid' },

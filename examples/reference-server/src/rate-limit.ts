@@ -1,3 +1,4 @@
+import type { FailureLimit } from '@holdfast/api-keys/hono';
 import { type Limiter, memoryStore, type RateLimitConfig, rateLimiter } from '@holdfast/rate-limit';
 import { rateLimit as limitBy } from '@holdfast/rate-limit/hono';
 import { redisStore } from '@holdfast/rate-limit/redis';
@@ -65,4 +66,21 @@ export function clientAddress(c: Context): string | undefined {
  */
 export function addressLimiter(deps: Deps): Limiter {
   return limiterFor(deps, 'address', deps.config.addressRateLimit);
+}
+
+/**
+ * `limiter` by the client's address, as `apiKeyAuth()` spends it on failed authentication; a
+ * request without a socket (`app.request()` in tests) is not limited.
+ */
+export function perAddress(limiter: Limiter): FailureLimit {
+  return {
+    check: async (c) => {
+      const address = clientAddress(c);
+      if (address) await limiter.check(address);
+    },
+    spend: async (c) => {
+      const address = clientAddress(c);
+      if (address) await limiter.spend(address);
+    },
+  };
 }

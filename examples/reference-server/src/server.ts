@@ -1,16 +1,17 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createKey } from '@holdfast/api-keys';
+import { postgresApiKeyStore } from '@holdfast/api-keys/postgres';
 import { schedulePurge } from '@holdfast/idempotency';
 import { postgresIdempotencyStore } from '@holdfast/idempotency/postgres';
+import { createHonoServer } from '@holdfast/node-client-error/hono';
 import type { Database } from '@holdfast/pg';
 import { migrate } from '@holdfast/pg-migrate';
 import type postgres from 'postgres';
 import { buildApp } from './app';
-import { createKey, storeKey } from './auth';
 import { type Config, loadConfig } from './config';
 import type { Deps } from './context';
 import { allMigrations, cursorKeyring, openDatabase } from './db';
-import { createHttpServer } from './http-server';
 import { startOperations } from './operations';
 import { startSettlementWorker } from './settlement';
 import { startWebhookWorkers } from './workers';
@@ -71,11 +72,12 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   try {
     ops = await startOperations(config, db.sql, env);
     await migrate(db.sql, await allMigrations());
-    for (const key of config.apiKeys) await storeKey(db.sql, key);
+    const keys = postgresApiKeyStore(db.sql);
+    for (const key of config.apiKeys) await keys.save(key);
     let demoKey: string | undefined;
     if (config.seedDemoKey) {
       const [row] = await db.sql<{ count: number }[]>`select count(*)::int as count from holdfast_api_keys`;
-      if (row?.count === 0) demoKey = await createKey(db.sql, 'acct_demo', ['*']);
+      if (row?.count === 0) demoKey = await createKey(keys, 'acct_demo', ['*']);
     }
     const deps: Deps = {
       sql: db.sql,
@@ -89,7 +91,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     let url = '';
     if (config.role !== 'worker') {
       const app = buildApp(deps);
-      const server = createHttpServer(app.fetch, config.host, config.http);
+      const server = createHonoServer(app.fetch, { hostname: config.host, limits: config.http });
       server.listen(config.port, config.host);
       http = server;
       await new Promise<void>((resolve, reject) => {

@@ -1,5 +1,5 @@
 import type postgres from 'postgres';
-import { settleDuePayments } from './routes/payments';
+import { settleDuePayments } from './resources/payments/repository';
 import { startLoop } from './workers';
 
 /**

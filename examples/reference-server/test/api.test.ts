@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ASYNC_THRESHOLD } from '../src/routes/payments';
+import { ASYNC_THRESHOLD } from '../src/resources/payments/schema';
 import { type Answer, call, KEYS, startTestServer, type TestServer } from './api-harness';
 
 // The core resources over real HTTP (CONTRACT sections 1 to 5 and 7): auth, strictness, lists,

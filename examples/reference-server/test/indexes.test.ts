@@ -6,12 +6,12 @@ import { orderBy, sortExpressions } from '@holdfast/sort-allowlist/postgres';
 import type postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allMigrations } from '../src/db';
+import { eventSort } from '../src/resources/events/schema';
 import { orderSort, refundSort } from '../src/resources/orders/schema';
-import { eventSort } from '../src/routes/events';
+import { paymentMethodSort } from '../src/resources/payment-methods/schema';
+import { paymentSort } from '../src/resources/payments/schema';
+import { subscriptionSort } from '../src/resources/subscriptions/schema';
 import { inboundEventSort } from '../src/routes/inbound-events';
-import { paymentMethodSort } from '../src/routes/payment-methods';
-import { paymentSort } from '../src/routes/payments';
-import { subscriptionSort } from '../src/routes/subscriptions';
 import { deliverySort } from '../src/routes/webhook-schemas';
 
 // Every served single-key sort, in both directions, and the default sort under each indexed

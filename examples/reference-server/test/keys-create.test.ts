@@ -2,9 +2,9 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { postgresApiKeyStore } from '@holdfast/api-keys/postgres';
 import { seedPgliteDataDir } from '@holdfast/pg/testing';
 import { afterAll, describe, expect, it } from 'vitest';
-import { storeKey } from '../src/auth';
 import { type RunningServer, startServer } from '../src/server';
 import { call, startTestServer } from './api-harness';
 import { type Child, runCli, startServerProcess } from './process-harness';
@@ -103,7 +103,7 @@ it('a key refused while unknown works within a second of being created (the nega
   try {
     const key = 'hf_test_createdLater00000000000000001';
     for (let i = 0; i < 3; i++) expect((await call(t.url, 'GET', '/v1/orders', { key })).status).toBe(401);
-    await storeKey(t.server.sql, { key, account: 'acct_later', scopes: ['*'] });
+    await postgresApiKeyStore(t.server.sql).save({ key, account: 'acct_later', scopes: ['*'] });
     const ms = await acceptedWithin(t.url, key, Date.now());
     expect(ms).toBeLessThan(1000 + 200);
   } finally {

@@ -1,6 +1,7 @@
 import { problem } from '@holdfast/problem-details';
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import { nestedDeeperThan } from './depth';
+import { noFieldsProblem } from './no-fields';
 import { wellFormedJson } from './text';
 import { textProblem } from './text-problem';
 
@@ -230,3 +231,19 @@ export function jsonBody(options: JsonBodyOptions = {}): MiddlewareHandler {
     return next();
   };
 }
+
+/**
+ * Refuses a body with fields for an action that takes none (see `noFieldsProblem`): call it
+ * first in the handler of a route declared with `noFieldsBody`, after `jsonBody()` read the body.
+ *
+ * @example
+ * ```ts
+ * app.post('/orders/:id/cancel', (c) => { refuseFields(c); return c.json(cancel(c.req.param('id'))); });
+ * ```
+ */
+export function refuseFields(c: Context): void {
+  const refused = noFieldsProblem(c.get('jsonBody'));
+  if (refused) throw refused;
+}
+
+export { refuseNul } from './no-nul';

@@ -1,3 +1,4 @@
 export { nestedDeeperThan } from './depth';
+export { missingBody, noFieldsBody, noFieldsProblem } from './no-fields';
 export { type TextIssue, toWellFormedText, type WellFormedResult, wellFormedJson } from './text';
 export { textProblem } from './text-problem';

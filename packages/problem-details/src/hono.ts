@@ -153,3 +153,4 @@ export function notFoundProblem(app?: RoutedApp): NotFoundHandler {
     return problemResponse(c, problem('not_found', { detail: `Nothing is found at ${c.req.path}.` }));
   };
 }
+export { type ProblemPagesOptions, problemPages } from './problem-pages';

@@ -1,4 +1,5 @@
 export { type DedupStore, memoryDedupStore } from './dedup';
+export { eventSequence, eventVersion } from './event-version';
 export {
   type Acknowledgement,
   createReceiver,

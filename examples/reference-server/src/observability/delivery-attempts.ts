@@ -1,14 +1,7 @@
 import type { AttemptInfo } from '@holdfast/webhook-delivery/postgres';
+import { attemptOutcome } from '@holdfast/webhook-delivery/prometheus';
 import type { Metrics } from './metrics';
 import { recordSpan } from './tracing';
-
-/** The metric outcome of a worker's attempt: a retried failure is `failed`. */
-const OUTCOME: Record<AttemptInfo['outcome'], string> = {
-  succeeded: 'succeeded',
-  retry: 'failed',
-  dead: 'dead',
-  disabled: 'disabled',
-};
 
 /**
  * The delivery worker's `onAttempt` hook: counts each attempt by outcome with its latency, and
@@ -25,9 +18,8 @@ export function observeAttempt(
   now: () => number = Date.now,
 ): (info: AttemptInfo) => void {
   return (info) => {
-    const outcome = OUTCOME[info.outcome];
-    metrics?.deliveryAttempts.inc({ outcome });
-    metrics?.deliveryDuration.observe({ outcome }, info.latencyMs / 1000);
+    const outcome = attemptOutcome(info.outcome);
+    metrics?.delivery.onAttempt(info);
     recordSpan(
       'webhook delivery attempt',
       new Date(now()),

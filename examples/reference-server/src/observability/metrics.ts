@@ -1,6 +1,6 @@
+import { type DeliveryMetrics, deliveryMetrics } from '@holdfast/webhook-delivery/prometheus';
 import type postgres from 'postgres';
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
-import { deliveryQueue } from './delivery-queue';
+import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 
 /**
  * The server's Prometheus metrics (CONTRACT section 10, "Metrics"), in a registry of their own.
@@ -17,12 +17,11 @@ export interface Metrics {
   readonly rateLimitRefusals: Counter<'limiter'>;
   /** `holdfast_idempotency_total{outcome}`: replayed, reused (422) or in_use (409). */
   readonly idempotency: Counter<'outcome'>;
-  /** `holdfast_delivery_attempts_total{outcome}`: succeeded, failed, dead or disabled (410 Gone). */
-  readonly deliveryAttempts: Counter<'outcome'>;
-  /** `holdfast_delivery_attempt_duration_seconds{outcome}`. */
-  readonly deliveryDuration: Histogram<'outcome'>;
-  /** `holdfast_endpoint_concurrency_limit{endpoint}`: the adaptive in-flight limit of endpoints held below their ceiling. */
-  readonly endpointConcurrency: Gauge<'endpoint'>;
+  /**
+   * The delivery metrics of `@holdfast/webhook-delivery/prometheus`: attempts by outcome, the
+   * queue gauges and the throttled endpoints' adaptive limits.
+   */
+  readonly delivery: DeliveryMetrics;
 }
 
 /** Options of {@link createMetrics}. */
@@ -31,27 +30,13 @@ export interface MetricsOptions {
   readonly sql: postgres.Sql;
 }
 
-/**
- * Endpoints whose adaptive limit is below its ceiling: the ones worth a look. Bounded, so the
- * gauge's series stay few however many endpoints exist.
- */
-function throttledEndpoints(
-  sql: postgres.Sql,
-): Promise<{ endpoint_id: string; concurrency_limit: number }[]> {
-  return sql<{ endpoint_id: string; concurrency_limit: number }[]>`
-    select endpoint_id, concurrency_limit::float8 as concurrency_limit from holdfast_endpoint_pacing
-    where concurrency_limit is not null and concurrency_max is not null and concurrency_limit < concurrency_max
-    order by concurrency_limit / concurrency_max, endpoint_id
-    limit 100`;
-}
-
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 /**
- * Builds the registry: HTTP, rate-limit and idempotency counters the app increments, delivery
- * attempt counters the workers' `onAttempt` hook feeds (`observeAttempt`), and the queue gauges (due, in
- * flight, dead, age of the oldest due delivery) read from SQL at each scrape, so they are the
- * same whichever process is scraped. Node's default process metrics come along.
+ * Builds the registry: HTTP, rate-limit and idempotency counters the app increments, and the
+ * delivery metrics (attempts the workers' `onAttempt` hook feeds through `observeAttempt`, queue
+ * gauges read from SQL at each scrape, so they are the same whichever process is scraped).
+ * Node's default process metrics come along.
  *
  * @example
  * ```ts
@@ -62,41 +47,6 @@ const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
 export function createMetrics({ sql }: MetricsOptions): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'holdfast_' });
-  const deliveryAttempts = new Counter({
-    name: 'holdfast_delivery_attempts_total',
-    help: 'Webhook delivery attempts made by this process, by outcome: succeeded (2xx), failed (will be retried), dead (the last one), disabled (410 Gone).',
-    labelNames: ['outcome'] as const,
-    registers: [registry],
-  });
-  const deliveryDuration = new Histogram({
-    name: 'holdfast_delivery_attempt_duration_seconds',
-    help: 'Latency of webhook delivery attempts, by outcome.',
-    labelNames: ['outcome'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [registry],
-  });
-  for (const outcome of ['succeeded', 'failed', 'dead', 'disabled']) {
-    deliveryAttempts.inc({ outcome }, 0);
-    deliveryDuration.zero({ outcome });
-  }
-  const queue = deliveryQueue(sql);
-  const gauge = (name: string, help: string, pick: (q: Awaited<ReturnType<typeof queue>>) => number) =>
-    new Gauge({
-      name,
-      help,
-      registers: [registry],
-      async collect() {
-        this.set(pick(await queue()));
-      },
-    });
-  gauge('holdfast_deliveries_due', 'Deliveries due now and not leased, on active endpoints.', (q) => q.due);
-  gauge('holdfast_deliveries_in_flight', 'Deliveries leased by a worker right now.', (q) => q.inFlight);
-  gauge('holdfast_deliveries_dead', 'Deliveries that used every attempt (dead letters).', (q) => q.dead);
-  gauge(
-    'holdfast_delivery_oldest_due_age_seconds',
-    'How long the oldest due delivery on an active endpoint has waited (0 when none is due).',
-    (q) => q.oldestDueSeconds,
-  );
   return {
     registry,
     httpRequests: new Counter({
@@ -124,18 +74,6 @@ export function createMetrics({ sql }: MetricsOptions): Metrics {
       labelNames: ['outcome'] as const,
       registers: [registry],
     }),
-    deliveryAttempts,
-    deliveryDuration,
-    endpointConcurrency: new Gauge({
-      name: 'holdfast_endpoint_concurrency_limit',
-      help: 'The adaptive in-flight limit of endpoints the sender holds below their ceiling (at most 100, the most throttled first).',
-      labelNames: ['endpoint'] as const,
-      registers: [registry],
-      async collect() {
-        this.reset();
-        for (const row of await throttledEndpoints(sql))
-          this.set({ endpoint: row.endpoint_id }, row.concurrency_limit);
-      },
-    }),
+    delivery: deliveryMetrics({ sql, registers: [registry], buckets: LATENCY_BUCKETS }),
   };
 }

@@ -11,7 +11,7 @@ import { type Span, SpanKind, SpanStatusCode, type Tracer, trace } from '@opente
  * await inSpan('idempotency claim', {}, async () => claim());
  * ```
  */
-export function tracer(): Tracer {
+function tracer(): Tracer {
   return trace.getTracer('@holdfast/reference-server');
 }
 

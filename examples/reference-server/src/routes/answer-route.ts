@@ -1,9 +1,9 @@
+import { missingBody } from '@holdfast/json-body';
 import { fromZodError } from '@holdfast/problem-details';
 import type { RouteConfig } from '@hono/zod-openapi';
 import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { App, AppEnv } from '../context';
-import { missingBody } from '../missing-body';
 
 /** What {@link answerRoute} hands its handler: the request, validated by the route's own schemas. */
 export interface ValidatedRequest<Body, Params> {

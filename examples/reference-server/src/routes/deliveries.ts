@@ -1,5 +1,7 @@
 import { paginate } from '@holdfast/cursor-pagination/postgres';
 import { listQueryShape, pageSchema } from '@holdfast/cursor-pagination/zod';
+import { noFieldsBody } from '@holdfast/json-body';
+import { refuseFields } from '@holdfast/json-body/hono';
 import { problem } from '@holdfast/problem-details';
 import { defineSortAllowlist } from '@holdfast/sort-allowlist';
 import {
@@ -11,7 +13,6 @@ import {
 import { createRoute, z } from '@hono/zod-openapi';
 import type { App, Deps } from '../context';
 import { knownEventType } from '../event-types';
-import { noFieldsBody, refuseFields } from '../no-fields-body';
 import { json } from './fields';
 import { problemResponses } from './webhook-openapi';
 import {
@@ -26,13 +27,13 @@ import {
 const tags = ['Deliveries'];
 const params = idParam('dlv', 'The delivery id.');
 
-export const attemptSort = defineSortAllowlist({
+const attemptSort = defineSortAllowlist({
   fields: { createdAt: { column: 'created_at', type: 'timestamp' } },
   id: { column: 'id' },
   default: '-createdAt',
 });
 
-export const listDeliveries = createRoute({
+const listDeliveries = createRoute({
   method: 'get',
   path: '/deliveries',
   tags,
@@ -61,7 +62,7 @@ export const listDeliveries = createRoute({
   },
 });
 
-export const getDelivery = createRoute({
+const getDelivery = createRoute({
   method: 'get',
   path: '/deliveries/{id}',
   tags,
@@ -73,7 +74,7 @@ export const getDelivery = createRoute({
   },
 });
 
-export const listAttempts = createRoute({
+const listAttempts = createRoute({
   method: 'get',
   path: '/deliveries/{id}/attempts',
   tags,
@@ -86,7 +87,7 @@ export const listAttempts = createRoute({
   },
 });
 
-export const replayDelivery = createRoute({
+const replayDelivery = createRoute({
   method: 'post',
   path: '/deliveries/{id}/replay',
   tags,

@@ -48,7 +48,7 @@ const StatsSchema = z
   })
   .meta({ id: 'EndpointStats' });
 
-export const recoverEndpoint = createRoute({
+const recoverEndpoint = createRoute({
   method: 'post',
   path: '/webhook-endpoints/{id}/recover',
   tags,
@@ -66,7 +66,7 @@ export const recoverEndpoint = createRoute({
   },
 });
 
-export const endpointHealth = createRoute({
+const endpointHealth = createRoute({
   method: 'get',
   path: '/webhook-endpoints/{id}/stats',
   tags,

@@ -1,8 +1,8 @@
+import { tenantOf } from '@holdfast/api-keys';
 import { setRateLimitHeaders } from '@holdfast/rate-limit/hono';
 import { createVerifier } from '@holdfast/webhook-verifier';
 import { webhookReceiver } from '@holdfast/webhook-verifier/hono';
 import { createRoute, z } from '@hono/zod-openapi';
-import { tenantOf } from '../auth';
 import type { App, AppEnv, Deps } from '../context';
 import { serverInbox } from '../inbox';
 import { problem } from '../problems';

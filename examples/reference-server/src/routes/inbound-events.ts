@@ -1,11 +1,11 @@
+import { isLive } from '@holdfast/api-keys';
 import { paginate } from '@holdfast/cursor-pagination/postgres';
 import { listQueryShape, pageSchema } from '@holdfast/cursor-pagination/zod';
 import { defineSortAllowlist } from '@holdfast/sort-allowlist';
+import { eventSequence } from '@holdfast/webhook-verifier/receiver';
 import { createRoute, z } from '@hono/zod-openapi';
 import type postgres from 'postgres';
-import { isLive } from '../auth';
 import type { App, Deps } from '../context';
-import { sequenceOf } from '../inbox';
 import { problemResponses } from './webhook-openapi';
 import { INBOUND_STATUSES, InboundEventSchema } from './webhook-schemas';
 
@@ -41,7 +41,7 @@ const listInboundEvents = createRoute({
 });
 
 /** The representation of a row of the receiver toolkit's inbox (`holdfast_webhook_inbox`). */
-export function toInboundEvent(row: postgres.Row): z.infer<typeof InboundEventSchema> {
+function toInboundEvent(row: postgres.Row): z.infer<typeof InboundEventSchema> {
   return {
     id: row.id,
     livemode: isLive(row.tenant),
@@ -50,7 +50,7 @@ export function toInboundEvent(row: postgres.Row): z.infer<typeof InboundEventSc
     type: row.type,
     status: row.status,
     resource: row.resource,
-    sequence: sequenceOf(row.payload),
+    sequence: eventSequence(row.payload),
     data: row.payload,
     createdAt: row.received_at.toISOString(),
     processedAt: row.processed_at === null ? null : row.processed_at.toISOString(),

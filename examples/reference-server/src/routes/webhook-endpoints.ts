@@ -1,5 +1,9 @@
+import { hasScope } from '@holdfast/api-keys';
+import { insufficientScope } from '@holdfast/api-keys/hono';
 import { paginate } from '@holdfast/cursor-pagination/postgres';
 import { listQueryShape, pageSchema } from '@holdfast/cursor-pagination/zod';
+import { noFieldsBody } from '@holdfast/json-body';
+import { refuseFields } from '@holdfast/json-body/hono';
 import { problem } from '@holdfast/problem-details';
 import {
   createEndpoint as createWebhookEndpoint,
@@ -11,10 +15,8 @@ import {
   updateEndpoint as updateWebhookEndpoint,
 } from '@holdfast/webhook-delivery/postgres';
 import { createRoute, z } from '@hono/zod-openapi';
-import { hasScope, insufficientScope } from '../auth';
 import type { App, Deps, Principal } from '../context';
 import { EVENT_TYPES, readScopeOf } from '../event-types';
-import { noFieldsBody, refuseFields } from '../no-fields-body';
 import { json } from './fields';
 import { problemResponses } from './webhook-openapi';
 import {
@@ -32,7 +34,7 @@ const params = idParam('we', 'The webhook endpoint id.');
 const forbiddenDestination =
   'destination_url_forbidden: the URL resolves to (or names) a loopback, private, link-local, CGNAT, multicast, unspecified or otherwise non-global address, or is not https in production.';
 
-export const listEndpoints = createRoute({
+const listEndpoints = createRoute({
   method: 'get',
   path: '/webhook-endpoints',
   tags,
@@ -65,7 +67,7 @@ export const createEndpoint = createRoute({
   },
 });
 
-export const getEndpoint = createRoute({
+const getEndpoint = createRoute({
   method: 'get',
   path: '/webhook-endpoints/{id}',
   tags,
@@ -90,7 +92,7 @@ export const updateEndpoint = createRoute({
   },
 });
 
-export const deleteEndpoint = createRoute({
+const deleteEndpoint = createRoute({
   method: 'delete',
   path: '/webhook-endpoints/{id}',
   tags,
@@ -103,7 +105,7 @@ export const deleteEndpoint = createRoute({
   },
 });
 
-export const rotateSecret = createRoute({
+const rotateSecret = createRoute({
   method: 'post',
   path: '/webhook-endpoints/{id}/rotate-secret',
   tags,
@@ -135,10 +137,10 @@ function requireEventScopes(principal: Principal, eventTypes: readonly string[] 
     const needed = type === '*' ? EVENT_TYPES.map(readScopeOf) : [readScopeOf(type)];
     const missing = needed.find((scope) => !hasScope(principal, scope));
     if (missing) {
-      throw insufficientScope(
-        missing,
-        `Subscribing to "${type}" pushes data this API key may not read: it needs the "${missing}" scope.`,
-      );
+      throw insufficientScope(missing, {
+        detail: `Subscribing to "${type}" pushes data this API key may not read: it needs the "${missing}" scope.`,
+        realm: 'holdfast',
+      });
     }
   }
 }

@@ -188,18 +188,6 @@ export const AttemptSchema = z
   })
   .meta({ id: 'DeliveryAttempt' });
 
-export const NotificationSchema = z
-  .object({
-    id: z.string(),
-    livemode,
-    type: z.string().meta({ example: 'webhook_endpoint.disabling' }),
-    message: z.string(),
-    endpoint: z.string().nullable(),
-    disableAt: timestamp.nullable(),
-    createdAt: timestamp,
-  })
-  .meta({ id: 'Notification' });
-
 export const INBOUND_STATUSES = ['pending', 'processed', 'stale', 'ignored', 'failed'] as const;
 
 export const InboundEventSchema = z
@@ -221,7 +209,7 @@ export const InboundEventSchema = z
   })
   .meta({ id: 'InboundEvent' });
 
-export const createdAtSort = {
+const createdAtSort = {
   createdAt: { column: 'created_at', type: 'timestamp' },
 } as const;
 

@@ -1,10 +1,10 @@
+import { isLive } from '@holdfast/api-keys';
 import type { Keyring } from '@holdfast/cursor-pagination';
 import { paginate } from '@holdfast/cursor-pagination/postgres';
 import type { Fragment } from '@holdfast/idempotency/postgres';
 import { opaqueId } from '@holdfast/opaque-id';
 import { eventWrites } from '@holdfast/webhook-delivery/postgres';
 import type postgres from 'postgres';
-import { isLive } from '../../auth';
 import { emit } from '../../outbox';
 import { problem } from '../../problems';
 import {

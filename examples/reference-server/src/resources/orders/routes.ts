@@ -1,7 +1,7 @@
 import { withIdempotency, withIdempotentStatement } from '@holdfast/idempotency/hono';
+import { refuseFields } from '@holdfast/json-body/hono';
 import { z } from '@hono/zod-openapi';
 import type { App, Deps } from '../../context';
-import { refuseFields } from '../../no-fields-body';
 import { answerRoute } from '../../routes/answer-route';
 import {
   cancelOrder,

@@ -1,7 +1,7 @@
 import { listQueryShape, pageSchema } from '@holdfast/cursor-pagination/zod';
+import { noFieldsBody } from '@holdfast/json-body';
 import { defineSortAllowlist } from '@holdfast/sort-allowlist';
 import { createRoute, z } from '@hono/zod-openapi';
-import { noFieldsBody } from '../../no-fields-body';
 import {
   currency,
   json,

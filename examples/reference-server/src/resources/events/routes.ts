@@ -1,0 +1,53 @@
+import { hasScope } from '@holdfast/api-keys';
+import { paginate } from '@holdfast/cursor-pagination/postgres';
+import { problem } from '@holdfast/problem-details';
+import { getEvent as getStoredEvent, toEvent } from '@holdfast/webhook-delivery/postgres';
+import type { App, Deps } from '../../context';
+import { knownEventType, readableFamilies, readScopeOf } from '../../event-types';
+import { eventSort, getEvent, listEvents } from './schema';
+
+/**
+ * `/v1/events`: what happened, exactly as delivered (the stored payload of each event).
+ *
+ * @example
+ * ```ts
+ * eventRoutes(v1, deps);
+ * ```
+ */
+export function eventRoutes(app: App, deps: Deps): void {
+  const { sql, keyring } = deps;
+  app.openapi(listEvents, async (c) => {
+    const principal = c.get('principal');
+    const { account, livemode } = principal;
+    const query = c.req.valid('query');
+    // Only events whose resource this key may read (CONTRACT section 10); the rest are absent.
+    const families = readableFamilies((scope) => hasScope(principal, scope));
+    const page = await paginate(sql, {
+      from: sql`holdfast_events`,
+      where: sql`account_id = ${account} and split_part(type, '.', 1) = any(${sql.array(families)})`,
+      allowlist: eventSort,
+      sort: query.sort,
+      cursor: query.cursor,
+      limit: query.limit,
+      include: query.include,
+      binding: { account, resource: 'events' },
+      keyring,
+      map: (row) => {
+        const event = toEvent(row);
+        return { ...event, type: knownEventType(event.type), livemode };
+      },
+    });
+    return c.json(page, 200);
+  });
+  app.openapi(getEvent, async (c) => {
+    const principal = c.get('principal');
+    const { account, livemode } = principal;
+    const { id } = c.req.valid('param');
+    const event = await getStoredEvent(sql, { account, id });
+    // An event of a resource the key may not read is answered as if absent.
+    if (!event || !hasScope(principal, readScopeOf(event.type))) {
+      throw problem('not_found', { detail: `No event ${id}.` });
+    }
+    return c.json({ ...event, type: knownEventType(event.type), livemode }, 200);
+  });
+}

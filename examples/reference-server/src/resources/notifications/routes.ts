@@ -1,0 +1,33 @@
+import { paginate } from '@holdfast/cursor-pagination/postgres';
+import { toNotification } from '@holdfast/webhook-delivery/postgres';
+import type { App, Deps } from '../../context';
+import { listNotifications, notificationSort } from './schema';
+
+/**
+ * `/v1/notifications`: what the account is told, newest first.
+ *
+ * @example
+ * ```ts
+ * notificationRoutes(v1, deps);
+ * ```
+ */
+export function notificationRoutes(app: App, deps: Deps): void {
+  const { sql, keyring } = deps;
+  app.openapi(listNotifications, async (c) => {
+    const { account, livemode } = c.get('principal');
+    const query = c.req.valid('query');
+    const page = await paginate(sql, {
+      from: sql`holdfast_notifications`,
+      where: sql`account_id = ${account}`,
+      allowlist: notificationSort,
+      sort: query.sort,
+      cursor: query.cursor,
+      limit: query.limit,
+      include: query.include,
+      binding: { account, resource: 'notifications' },
+      keyring,
+      map: (row) => ({ ...toNotification(row), livemode }),
+    });
+    return c.json(page, 200);
+  });
+}

@@ -1,0 +1,59 @@
+import { isLive } from '@holdfast/api-keys';
+import { opaqueId } from '@holdfast/opaque-id';
+import type { z } from '@hono/zod-openapi';
+import type postgres from 'postgres';
+import type { CreatePaymentMethodSchema, PaymentMethodSchema } from './schema';
+
+/** The API representation of a `holdfast_payment_methods` row. */
+export function toPaymentMethod(row: postgres.Row): z.infer<typeof PaymentMethodSchema> {
+  return {
+    id: row.id,
+    livemode: isLive(row.account_id),
+    type: 'card',
+    card: row.card,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+/** The caller's live (not removed) payment method `id`, or `undefined`. */
+export async function findPaymentMethod(
+  sql: postgres.Sql | postgres.TransactionSql,
+  account: string,
+  id: string,
+): Promise<postgres.Row | undefined> {
+  const [row] = await sql`
+    select * from holdfast_payment_methods where id = ${id} and account_id = ${account} and deleted_at is null`;
+  return row;
+}
+
+/** Stores a card payment method for `account`. */
+export async function insertPaymentMethod(
+  sql: postgres.Sql,
+  account: string,
+  body: z.infer<typeof CreatePaymentMethodSchema>,
+  now: number,
+): Promise<z.infer<typeof PaymentMethodSchema>> {
+  const at = new Date(now);
+  const [row] = await sql`
+    insert into holdfast_payment_methods (id, account_id, type, card, created_at, updated_at)
+    values (${opaqueId('pm')}, ${account}, 'card', ${sql.json(body.card)}, ${at}, ${at})
+    returning *`;
+  if (!row) throw new Error('insert returned no row');
+  return toPaymentMethod(row);
+}
+
+/** Removes the payment method `id` of `account` (a soft delete); whether there was one. */
+export async function removePaymentMethod(
+  sql: postgres.Sql,
+  account: string,
+  id: string,
+  now: number,
+): Promise<boolean> {
+  const at = new Date(now);
+  const removed = await sql`
+    update holdfast_payment_methods set deleted_at = ${at}, updated_at = ${at}
+    where id = ${id} and account_id = ${account} and deleted_at is null
+    returning id`;
+  return removed.count > 0;
+}

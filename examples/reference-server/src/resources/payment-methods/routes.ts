@@ -1,0 +1,55 @@
+import { paginate } from '@holdfast/cursor-pagination/postgres';
+import { problem } from '@holdfast/problem-details';
+import type { App, Deps } from '../../context';
+import { findPaymentMethod, insertPaymentMethod, removePaymentMethod, toPaymentMethod } from './repository';
+import { createRoute_, deleteRoute, getRoute, listRoute, paymentMethodSort } from './schema';
+
+/**
+ * The payment method routes on the authenticated `/v1` app.
+ *
+ * @example
+ * ```ts
+ * paymentMethodRoutes(v1, deps);
+ * ```
+ */
+export function paymentMethodRoutes(app: App, deps: Deps): void {
+  const { sql, keyring, now } = deps;
+  const notFound = () => problem('not_found', { detail: 'No such payment method.' });
+
+  app.openapi(listRoute, async (c) => {
+    const { account } = c.get('principal');
+    const query = c.req.valid('query');
+    const page = await paginate(sql, {
+      from: sql`holdfast_payment_methods`,
+      where: sql`account_id = ${account} and deleted_at is null`,
+      allowlist: paymentMethodSort,
+      sort: query.sort,
+      cursor: query.cursor,
+      limit: query.limit,
+      include: query.include,
+      binding: { account, resource: 'payment-methods' },
+      keyring,
+      map: toPaymentMethod,
+    });
+    return c.json(page, 200);
+  });
+
+  app.openapi(createRoute_, async (c) => {
+    const method = await insertPaymentMethod(sql, c.get('principal').account, c.req.valid('json'), now());
+    c.header('Location', `/v1/payment-methods/${method.id}`);
+    return c.json(method, 201);
+  });
+
+  app.openapi(getRoute, async (c) => {
+    const { id } = c.req.valid('param');
+    const row = await findPaymentMethod(sql, c.get('principal').account, id);
+    if (!row) throw notFound();
+    return c.json(toPaymentMethod(row), 200);
+  });
+
+  app.openapi(deleteRoute, async (c) => {
+    const { id } = c.req.valid('param');
+    if (!(await removePaymentMethod(sql, c.get('principal').account, id, now()))) throw notFound();
+    return c.body(null, 204);
+  });
+}

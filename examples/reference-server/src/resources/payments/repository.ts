@@ -1,0 +1,150 @@
+import { isLive } from '@holdfast/api-keys';
+import { opaqueId } from '@holdfast/opaque-id';
+import { problem } from '@holdfast/problem-details';
+import type { z } from '@hono/zod-openapi';
+import type postgres from 'postgres';
+import { emit } from '../../outbox';
+import { findPaymentMethod } from '../payment-methods/repository';
+import {
+  ASYNC_THRESHOLD,
+  type CreatePaymentSchema,
+  DECLINED_LAST4,
+  type PAYMENT_STATUSES,
+  type PaymentSchema,
+} from './schema';
+
+// The payments' SQL and the simulated processor's state machine: processing settles to
+// succeeded or failed, each emitting its event in the same transaction.
+
+/** The event a settled payment emits; a payment still processing has none to emit. */
+function settledEvent(status: (typeof PAYMENT_STATUSES)[number]): 'payment.succeeded' | 'payment.failed' {
+  if (status === 'processing') throw new Error('a processing payment has not settled');
+  return `payment.${status}`;
+}
+
+/** The API representation of a `holdfast_payments` row. */
+export function toPayment(row: postgres.Row): z.infer<typeof PaymentSchema> {
+  return {
+    id: row.id,
+    livemode: isLive(row.account_id),
+    status: row.status,
+    amount: Number(row.amount),
+    currency: row.currency,
+    paymentMethod: row.payment_method_id,
+    order: row.order_id,
+    description: row.description,
+    failureReason: row.failure_reason,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+const unprocessable = (field: string, detail: string) =>
+  problem('unprocessable', {
+    detail,
+    errors: [{ field, code: 'unprocessable', pointer: `#/${field}`, detail }],
+  });
+
+/** What a new payment needs besides its body: the clock, and how long a large one takes to settle. */
+export interface NewPaymentOptions {
+  readonly now: number;
+  readonly settleDelayMs: number;
+}
+
+/**
+ * Charges a payment method in the business transaction `tx`: 422 `unprocessable` for an unknown
+ * method or order or a currency unlike the order's; a declined card fails at once; an amount
+ * above {@link ASYNC_THRESHOLD} stays `processing` until {@link settleDuePayments}.
+ *
+ * @example
+ * ```ts
+ * const payment = await insertPayment(tx, account, body, { now: Date.now(), settleDelayMs: 2000 });
+ * ```
+ */
+export async function insertPayment(
+  tx: postgres.TransactionSql,
+  account: string,
+  body: z.infer<typeof CreatePaymentSchema>,
+  options: NewPaymentOptions,
+): Promise<z.infer<typeof PaymentSchema>> {
+  const method = await findPaymentMethod(tx, account, body.paymentMethod);
+  if (!method) throw unprocessable('paymentMethod', 'No such payment method on this account.');
+  if (body.order !== undefined) {
+    const [order] = await tx`
+      select currency from holdfast_orders where id = ${body.order} and account_id = ${account}`;
+    if (!order) throw unprocessable('order', 'No such order on this account.');
+    if (order.currency !== body.currency) {
+      throw unprocessable('currency', `The order is in ${order.currency}, not ${body.currency}.`);
+    }
+  }
+  const outcome = method.card?.last4 === DECLINED_LAST4 ? 'failed' : 'succeeded';
+  const later = body.amount > ASYNC_THRESHOLD;
+  const at = new Date(options.now);
+  const [row] = await tx`
+    insert into holdfast_payments (id, account_id, status, amount, currency, payment_method_id, order_id,
+      description, failure_reason, outcome, settle_at, created_at, updated_at)
+    values (${opaqueId('pay')}, ${account}, ${later ? 'processing' : outcome}, ${body.amount}, ${body.currency},
+      ${body.paymentMethod}, ${body.order ?? null}, ${body.description ?? null},
+      ${!later && outcome === 'failed' ? 'card_declined' : null}, ${outcome},
+      ${later ? new Date(at.getTime() + options.settleDelayMs) : null}, ${at}, ${at})
+    returning *`;
+  if (!row) throw new Error('insert returned no row');
+  const payment = toPayment(row);
+  if (!later) {
+    await emit(tx, {
+      account,
+      type: settledEvent(payment.status),
+      resourceId: payment.id,
+      object: payment,
+      now: at.getTime(),
+    });
+  }
+  return payment;
+}
+
+/** The payment `id` of `account`, or `undefined`. */
+export async function findPayment(
+  sql: postgres.Sql,
+  account: string,
+  id: string,
+): Promise<z.infer<typeof PaymentSchema> | undefined> {
+  const [row] = await sql`
+    select * from holdfast_payments where id = ${id} and account_id = ${account}`;
+  return row ? toPayment(row) : undefined;
+}
+
+/**
+ * Settles due `processing` payments (the background half of the 202 flow): each becomes its
+ * decided outcome and emits payment.succeeded or payment.failed in the same transaction.
+ * `skip locked` lets several worker processes share the work. Returns how many were settled.
+ *
+ * @example
+ * ```ts
+ * await settleDuePayments(sql, Date.now());
+ * ```
+ */
+export async function settleDuePayments(sql: postgres.Sql, now: number): Promise<number> {
+  return sql.begin(async (tx) => {
+    const at = new Date(now);
+    const due = await tx`
+      select id from holdfast_payments
+      where status = 'processing' and settle_at <= ${at}
+      order by settle_at limit 50 for update skip locked`;
+    for (const { id } of due) {
+      const [row] = await tx`
+        update holdfast_payments set status = outcome, settle_at = null, updated_at = ${at},
+          failure_reason = case when outcome = 'failed' then 'card_declined' else null end
+        where id = ${id} returning *`;
+      if (!row) continue;
+      const payment = toPayment(row);
+      await emit(tx, {
+        account: row.account_id,
+        type: settledEvent(payment.status),
+        resourceId: payment.id,
+        object: payment,
+        now,
+      });
+    }
+    return due.length;
+  });
+}

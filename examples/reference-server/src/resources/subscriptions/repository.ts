@@ -1,0 +1,148 @@
+import { isLive } from '@holdfast/api-keys';
+import { opaqueId } from '@holdfast/opaque-id';
+import { problem } from '@holdfast/problem-details';
+import type { z } from '@hono/zod-openapi';
+import type postgres from 'postgres';
+import { emit } from '../../outbox';
+import { findPaymentMethod } from '../payment-methods/repository';
+import type { CreateSubscriptionSchema, SubscriptionSchema, UpdateSubscriptionSchema } from './schema';
+
+// The subscriptions' SQL and state machine: created `active` (`past_due` for a declined test
+// card), changed while not canceled, canceled once; every change emits its event in the same
+// transaction.
+
+type Subscription = z.infer<typeof SubscriptionSchema>;
+
+/** The API representation of a `holdfast_subscriptions` row. */
+export function toSubscription(row: postgres.Row): z.infer<typeof SubscriptionSchema> {
+  return {
+    id: row.id,
+    livemode: isLive(row.account_id),
+    status: row.status,
+    paymentMethod: row.payment_method_id,
+    plan: row.plan,
+    quantity: row.quantity,
+    metadata: row.metadata,
+    canceledAt: row.canceled_at === null ? null : row.canceled_at.toISOString(),
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+const notFound = () => problem('not_found', { detail: 'No such subscription.' });
+
+async function lock(tx: postgres.TransactionSql, account: string, id: string): Promise<postgres.Row> {
+  const [row] = await tx`
+    select * from holdfast_subscriptions where id = ${id} and account_id = ${account} for update`;
+  if (!row) throw notFound();
+  return row;
+}
+
+/** Creates a subscription of `account` and emits subscription.created. */
+export async function insertSubscription(
+  sql: postgres.Sql,
+  account: string,
+  body: z.infer<typeof CreateSubscriptionSchema>,
+  now: number,
+): Promise<Subscription> {
+  return sql.begin(async (tx) => {
+    const method = await findPaymentMethod(tx, account, body.paymentMethod);
+    if (!method) {
+      const detail = 'No such payment method on this account.';
+      throw problem('unprocessable', {
+        detail,
+        errors: [{ field: 'paymentMethod', code: 'unprocessable', pointer: '#/paymentMethod', detail }],
+      });
+    }
+    const at = new Date(now);
+    const [row] = await tx`
+      insert into holdfast_subscriptions (id, account_id, status, payment_method_id, plan, quantity, metadata,
+        created_at, updated_at)
+      values (${opaqueId('sub')}, ${account}, ${method.card?.last4 === '0002' ? 'past_due' : 'active'},
+        ${body.paymentMethod}, ${body.plan}, ${body.quantity ?? 1}, ${tx.json(body.metadata ?? {})}, ${at}, ${at})
+      returning *`;
+    if (!row) throw new Error('insert returned no row');
+    const result = toSubscription(row);
+    await emit(tx, {
+      account,
+      type: 'subscription.created',
+      resourceId: result.id,
+      object: result,
+      now: at.getTime(),
+    });
+    return result;
+  });
+}
+
+/** The subscription `id` of `account`; 404 `not_found` when there is none. */
+export async function findSubscription(
+  sql: postgres.Sql,
+  account: string,
+  id: string,
+): Promise<Subscription> {
+  const [row] = await sql`
+    select * from holdfast_subscriptions where id = ${id} and account_id = ${account}`;
+  if (!row) throw notFound();
+  return toSubscription(row);
+}
+
+/** Changes a subscription that is not canceled (else 409) and emits subscription.updated. */
+export async function updateSubscription(
+  sql: postgres.Sql,
+  account: string,
+  id: string,
+  body: z.infer<typeof UpdateSubscriptionSchema>,
+  now: number,
+): Promise<Subscription> {
+  return sql.begin(async (tx) => {
+    const current = await lock(tx, account, id);
+    if (current.status === 'canceled') {
+      throw problem('invalid_state_transition', { detail: 'A canceled subscription cannot be changed.' });
+    }
+    const at = new Date(now);
+    const [row] = await tx`
+      update holdfast_subscriptions set
+        plan = ${body.plan ?? current.plan},
+        quantity = ${body.quantity ?? current.quantity},
+        metadata = ${tx.json(body.metadata ?? current.metadata)},
+        updated_at = ${at}
+      where id = ${id} returning *`;
+    if (!row) throw notFound();
+    const result = toSubscription(row);
+    await emit(tx, {
+      account,
+      type: 'subscription.updated',
+      resourceId: id,
+      object: result,
+      now: at.getTime(),
+    });
+    return result;
+  });
+}
+
+/** Cancels a subscription (a canceled one is answered as it is) and emits subscription.updated. */
+export async function cancelSubscription(
+  sql: postgres.Sql,
+  account: string,
+  id: string,
+  now: number,
+): Promise<Subscription> {
+  return sql.begin(async (tx) => {
+    const current = await lock(tx, account, id);
+    if (current.status === 'canceled') return toSubscription(current);
+    const at = new Date(now);
+    const [row] = await tx`
+      update holdfast_subscriptions set status = 'canceled', canceled_at = ${at}, updated_at = ${at}
+      where id = ${id} returning *`;
+    if (!row) throw notFound();
+    const result = toSubscription(row);
+    await emit(tx, {
+      account,
+      type: 'subscription.updated',
+      resourceId: id,
+      object: result,
+      now: at.getTime(),
+    });
+    return result;
+  });
+}

@@ -1,0 +1,4 @@
+export { generateKey, hashKey, type KeyMode, parseBearer } from './key';
+export { hasScope, type Scoped, scopeFor } from './scope';
+export { type ApiKeyRecord, type ApiKeyStore, createKey, memoryApiKeyStore, type NewApiKey } from './store';
+export { isLive, tenantOf } from './tenant';

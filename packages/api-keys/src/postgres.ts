@@ -1,0 +1,1 @@
+export { migrations, postgresApiKeyStore } from './postgres-store';

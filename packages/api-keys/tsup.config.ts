@@ -1,0 +1,5 @@
+import { defineConfig, holdfastBuild } from '../../tsup.config.base';
+
+export default defineConfig(
+  holdfastBuild({ index: 'src/index.ts', postgres: 'src/postgres.ts', hono: 'src/hono.ts' }),
+);

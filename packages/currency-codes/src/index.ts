@@ -1,0 +1,1 @@
+export { currencyCodes, isCurrency, minorUnits } from './iso-4217';

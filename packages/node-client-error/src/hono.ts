@@ -1,0 +1,1 @@
+export { createHonoServer, type HonoServerOptions, type HttpLimits } from './hono-server';

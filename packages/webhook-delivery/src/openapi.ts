@@ -1,0 +1,6 @@
+export {
+  type DeclareWebhooksOptions,
+  declareWebhooks,
+  type OutboundWebhook,
+  webhookHeadersSchema,
+} from './openapi-webhooks';

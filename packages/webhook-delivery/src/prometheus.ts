@@ -1,0 +1,8 @@
+export {
+  type AttemptMetricOutcome,
+  attemptOutcome,
+  type DeliveryMetrics,
+  type DeliveryMetricsOptions,
+  deliveryMetrics,
+} from './prometheus-metrics';
+export { type QueueDepth, queueDepth } from './queue-depth';

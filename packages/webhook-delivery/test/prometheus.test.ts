@@ -1,0 +1,65 @@
+import { createTestDatabase, type TestDatabase } from '@holdfast/pg/testing';
+import { Registry } from 'prom-client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEndpoint, enqueueEvent, migrations } from '../src/postgres';
+import { attemptOutcome, deliveryMetrics, queueDepth } from '../src/prometheus';
+
+let db: TestDatabase;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  for (const migration of migrations) await db.sql.unsafe(migration.sql);
+});
+afterAll(() => db?.close());
+
+describe('queueDepth', () => {
+  it('counts due deliveries on active endpoints, and shares one answer within a second', async () => {
+    let now = 0;
+    const depth = queueDepth(db.sql, { now: () => now });
+    expect(await depth()).toEqual({ due: 0, inFlight: 0, dead: 0, oldestDueSeconds: 0 });
+    await createEndpoint(
+      db.sql,
+      { account: 'acct_q', url: 'http://127.0.0.1:9/hook', eventTypes: ['*'] },
+      { allowPrivateDestinations: true },
+    );
+    await enqueueEvent(db.sql, {
+      account: 'acct_q',
+      type: 'order.created',
+      resourceId: 'ord_1',
+      object: { id: 'ord_1' },
+    });
+    expect((await depth()).due).toBe(0); // the cached answer
+    now += 1000;
+    const fresh = await depth();
+    expect(fresh.due).toBe(1);
+    expect(fresh.oldestDueSeconds).toBeGreaterThanOrEqual(0);
+  });
+});
+
+describe('deliveryMetrics', () => {
+  it('registers attempts by outcome (zero from the start) and the queue gauges, read at scrape', async () => {
+    const registry = new Registry();
+    const metrics = deliveryMetrics({ sql: db.sql, registers: [registry], prefix: 'test_' });
+    metrics.onAttempt({
+      deliveryId: 'dlv_1',
+      endpointId: 'we_1',
+      eventType: 'order.created',
+      status: 503,
+      outcome: 'retry',
+      latencyMs: 120,
+    });
+    const text = await registry.metrics();
+    expect(text).toContain('test_delivery_attempts_total{outcome="failed"} 1');
+    expect(text).toContain('test_delivery_attempts_total{outcome="succeeded"} 0');
+    expect(text).toContain('test_delivery_attempt_duration_seconds_count{outcome="failed"} 1');
+    expect(text).toMatch(/test_deliveries_due \d+/);
+    expect(text).toContain('test_deliveries_dead 0');
+    expect(text).toContain('# TYPE test_endpoint_concurrency_limit gauge');
+    expect(text).not.toContain('dlv_1');
+  });
+
+  it('maps a retried failure to failed', () => {
+    expect(attemptOutcome('retry')).toBe('failed');
+    expect(attemptOutcome('disabled')).toBe('disabled');
+  });
+});
