@@ -1,0 +1,42 @@
+/**
+ * Escapes text for HTML element content and attribute values.
+ *
+ * @example
+ * ```ts
+ * escapeHtml('<a href="x">'); // '&lt;a href=&quot;x&quot;&gt;'
+ * ```
+ */
+export function escapeHtml(text: string): string {
+  return text
+    .replaceAll('&', '&amp;')
+    .replaceAll('<', '&lt;')
+    .replaceAll('>', '&gt;')
+    .replaceAll('"', '&quot;')
+    .replaceAll("'", '&#39;');
+}
+
+/**
+ * A self-contained HTML page (no external CSS, fonts or scripts; one inline `<style>`), light
+ * and dark. `title` is escaped; `body` is HTML, placed in `<main>`.
+ *
+ * @example
+ * ```ts
+ * htmlPage('Problem types', '<h1>Problem types</h1>');
+ * ```
+ */
+export function htmlPage(title: string, body: string): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)}</title>
+<style>
+body{font:16px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#1b1f24;background:#fff}
+code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.9em}
+pre{background:#f3f4f6;padding:.75rem;overflow:auto;border-radius:6px}
+table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #d0d7de;padding:.35rem .5rem;text-align:left;vertical-align:top}
+a{color:#0a58ca}h2{margin-top:2.5rem;border-bottom:1px solid #d0d7de}
+.method{display:inline-block;min-width:4.5rem;font-weight:700}
+.op{margin:1.5rem 0;padding:1rem;border:1px solid #d0d7de;border-radius:8px}
+nav ul{columns:2}
+@media (prefers-color-scheme:dark){body{background:#0d1117;color:#e6edf3}pre{background:#161b22}a{color:#58a6ff}td,th,.op,h2{border-color:#30363d}}
+</style></head><body><main>${body}</main></body></html>`;
+}

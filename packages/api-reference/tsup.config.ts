@@ -1,0 +1,3 @@
+import { defineConfig, holdfastBuild } from '../../tsup.config.base';
+
+export default defineConfig(holdfastBuild({ index: 'src/index.ts' }));
