@@ -44,10 +44,10 @@ export interface DeliveryWorkerOptions {
   /** The ceiling of each endpoint's adaptive in-flight limit, across all workers. @defaultValue 4 */
   perEndpointConcurrency?: number;
   /**
-   * Attempts this worker runs at once. One endpoint runs at most half of them, and an attempt
-   * running longer than a fast answer (1 s, or a quarter of the timeout) moves to a second budget
-   * of the same size, so slow receivers never take the slots fast ones need (at most twice this
-   * many attempts in all). @defaultValue 32
+   * Attempts this worker runs at once. One endpoint runs at most three quarters of them, and an
+   * attempt running longer than 250 ms moves to a second budget of the same size, so slow
+   * receivers never take the slots fast ones need (at most twice this many attempts in all).
+   * @defaultValue 32
    */
   concurrency?: number;
   /** How long a lease lives without renewal; running attempts renew theirs. @defaultValue timeout + 30 s */
@@ -87,6 +87,8 @@ const SIGNERS_MAX = 1000;
 /** A worker that leased within this long counts as busy and polls every `BUSY_POLL_MS`. */
 const BUSY_MS = 1_000;
 const BUSY_POLL_MS = 20;
+/** An attempt running longer than this (or than a fast answer) stops counting against `concurrency`. */
+const SLOT_MS = 250;
 /** How often a worker recounts in-flight leases (repairing counts changed by hand). */
 const RECONCILE_MS = 10_000;
 
@@ -130,9 +132,11 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
   const fastMs = Math.min(FAST_MS, timeoutMs / 4);
   const owner = opaqueId('wrk');
   const stripe = releaseStripe(random);
-  // One endpoint may run at most half of this worker's slots, so endpoints answering slowly
-  // never hold the slots the others need (issue 16, fairness).
-  const endpointShare = Math.max(1, Math.ceil(concurrency / 2));
+  // One endpoint may run at most three quarters of this worker's slots: a quarter always stays
+  // for the others, whatever one endpoint holds (issue 16, fairness).
+  const endpointShare = Math.max(1, concurrency - Math.max(1, Math.floor(concurrency / 4)));
+  // An attempt running longer than this moves to the second budget (see freeSlots).
+  const slotMs = Math.min(SLOT_MS, fastMs);
   const destination = {
     allowPrivateDestinations: options.allowPrivateDestinations ?? false,
     production: options.production ?? false,
@@ -340,13 +344,13 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
   }
 
   /**
-   * Slots free for a lease round. An attempt running longer than a fast answer moves to a second
+   * Slots free for a lease round. An attempt running longer than `SLOT_MS` moves to a second
    * budget of the same size: slow receivers then hold at most `concurrency` more attempts (and
-   * each endpoint its in-flight limit), never the slots fast endpoints need.
+   * each endpoint its in-flight limit), never for long the slots fast endpoints need.
    */
   function freeSlots(at: number): number {
     let young = 0;
-    for (const entry of inFlight.values()) if (at - entry.started < fastMs) young += 1;
+    for (const entry of inFlight.values()) if (at - entry.started < slotMs) young += 1;
     return Math.min(concurrency - young, 2 * concurrency - inFlight.size);
   }
 
