@@ -10,6 +10,7 @@ import { strictQueries } from '@holdfast/problem-details/openapi';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
+import { validationHook } from './api/problem-responses';
 import type { App, AppEnv, Deps } from './context';
 import { dashboardRoutes } from './dashboard/index';
 import { destinationHint } from './destination-hint';
@@ -29,7 +30,6 @@ import { endpointHealthRoutes } from './routes/endpoint-health';
 import { hooksRoutes } from './routes/hooks';
 import { inboundEventRoutes } from './routes/inbound-events';
 import { webhookEndpointRoutes } from './routes/webhook-endpoints';
-import { validationHook } from './routes/webhook-openapi';
 
 const UNAVAILABLE = new Set([
   'CONNECTION_ENDED',

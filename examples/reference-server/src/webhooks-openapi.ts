@@ -1,11 +1,11 @@
 import { declareWebhooks } from '@holdfast/webhook-delivery/openapi';
 import { z } from '@hono/zod-openapi';
+import { EventSchema } from './api/webhook-schemas';
 import { EVENT_TYPES, type EventType } from './event-types';
 import type { JsonObject } from './json-value';
 import { OrderSchema, RefundSchema } from './resources/orders/schema';
 import { PaymentSchema } from './resources/payments/schema';
 import { SubscriptionSchema } from './resources/subscriptions/schema';
-import { EventSchema } from './routes/webhook-schemas';
 
 // The outbound side of the API (CONTRACT section 10, "Outbound webhooks documented"): every event
 // type the server emits, under OpenAPI 3.1's `webhooks`, with the payload built from the same zod

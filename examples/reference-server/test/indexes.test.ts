@@ -5,6 +5,7 @@ import { parseSort, type SortAllowlist } from '@holdfast/sort-allowlist';
 import { orderBy, sortExpressions } from '@holdfast/sort-allowlist/postgres';
 import type postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deliverySort } from '../src/api/webhook-schemas';
 import { allMigrations } from '../src/db';
 import { eventSort } from '../src/resources/events/schema';
 import { orderSort, refundSort } from '../src/resources/orders/schema';
@@ -12,7 +13,6 @@ import { paymentMethodSort } from '../src/resources/payment-methods/schema';
 import { paymentSort } from '../src/resources/payments/schema';
 import { subscriptionSort } from '../src/resources/subscriptions/schema';
 import { inboundEventSort } from '../src/routes/inbound-events';
-import { deliverySort } from '../src/routes/webhook-schemas';
 
 // Every served single-key sort, in both directions, and the default sort under each indexed
 // equality filter, is an index scan: with sorting disabled in the planner, the plan of the list

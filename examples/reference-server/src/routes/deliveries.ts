@@ -11,10 +11,8 @@ import {
   toDelivery,
 } from '@holdfast/webhook-delivery/postgres';
 import { createRoute, z } from '@hono/zod-openapi';
-import type { App, Deps } from '../context';
-import { knownEventType } from '../event-types';
-import { json } from './fields';
-import { problemResponses } from './webhook-openapi';
+import { json } from '../api/fields';
+import { problemResponses } from '../api/problem-responses';
 import {
   AttemptSchema,
   DELIVERY_STATUSES,
@@ -22,7 +20,9 @@ import {
   deliverySort,
   EVENT_TYPE,
   idParam,
-} from './webhook-schemas';
+} from '../api/webhook-schemas';
+import type { App, Deps } from '../context';
+import { knownEventType } from '../event-types';
 
 const tags = ['Deliveries'];
 const params = idParam('dlv', 'The delivery id.');

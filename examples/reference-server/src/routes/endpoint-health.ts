@@ -1,10 +1,10 @@
 import { problem } from '@holdfast/problem-details';
 import { endpointStats, recoverDeliveries } from '@holdfast/webhook-delivery/postgres';
 import { createRoute, z } from '@hono/zod-openapi';
+import { json, timestamp } from '../api/fields';
+import { problemResponses } from '../api/problem-responses';
+import { idParam } from '../api/webhook-schemas';
 import type { App, Deps } from '../context';
-import { json, timestamp } from './fields';
-import { problemResponses } from './webhook-openapi';
-import { idParam } from './webhook-schemas';
 
 // CONTRACT section 10, "Recovery" and "Endpoint health": bulk recovery of an endpoint's dead and
 // failed deliveries, and its attempts by hour or day for the dashboard's health chart.

@@ -3,12 +3,12 @@ import { setRateLimitHeaders } from '@holdfast/rate-limit/hono';
 import { createVerifier } from '@holdfast/webhook-verifier';
 import { webhookReceiver } from '@holdfast/webhook-verifier/hono';
 import { createRoute, z } from '@hono/zod-openapi';
+import { problemResponses } from '../api/problem-responses';
 import type { App, AppEnv, Deps } from '../context';
 import { serverInbox } from '../inbox';
 import { problem } from '../problems';
 import { clientAddress, type Limiter, limiterFor } from '../rate-limit';
 import { parseReceiverSecrets } from '../receivers';
-import { problemResponses } from './webhook-openapi';
 
 const receive = createRoute({
   method: 'post',

@@ -5,9 +5,9 @@ import { defineSortAllowlist } from '@holdfast/sort-allowlist';
 import { eventSequence } from '@holdfast/webhook-verifier/receiver';
 import { createRoute, z } from '@hono/zod-openapi';
 import type postgres from 'postgres';
+import { problemResponses } from '../api/problem-responses';
+import { INBOUND_STATUSES, InboundEventSchema } from '../api/webhook-schemas';
 import type { App, Deps } from '../context';
-import { problemResponses } from './webhook-openapi';
-import { INBOUND_STATUSES, InboundEventSchema } from './webhook-schemas';
 
 export const inboundEventSort = defineSortAllowlist({
   fields: { createdAt: { column: 'received_at', type: 'timestamp' } },

@@ -15,10 +15,8 @@ import {
   updateEndpoint as updateWebhookEndpoint,
 } from '@holdfast/webhook-delivery/postgres';
 import { createRoute, z } from '@hono/zod-openapi';
-import type { App, Deps, Principal } from '../context';
-import { EVENT_TYPES, readScopeOf } from '../event-types';
-import { json } from './fields';
-import { problemResponses } from './webhook-openapi';
+import { json } from '../api/fields';
+import { problemResponses } from '../api/problem-responses';
 import {
   CreateWebhookEndpointSchema,
   endpointSort,
@@ -26,7 +24,9 @@ import {
   UpdateWebhookEndpointSchema,
   WebhookEndpointSchema,
   WebhookEndpointWithSecretSchema,
-} from './webhook-schemas';
+} from '../api/webhook-schemas';
+import type { App, Deps, Principal } from '../context';
+import { EVENT_TYPES, readScopeOf } from '../event-types';
 
 const tags = ['Webhook endpoints'];
 const params = idParam('we', 'The webhook endpoint id.');

@@ -1,8 +1,8 @@
 import { listQueryShape, pageSchema } from '@holdfast/cursor-pagination/zod';
 import { defineSortAllowlist } from '@holdfast/sort-allowlist';
 import { createRoute, z } from '@hono/zod-openapi';
-import { livemode, timestamp } from '../../routes/fields';
-import { problemResponses } from '../../routes/webhook-openapi';
+import { livemode, timestamp } from '../../api/fields';
+import { problemResponses } from '../../api/problem-responses';
 
 export const NotificationSchema = z
   .object({

@@ -1,8 +1,8 @@
 import { withIdempotency, withIdempotentStatement } from '@holdfast/idempotency/hono';
 import { refuseFields } from '@holdfast/json-body/hono';
 import { z } from '@hono/zod-openapi';
+import { answerRoute } from '../../api/answer-route';
 import type { App, Deps } from '../../context';
-import { answerRoute } from '../../routes/answer-route';
 import {
   cancelOrder,
   createRefund,

@@ -2,8 +2,8 @@ import { paginate } from '@holdfast/cursor-pagination/postgres';
 import { withIdempotency } from '@holdfast/idempotency/hono';
 import { problem } from '@holdfast/problem-details';
 import { z } from '@hono/zod-openapi';
+import { answerRoute } from '../../api/answer-route';
 import type { App, Deps } from '../../context';
-import { answerRoute } from '../../routes/answer-route';
 import { findPayment, insertPayment, toPayment } from './repository';
 import { CreatePaymentSchema, createPayment, getRoute, listRoute, paymentSort } from './schema';
 

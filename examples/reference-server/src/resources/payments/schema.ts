@@ -1,9 +1,9 @@
 import { listQueryShape, pageSchema } from '@holdfast/cursor-pagination/zod';
 import { defineSortAllowlist } from '@holdfast/sort-allowlist';
 import { createRoute, z } from '@hono/zod-openapi';
-import { currency, json, livemode, locationHeader, minorUnits, timestamp } from '../../routes/fields';
-import { problemResponses } from '../../routes/webhook-openapi';
-import { idParam } from '../../routes/webhook-schemas';
+import { currency, json, livemode, locationHeader, minorUnits, timestamp } from '../../api/fields';
+import { problemResponses } from '../../api/problem-responses';
+import { idParam } from '../../api/webhook-schemas';
 
 // Payments (CONTRACT sections 5 and 7). POST requires Idempotency-Key; the insert, the event
 // and the stored answer commit in one transaction. The simulated processor's rules, documented
