@@ -26,7 +26,7 @@ export interface AttemptResult {
 const DEADLOCK = '40P01';
 
 /**
- * Writes a batch of outcomes in one statement (issue 16, "batched hot path"): every attempt row,
+ * Writes a batch of outcomes in one statement: every attempt row,
  * every delivery's new state and lease release, the success side of endpoint health, the places
  * released counted in this worker's release stripe, and the pacing row only where something
  * changes: its adaptive limit (halved on overload, +1 per `limit` fast successes while under the

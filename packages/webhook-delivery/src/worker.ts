@@ -99,7 +99,7 @@ const INFO_OUTCOME: Record<AttemptResult['nextStatus'], AttemptInfo['outcome']> 
 };
 
 /**
- * Creates a worker that delivers due deliveries (issue 16). Each round leases a fair batch
+ * Creates a worker that delivers due deliveries. Each round leases a fair batch
  * across endpoints in one statement (`FOR UPDATE SKIP LOCKED`, leases with an expiry that a dead
  * worker's successor takes over, the per-endpoint in-flight bound held across every worker and
  * process by a shared pacing row and per-worker release stripes), sends the batch concurrently,
@@ -133,7 +133,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
   const owner = opaqueId('wrk');
   const stripe = releaseStripe(random);
   // One endpoint may run at most three quarters of this worker's slots: a quarter always stays
-  // for the others, whatever one endpoint holds (issue 16, fairness).
+  // for the others, whatever one endpoint holds.
   const endpointShare = Math.max(1, concurrency - Math.max(1, Math.floor(concurrency / 4)));
   // An attempt running longer than this moves to the second budget (see freeSlots).
   const slotMs = Math.min(SLOT_MS, fastMs);
