@@ -11,12 +11,15 @@ import { startServer } from '../src/server';
  * The dashboard in a real browser (Debian's Chromium through playwright-core) against the real
  * reference server and a real local receiver: sign in, create an endpoint, watch a delivery fail
  * into the dead-letter view, heal the receiver, replay, and see the successful attempt.
- * Screenshots of every view, at laptop and phone width, land in test-results/dashboard/.
+ * Every view is checked for sideways overflow at phone width. With HOLDFAST_SCREENSHOTS=1, its
+ * screenshots at laptop and phone width land in test-results/dashboard/ (28 full-page PNGs cost
+ * the suite several seconds of CPU, so they are taken only when someone will look at them).
  */
 
 const CHROMIUM = '/usr/bin/chromium';
 const hasChromium = existsSync(CHROMIUM);
 const ARTIFACTS = new URL('../test-results/dashboard/', import.meta.url);
+const SCREENSHOTS = process.env.HOLDFAST_SCREENSHOTS === '1';
 /** Set to refresh the README's screenshot (docs/dashboard.png) from this run. */
 const UPDATE_DOCS = process.env.HOLDFAST_UPDATE_DASHBOARD_SCREENSHOT === '1';
 const DOCS_SCREENSHOT = new URL('../../../docs/dashboard.png', import.meta.url);
@@ -148,11 +151,13 @@ describe.skipIf(!hasChromium)('dashboard in Chromium (needs /usr/bin/chromium)',
 
   /** Saves the current view at laptop width and at phone width (checking nothing overflows sideways). */
   const shoot = async (name: string, fullPage = true): Promise<void> => {
-    await page.screenshot({ path: new URL(`laptop-${name}.png`, ARTIFACTS).pathname, fullPage });
+    if (SCREENSHOTS)
+      await page.screenshot({ path: new URL(`laptop-${name}.png`, ARTIFACTS).pathname, fullPage });
     await page.setViewportSize(PHONE);
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     expect(overflow, `${name} overflows sideways at phone width`).toBeLessThanOrEqual(0);
-    await page.screenshot({ path: new URL(`phone-${name}.png`, ARTIFACTS).pathname, fullPage });
+    if (SCREENSHOTS)
+      await page.screenshot({ path: new URL(`phone-${name}.png`, ARTIFACTS).pathname, fullPage });
     await page.setViewportSize(LAPTOP);
   };
 
@@ -464,10 +469,12 @@ describe.skipIf(!hasChromium)('dashboard in Chromium (needs /usr/bin/chromium)',
     expect(await main().locator('table.health-table tbody tr').count()).toBe(24);
     await main().getByText('Show the numbers').click();
     await chart.scrollIntoViewIfNeeded();
-    await page.screenshot({
-      path: new URL('laptop-endpoint-health-chart.png', ARTIFACTS).pathname,
-      fullPage: false,
-    });
+    if (SCREENSHOTS) {
+      await page.screenshot({
+        path: new URL('laptop-endpoint-health-chart.png', ARTIFACTS).pathname,
+        fullPage: false,
+      });
+    }
     await shoot('endpoint-health');
 
     // Recover since...: the form answers how many deliveries went back to the queue.
