@@ -38,6 +38,25 @@ async function lock(tx: postgres.TransactionSql, account: string, id: string): P
   return row;
 }
 
+/** The subscription as an update left it, announced as `subscription.updated` in the same transaction. */
+async function updated(
+  tx: postgres.TransactionSql,
+  account: string,
+  row: postgres.Row | undefined,
+  at: Date,
+): Promise<z.infer<typeof SubscriptionSchema>> {
+  if (!row) throw notFound();
+  const result = toSubscription(row);
+  await emit(tx, {
+    account,
+    type: 'subscription.updated',
+    resourceId: result.id,
+    object: result,
+    now: at.getTime(),
+  });
+  return result;
+}
+
 /** Creates a subscription of `account` and emits subscription.created. */
 export async function insertSubscription(
   sql: postgres.Sql,
@@ -107,16 +126,7 @@ export async function updateSubscription(
         metadata = ${tx.json(body.metadata ?? current.metadata)},
         updated_at = ${at}
       where id = ${id} returning *`;
-    if (!row) throw notFound();
-    const result = toSubscription(row);
-    await emit(tx, {
-      account,
-      type: 'subscription.updated',
-      resourceId: id,
-      object: result,
-      now: at.getTime(),
-    });
-    return result;
+    return updated(tx, account, row, at);
   });
 }
 
@@ -134,15 +144,6 @@ export async function cancelSubscription(
     const [row] = await tx`
       update holdfast_subscriptions set status = 'canceled', canceled_at = ${at}, updated_at = ${at}
       where id = ${id} returning *`;
-    if (!row) throw notFound();
-    const result = toSubscription(row);
-    await emit(tx, {
-      account,
-      type: 'subscription.updated',
-      resourceId: id,
-      object: result,
-      now: at.getTime(),
-    });
-    return result;
+    return updated(tx, account, row, at);
   });
 }
