@@ -24,6 +24,7 @@ import { leaseStatement } from '../../packages/webhook-delivery/src/lease';
 
 const EVENTS = Number(process.env.EVENTS ?? 20_000);
 const ROUNDS = Number(process.env.ROUNDS ?? 2);
+const WARMUP = Number(process.env.WARMUP ?? 5_000);
 const TXS = Number(process.env.TXS ?? 300);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 128);
 const PER_ENDPOINT = Number(process.env.PER_ENDPOINT ?? 100);
@@ -197,6 +198,12 @@ async function throughput(mode: Mode): Promise<number> {
       ? [await child('./bare.ts', { ACCOUNT: account })]
       : await Promise.all(Array.from({ length: mode }, () => child('./worker.ts')));
   await sleep(500);
+  // Warm-up: each process delivers WARMUP first (its JIT, connections and caches warmed, as in a
+  // worker that has been running), to another endpoint of the account; then the measured burst.
+  const warmKey = `${key}w`;
+  const warm = await endpoint(account, 'fast', warmKey);
+  await backlog(account, [warm], WARMUP * procs.length);
+  await until(() => count(warmKey) >= WARMUP * procs.length);
   await backlog(account, [id], EVENTS);
   const start = performance.now();
   const sampling = sampleLockWaits(() => count(key) >= EVENTS);
@@ -274,27 +281,18 @@ interface PlanSummary {
   buffers: number;
   leased: number;
   text: string;
+  /** Whether `text` is the plan of the statement inside the lease function (auto_explain). */
+  nested: boolean;
 }
 
-/** Runs `work` in a transaction that is rolled back (EXPLAIN ANALYZE really leases). */
-async function rolledBack<T>(work: (tx: postgres.TransactionSql) => Promise<T>): Promise<T> {
-  let result: { value: T } | undefined;
-  await sql
-    .begin(async (tx) => {
-      result = { value: await work(tx) };
-      throw new Error('rollback');
-    })
-    .catch((error: unknown) => {
-      if (!(error instanceof Error && error.message === 'rollback')) throw error;
-    });
-  if (!result) throw new Error('no result');
-  return result.value;
-}
-
-/** EXPLAIN (ANALYZE, BUFFERS) of one lease round (limit 128), rolled back. */
+/**
+ * EXPLAIN (ANALYZE, BUFFERS) of one lease round (limit 128), rolled back. The round is the function
+ * `holdfast_lease_deliveries`, so the plan of the statement inside it is taken with auto_explain
+ * (nested statements, sent back as notices); where auto_explain cannot be loaded (not a
+ * superuser), only the function's own totals are shown.
+ */
 async function explainLease(due: number, endpoints: number): Promise<PlanSummary> {
-  let summary: PlanSummary | undefined;
-  const request = () => ({
+  const request = {
     owner: 'explain',
     limit: CONCURRENCY,
     perEndpoint: PER_ENDPOINT,
@@ -303,39 +301,64 @@ async function explainLease(due: number, endpoints: number): Promise<PlanSummary
     paused: [],
     endpointShare: Math.ceil(CONCURRENCY / 2),
     running: new Map<string, number>(),
+  };
+  const notices: string[] = [];
+  const explainer = postgres(url.toString(), {
+    max: 1,
+    onnotice: (notice) => notices.push(String(notice.message)),
   });
-  // The lease statement, in a rolled-back transaction (EXPLAIN ANALYZE really leases).
-  const explain = async (format: 'json' | 'text') => {
-    const options =
-      format === 'json' ? 'analyze, buffers, format json' : 'analyze, buffers, costs off, timing off';
-    const lease = await rolledBack(
-      (tx) => tx`explain (${tx.unsafe(options)}) ${leaseStatement(tx, request())}`,
-    );
-    return { reserve: lease.slice(0, 0), lease };
+  const run = async (format: 'json' | 'text') => {
+    notices.length = 0;
+    let rows: readonly postgres.Row[] = [];
+    let nested = false;
+    await explainer
+      .begin(async (tx) => {
+        nested = await tx
+          .unsafe(`load 'auto_explain'`)
+          .then(() => true)
+          .catch(() => false);
+        if (nested) {
+          await tx.unsafe(
+            `select set_config('auto_explain.log_min_duration', '0', true), set_config('auto_explain.log_analyze', 'on', true),
+                    set_config('auto_explain.log_buffers', 'on', true), set_config('auto_explain.log_timing', '${format === 'json' ? 'on' : 'off'}', true),
+                    set_config('auto_explain.log_nested_statements', 'on', true), set_config('auto_explain.log_level', 'notice', true),
+                    set_config('auto_explain.log_format', '${format}', true)`,
+          );
+        }
+        rows =
+          await tx`explain (analyze, buffers, ${tx.unsafe(format === 'json' ? 'format json' : 'costs off, timing off')}) ${leaseStatement(tx, request)}`;
+        throw new Error('rollback');
+      })
+      .catch((error: unknown) => {
+        if (!(error instanceof Error && error.message === 'rollback')) throw error;
+      });
+    // The nested statement's plan: the notice that is not about the EXPLAIN itself.
+    const inner = nested ? notices.find((notice) => !/explain \(/i.test(notice)) : undefined;
+    return { rows, inner };
   };
-  const text = await explain('text');
-  const json = await explain('json');
-  const planOf = (rows: readonly postgres.Row[]) => {
-    // PostgreSQL's JSON plan format: https://www.postgresql.org/docs/current/sql-explain.html
-    const plans: unknown = rows[0]?.['QUERY PLAN'];
-    return Array.isArray(plans)
-      ? (plans[0] as { Plan: Record<string, number>; 'Execution Time': number } | undefined)
-      : undefined;
-  };
-  const reserve = planOf(json.reserve);
-  const lease = planOf(json.lease);
-  const buffers = (plan: typeof reserve) =>
-    (plan?.Plan['Shared Hit Blocks'] ?? 0) + (plan?.Plan['Shared Read Blocks'] ?? 0);
-  summary = {
+  const text = await run('text');
+  const json = await run('json');
+  await explainer.end();
+  // PostgreSQL's JSON plan format: https://www.postgresql.org/docs/current/sql-explain.html
+  const [outer] = (json.rows[0]?.['QUERY PLAN'] ?? []) as {
+    Plan: Record<string, number>;
+    'Execution Time': number;
+  }[];
+  const inner = json.inner
+    ? (JSON.parse(json.inner.slice(json.inner.indexOf('{'))) as { Plan: Record<string, number> })
+    : undefined;
+  return {
     due,
     endpoints,
-    ms: (reserve?.['Execution Time'] ?? 0) + (lease?.['Execution Time'] ?? 0),
-    buffers: buffers(reserve) + buffers(lease),
-    leased: lease?.Plan['Actual Rows'] ?? 0,
-    text: [...text.reserve, ...text.lease].map((row) => String(row['QUERY PLAN'])).join('\n'),
+    ms: outer?.['Execution Time'] ?? 0,
+    buffers: (outer?.Plan['Shared Hit Blocks'] ?? 0) + (outer?.Plan['Shared Read Blocks'] ?? 0),
+    leased: outer?.Plan['Actual Rows'] ?? 0,
+    text: (text.inner ?? text.rows.map((row) => String(row['QUERY PLAN'])).join('\n')).replace(
+      /^[^\n]*plan:\n/,
+      '',
+    ),
+    nested: inner !== undefined,
   };
-  if (!summary) throw new Error('no plan');
-  return summary;
 }
 
 /** 1,000 endpoints with 1 then 100 due deliveries each, and one endpoint with 1,000 then 100,000. */
@@ -345,18 +368,18 @@ async function scaleModel(): Promise<PlanSummary[]> {
   const many: string[] = [];
   for (let i = 0; i < 1000; i += 1) many.push(await endpoint(account, 'fast', `m${i}`));
   await backlog(account, many, 1);
-  await sql`vacuum analyze holdfast_deliveries`;
+  await sql`vacuum holdfast_deliveries`;
   plans.push(await explainLease(1_000, 1_000));
   await backlog(account, many, 99);
-  await sql`vacuum analyze holdfast_deliveries`;
+  await sql`vacuum holdfast_deliveries`;
   plans.push(await explainLease(100_000, 1_000));
   for (const id of many) await updateEndpoint(sql, { account, id, status: 'disabled' });
   const one = await endpoint('acct_scale_one', 'fast', 'one');
   await backlog('acct_scale_one', [one], 1_000);
-  await sql`vacuum analyze holdfast_deliveries`;
+  await sql`vacuum holdfast_deliveries`;
   plans.push(await explainLease(1_000, 1));
   await backlog('acct_scale_one', [one], 99_000);
-  await sql`vacuum analyze holdfast_deliveries`;
+  await sql`vacuum holdfast_deliveries`;
   plans.push(await explainLease(100_000, 1));
   await updateEndpoint(sql, { account: 'acct_scale_one', id: one, status: 'disabled' });
   return plans;
@@ -390,8 +413,16 @@ async function enqueueCost(): Promise<{ alone: number; withEvent: number }> {
 
 const loadAverage = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 const progress = (what: string) => console.error(`[bench/delivery ${new Date().toISOString()}] ${what}`);
-if (process.env.BENCH_ONLY === 'fairness' || process.env.BENCH_ONLY === 'backlog') {
-  if (process.env.BENCH_ONLY === 'fairness') {
+if (['fairness', 'backlog', 'scale'].includes(process.env.BENCH_ONLY ?? '')) {
+  if (process.env.BENCH_ONLY === 'scale') {
+    const plans = await scaleModel();
+    if (process.env.BENCH_PLAN) console.log(plans.at(Number(process.env.BENCH_PLAN))?.text);
+    for (const plan of plans) {
+      progress(
+        `scale: ${plan.endpoints} endpoints, ${plan.due} due: ${plan.leased} leased, ${plan.ms.toFixed(2)} ms, ${plan.buffers} buffers`,
+      );
+    }
+  } else if (process.env.BENCH_ONLY === 'fairness') {
     for (let round = 0; round < ROUNDS; round += 1) {
       const alone = await fairness(false);
       const beside = await fairness(true);
@@ -403,7 +434,7 @@ if (process.env.BENCH_ONLY === 'fairness' || process.env.BENCH_ONLY === 'backlog
     const idle = await backlogDelay(false);
     const busy = await backlogDelay(true);
     progress(
-      `backlog: idle median ${median(idle.delays).toFixed(1)} max ${maximum(idle.delays).toFixed(1)}; beside 100,000 median ${median(busy.delays).toFixed(1)} max ${maximum(busy.delays).toFixed(1)} (load ${loadAverage()})`,
+      `backlog: idle median ${median(idle.delays).toFixed(1)} max ${maximum(idle.delays).toFixed(1)}; beside 100,000 median ${median(busy.delays).toFixed(1)} max ${maximum(busy.delays).toFixed(1)}, ${busy.drainedMeanwhile} drained meanwhile (load ${loadAverage()})`,
     );
   }
   await Promise.all([...children].map(stop));
@@ -526,7 +557,12 @@ try {
       `| ${plan.endpoints} | ${plan.due} | ${plan.leased} | ${plan.ms.toFixed(2)} | ${plan.buffers} |`,
     );
   }
-  console.log('\nThe plan at 100,000 due deliveries on one endpoint:\n');
+  const last = plans[plans.length - 1];
+  console.log(
+    last?.nested
+      ? '\nThe plan of the statement inside holdfast_lease_deliveries at 100,000 due deliveries on one endpoint (auto_explain):\n'
+      : '\nThe lease function at 100,000 due deliveries on one endpoint (auto_explain could not be loaded, so not the plan inside it):\n',
+  );
   console.log(plans[plans.length - 1]?.text);
 
   console.log(

@@ -34,7 +34,12 @@ interface Target {
 
 function start(name: string, file: string): Promise<Target> {
   const child = fork(fileURLToPath(new URL(file, import.meta.url)), [], {
-    execArgv: ['--import', 'tsx', '--conditions=@holdfast/source'],
+    execArgv: [
+      '--import',
+      'tsx',
+      '--conditions=@holdfast/source',
+      ...(process.env.PROFILE ? ['--cpu-prof', '--cpu-prof-dir=/tmp/server-prof'] : []),
+    ],
     env: { ...process.env, BENCH_SCHEMA: schema, BENCH_KEY: KEY, BENCH_ACCOUNT: ACCOUNT },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });

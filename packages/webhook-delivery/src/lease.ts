@@ -52,98 +52,27 @@ export interface LeaseRequest {
  * released in its release stripes (migration 005), so the bound holds across every worker and
  * process without a transaction, and outcome statements never queue behind a lease; the scans
  * it needs are index probes bounded by the limit, never by the backlog (see bench/delivery's
- * EXPLAIN).
+ * EXPLAIN). The statement is the function `holdfast_lease_deliveries` (migration 006), whose plan
+ * is pinned to those index probes whatever the statistics say.
  */
 export async function leaseDue(sql: postgres.Sql, request: LeaseRequest): Promise<LeasedRow[]> {
   return [...(await leaseStatement(sql, request))];
 }
 
 /**
- * The lease statement of {@link leaseDue}, not yet run: `bench/delivery` runs it under
- * `EXPLAIN (ANALYZE, BUFFERS)` to show its cost does not grow with the backlog.
+ * The lease statement of {@link leaseDue}, not yet run: `holdfast_lease_deliveries` (migration
+ * 006, whose plan is pinned to index access). `bench/delivery` shows its plan's cost does not grow
+ * with the backlog.
  */
 export function leaseStatement(sql: Sql, request: LeaseRequest): postgres.PendingQuery<LeasedRow[]> {
-  const { at, perEndpoint: max } = request;
+  const { at } = request;
   const running = [...request.running];
   return sql<LeasedRow[]>`
-    with candidates as materialized (
-      select p.endpoint_id,
-             (floor(least(coalesce(p.concurrency_limit, ${max}), ${max}))
-               - (p.in_flight - coalesce(rel.released, 0)))::int as room,
-             ${request.endpointShare}::int - coalesce(mine.n, 0) as share_room,
-             case when e.max_per_second is null then null else least(
-               greatest(1.0, e.max_per_second / 10.0),
-               coalesce(p.tokens, greatest(1.0, e.max_per_second / 10.0))
-                 + extract(epoch from ${at}::timestamptz - coalesce(p.tokens_at, ${at}::timestamptz)) * e.max_per_second
-             ) end as tokens
-      from holdfast_endpoint_pacing p
-      join holdfast_webhook_endpoints e on e.id = p.endpoint_id
-      left join lateral (
-        select sum(r.released) as released from holdfast_endpoint_releases r where r.endpoint_id = p.endpoint_id
-      ) rel on true
-      left join unnest(${sql.array(running.map(([id]) => id))}::text[], ${sql.array(running.map(([, n]) => n))}::int[])
-        as mine (endpoint_id, n) on mine.endpoint_id = p.endpoint_id
-      where e.status = 'active' and e.deleted_at is null
-        and coalesce(mine.n, 0) < ${request.endpointShare}
-        and (p.paused_until is null or p.paused_until <= ${at})
-        and p.endpoint_id <> all(${sql.array([...request.paused])}::text[])
-        and exists (
-          select 1 from holdfast_deliveries d
-          where d.endpoint_id = p.endpoint_id and d.status in ('pending', 'failed') and d.next_attempt_at <= ${at}
-            and (d.lease_expires_at is null or d.lease_expires_at < ${at}))
-        and (floor(least(coalesce(p.concurrency_limit, ${max}), ${max})) > p.in_flight - coalesce(rel.released, 0)
-             or exists (
-               select 1 from holdfast_deliveries d
-               where d.endpoint_id = p.endpoint_id and d.lease_expires_at < ${at}
-                 and d.status in ('pending', 'failed')))
-      order by random()
-      limit ${request.limit}
-      for update of p skip locked
-    ),
-    share as (
-      select greatest(1, ceil(${request.limit}::numeric / greatest(1, count(*))))::int as n from candidates
-    ),
-    picked as materialized (
-      select x.id, x.endpoint_id, x.takeover from (
-        select t.id, t.endpoint_id, true as takeover
-        from candidates c cross join share
-        cross join lateral (
-          select d.id, d.endpoint_id from holdfast_deliveries d
-          where d.endpoint_id = c.endpoint_id and d.lease_expires_at < ${at}
-            and d.status in ('pending', 'failed') and d.next_attempt_at <= ${at}
-          limit least(share.n, c.share_room)
-          for update of d skip locked
-        ) t
-        union all
-        select f.id, f.endpoint_id, false
-        from candidates c cross join share
-        cross join lateral (
-          select d.id, d.endpoint_id from holdfast_deliveries d
-          where d.endpoint_id = c.endpoint_id and d.status in ('pending', 'failed')
-            and d.next_attempt_at <= ${at} and d.lease_expires_at is null
-          order by d.next_attempt_at, d.id
-          limit greatest(0, least(c.room, c.share_room, share.n, coalesce(floor(c.tokens)::int, share.n)))
-          for update of d skip locked
-        ) f
-      ) x
-      limit ${request.limit}
-    ),
-    charged as (
-      select endpoint_id, (count(*) filter (where not takeover))::int as n from picked group by endpoint_id
-    ),
-    paced as (
-      update holdfast_endpoint_pacing p set
-        in_flight = p.in_flight + charged.n,
-        tokens = case when c.tokens is null then null else c.tokens - charged.n end,
-        tokens_at = case when c.tokens is null then null else ${at}::timestamptz end
-      from charged join candidates c on c.endpoint_id = charged.endpoint_id
-      where p.endpoint_id = charged.endpoint_id
-    )
-    update holdfast_deliveries d set lease_owner = ${request.owner}, lease_expires_at = ${new Date(at.getTime() + request.leaseMs)}
-    from picked, holdfast_webhook_endpoints e, holdfast_events ev
-    where d.id = picked.id and e.id = d.endpoint_id and ev.id = d.event_id
-    returning d.id, d.account_id, d.event_id, d.endpoint_id, d.event_type, d.attempt_count, d.retry_base,
-      e.url, e.secret, e.previous_secret, e.previous_secret_expires_at, ev.payload`;
+    select * from holdfast_lease_deliveries(
+      ${request.owner}, ${request.limit}::int, ${request.perEndpoint}::int, ${at}::timestamptz,
+      ${new Date(at.getTime() + request.leaseMs)}::timestamptz, ${sql.array([...request.paused])}::text[],
+      ${request.endpointShare}::int, ${sql.array(running.map(([id]) => id))}::text[],
+      ${sql.array(running.map(([, n]) => n))}::int[])`;
 }
 
 /**

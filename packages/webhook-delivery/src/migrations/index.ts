@@ -3,6 +3,7 @@ import { pacing } from './002_pacing';
 import { signatureScheme } from './003_signature_scheme';
 import { attemptStatsIndex } from './004_attempt_stats_index';
 import { releaseStripes } from './005_release_stripes';
+import { pinnedPlans } from './006_pinned_plans';
 
 /** A versioned migration: `id` is recorded once applied; `sql` runs once, in list order. */
 export interface Migration {
@@ -25,4 +26,5 @@ export const migrations: readonly Migration[] = [
   signatureScheme,
   attemptStatsIndex,
   releaseStripes,
+  pinnedPlans,
 ];
