@@ -120,10 +120,15 @@ const median = (values: number[]) => {
 const rows: string[] = [];
 const costs: number[] = [];
 let oursPost = 0;
-for (const [label, method] of [
-  ['GET /v1/orders', 'GET'],
-  ['POST /v1/orders (fresh Idempotency-Key)', 'POST'],
-] as const) {
+// BENCH_METHODS=GET (or POST) runs one of the two, e.g. to profile it (PROFILE=1 writes CPU
+// profiles of both servers to /tmp/server-prof).
+const methods = (process.env.BENCH_METHODS ?? 'GET,POST').split(',');
+for (const [label, method] of (
+  [
+    ['GET /v1/orders', 'GET'],
+    ['POST /v1/orders (fresh Idempotency-Key)', 'POST'],
+  ] as const
+).filter(([, method]) => methods.includes(method))) {
   // Warm both (JIT, connection pools, PostgreSQL plan caches); not counted.
   await load(bare, method, 2);
   await load(ours, method, 2);

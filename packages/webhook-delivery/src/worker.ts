@@ -87,6 +87,9 @@ const SIGNERS_MAX = 1000;
 /** A worker that leased within this long counts as busy and polls every `BUSY_POLL_MS`. */
 const BUSY_MS = 1_000;
 const BUSY_POLL_MS = 20;
+/** After a round that leased nothing while busy: ask again this soon, this many times. */
+const RETRY_MS = 3;
+const RETRY_MISSES = 3;
 /** An attempt running longer than this (or than a fast answer) stops counting against `concurrency`. */
 const SLOT_MS = 250;
 /** How often a worker recounts in-flight leases (repairing counts changed by hand). */
@@ -162,6 +165,9 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
   let wake: (() => void) | undefined;
   let lastReconcile = 0;
   let lastLeased = 0;
+  /** Rounds in a row that leased nothing while deliveries flow, and what the last round asked for. */
+  let misses = 0;
+  let asked = 0;
 
   // Each endpoint's signer, prepared once (its keys decoded) and kept while its secrets stay
   // the same: every attempt is still signed afresh, with its own timestamp.
@@ -357,6 +363,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
   async function runOnce(): Promise<number> {
     const at = now();
     const free = freeSlots(at);
+    asked = Math.max(0, free);
     if (free <= 0) return 0;
     for (const [endpoint, until] of paused) if (until <= at) paused.delete(endpoint);
     const rows = await leaseDue(sql, {
@@ -404,10 +411,25 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
           }
           if (!running) break;
           if (leased > 0) lastLeased = now();
-          if (leased > 0 && freeSlots(now()) > 0) continue;
+          // A round that got all it asked for may find more at once; one that got less has
+          // taken what there is until attempts complete (which wake the loop) or time passes.
+          if (leased > 0 && leased >= asked && freeSlots(now()) > 0) {
+            misses = 0;
+            continue;
+          }
           // While deliveries flow, poll sooner: slots another worker frees are only seen by
           // asking, and waiting a whole idle interval for them left them unused.
-          const wait = now() - lastLeased < BUSY_MS ? Math.min(pollMs, BUSY_POLL_MS) : pollMs;
+          const busy = now() - lastLeased < BUSY_MS;
+          // A round that found nothing while deliveries flow most often met an endpoint whose
+          // pacing row another worker's lease round held (skipped, not waited for): ask again
+          // as soon as that round is likely done, a few times, before waiting for a completion.
+          misses = leased === 0 && busy && freeSlots(now()) > 0 ? misses + 1 : 0;
+          const wait =
+            misses > 0 && misses <= RETRY_MISSES
+              ? RETRY_MS
+              : busy
+                ? Math.min(pollMs, BUSY_POLL_MS)
+                : pollMs;
           await new Promise<void>((resolve) => {
             const timer = setTimeout(resolve, wait);
             wake = () => {
