@@ -100,6 +100,9 @@ describe('postgresInbox().process', () => {
       scope: 'billing',
       tenant: 'acct_1',
     });
+    // Entries are taken by received_at (milliseconds), then id: two received in the same
+    // millisecond come in either order, so m2 is received in a later one.
+    await new Promise((resolve) => setTimeout(resolve, 3));
     const b = await inbox.enqueue(event('m2', '{"type":"order.updated","id":"ord_1","seq":4}'), {
       scope: 'billing',
       tenant: 'acct_1',
