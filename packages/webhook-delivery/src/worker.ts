@@ -425,11 +425,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
           // as soon as that round is likely done, a few times, before waiting for a completion.
           misses = leased === 0 && busy && freeSlots(now()) > 0 ? misses + 1 : 0;
           const wait =
-            misses > 0 && misses <= RETRY_MISSES
-              ? RETRY_MS
-              : busy
-                ? Math.min(pollMs, BUSY_POLL_MS)
-                : pollMs;
+            misses > 0 && misses <= RETRY_MISSES ? RETRY_MS : busy ? Math.min(pollMs, BUSY_POLL_MS) : pollMs;
           await new Promise<void>((resolve) => {
             const timer = setTimeout(resolve, wait);
             wake = () => {
