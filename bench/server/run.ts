@@ -133,9 +133,15 @@ for (const [label, method] of (
   await load(bare, method, 2);
   await load(ours, method, 2);
   const samples: Record<'bare' | 'ours', Sample[]> = { bare: [], ours: [] };
+  // Alternate which goes first, so drift within a round reaches both alike.
   for (let round = 0; round < rounds; round += 1) {
-    samples.bare.push(await load(bare, method, seconds));
-    samples.ours.push(await load(ours, method, seconds));
+    if (round % 2 === 0) {
+      samples.bare.push(await load(bare, method, seconds));
+      samples.ours.push(await load(ours, method, seconds));
+    } else {
+      samples.ours.push(await load(ours, method, seconds));
+      samples.bare.push(await load(bare, method, seconds));
+    }
   }
   const summary = (list: Sample[]) => ({
     rps: median(list.map((s) => s.rps)),
