@@ -39,6 +39,23 @@ export interface ConnectOptions {
 const quiet = { onnotice: () => {} };
 
 /**
+ * A postgres.js client of a PGlite socket, whether this process serves it or a running server
+ * does: one connection (PGlite has one session and answers one connection at a time), no TLS.
+ */
+export function pgliteClient(host: string, port: number, connection?: Record<string, string>): Sql {
+  return postgres({
+    host,
+    port,
+    database: 'postgres',
+    username: 'postgres',
+    max: 1,
+    ssl: false,
+    ...quiet,
+    ...(connection ? { connection } : {}),
+  });
+}
+
+/**
  * Opens the database the same way everywhere: postgres.js against `databaseUrl`, or against an
  * embedded PGlite reached through pglite-socket on an ephemeral loopback port (so several
  * instances with different data directories never collide) with a one-connection pool.
@@ -62,24 +79,12 @@ export async function connect(options: ConnectOptions = {}): Promise<Database> {
   const dataDir = options.dataDir ?? 'memory://';
   const inMemory = dataDir.startsWith('memory://');
   if (!inMemory) mkdirSync(dataDir, { recursive: true });
-  // One client of a PGlite socket, whether this process serves it or a running server does.
-  // PGlite speaks the protocol but has no TLS and answers one connection at a time.
-  const pgliteClient = (host: string, port: number) =>
-    postgres({
-      host,
-      port,
-      database: 'postgres',
-      username: 'postgres',
-      max: 1,
-      ssl: false,
-      ...quiet,
-      ...(connection ? { connection } : {}),
-    });
+  const client = (host: string, port: number) => pgliteClient(host, port, connection);
   const taken = inMemory ? undefined : lockDataDir(dataDir);
   if (taken && 'held' in taken) {
     const { port } = taken.held;
     if (options.whenHeld !== 'join' || port === undefined) throw new DataDirectoryInUse(dataDir, taken.held);
-    const sql = pgliteClient('127.0.0.1', port);
+    const sql = client('127.0.0.1', port);
     return {
       sql,
       kind: 'pglite',
@@ -102,7 +107,7 @@ export async function connect(options: ConnectOptions = {}): Promise<Database> {
   }
   const [host, port] = server.getServerConn().split(':');
   lock?.setPort(Number(port));
-  const sql = pgliteClient(host ?? '127.0.0.1', Number(port));
+  const sql = client(host ?? '127.0.0.1', Number(port));
   return {
     sql,
     kind: 'pglite',

@@ -4,8 +4,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
-import postgres from 'postgres';
-import { connect, type Database, type Sql } from './index';
+import { connect, type Database, pgliteClient, type Sql } from './index';
 
 export type { Database, Sql };
 
@@ -124,19 +123,6 @@ let engine: Promise<{ host: string; port: number }> | undefined;
 
 function bootEngine(): Promise<{ host: string; port: number }> {
   return servePglite();
-}
-
-/** A postgres.js client of a PGlite socket: one connection, as PGlite has one session. */
-function pgliteClient(host: string, port: number): Sql {
-  return postgres({
-    host,
-    port,
-    database: 'postgres',
-    username: 'postgres',
-    max: 1,
-    ssl: false,
-    onnotice: () => {},
-  });
 }
 
 /**
