@@ -289,6 +289,24 @@ interface PlanSummary {
   nested: boolean;
 }
 
+/** Runs `work` in a transaction of `client` that is rolled back (EXPLAIN ANALYZE really leases). */
+async function rolledBack<T>(
+  client: postgres.Sql,
+  work: (tx: postgres.TransactionSql) => Promise<T>,
+): Promise<T> {
+  let result: { value: T } | undefined;
+  await client
+    .begin(async (tx) => {
+      result = { value: await work(tx) };
+      throw new Error('rollback');
+    })
+    .catch((error: unknown) => {
+      if (!(error instanceof Error && error.message === 'rollback')) throw error;
+    });
+  if (!result) throw new Error('no result');
+  return result.value;
+}
+
 /**
  * EXPLAIN (ANALYZE, BUFFERS) of one lease round (limit 128), rolled back. The round is the function
  * `holdfast_lease_deliveries`, so the plan of the statement inside it is taken with auto_explain
@@ -313,29 +331,24 @@ async function explainLease(due: number, endpoints: number): Promise<PlanSummary
   });
   const run = async (format: 'json' | 'text') => {
     notices.length = 0;
-    let rows: readonly postgres.Row[] = [];
-    let nested = false;
-    await explainer
-      .begin(async (tx) => {
-        nested = await tx
-          .unsafe(`load 'auto_explain'`)
-          .then(() => true)
-          .catch(() => false);
-        if (nested) {
-          await tx.unsafe(
-            `select set_config('auto_explain.log_min_duration', '0', true), set_config('auto_explain.log_analyze', 'on', true),
-                    set_config('auto_explain.log_buffers', 'on', true), set_config('auto_explain.log_timing', '${format === 'json' ? 'on' : 'off'}', true),
-                    set_config('auto_explain.log_nested_statements', 'on', true), set_config('auto_explain.log_level', 'notice', true),
-                    set_config('auto_explain.log_format', '${format}', true)`,
-          );
-        }
-        rows =
-          await tx`explain (analyze, buffers, ${tx.unsafe(format === 'json' ? 'format json' : 'costs off, timing off')}) ${leaseStatement(tx, request)}`;
-        throw new Error('rollback');
-      })
-      .catch((error: unknown) => {
-        if (!(error instanceof Error && error.message === 'rollback')) throw error;
-      });
+    const { rows, nested } = await rolledBack(explainer, async (tx) => {
+      // In a savepoint: where the load fails (not a superuser), the transaction carries on.
+      const loaded = await tx
+        .savepoint((sp) => sp.unsafe(`load 'auto_explain'`))
+        .then(() => true)
+        .catch(() => false);
+      if (loaded) {
+        await tx.unsafe(
+          `select set_config('auto_explain.log_min_duration', '0', true), set_config('auto_explain.log_analyze', 'on', true),
+                  set_config('auto_explain.log_buffers', 'on', true), set_config('auto_explain.log_timing', '${format === 'json' ? 'on' : 'off'}', true),
+                  set_config('auto_explain.log_nested_statements', 'on', true), set_config('auto_explain.log_level', 'notice', true),
+                  set_config('auto_explain.log_format', '${format}', true)`,
+        );
+      }
+      const explained =
+        await tx`explain (analyze, buffers, ${tx.unsafe(format === 'json' ? 'format json' : 'costs off, timing off')}) ${leaseStatement(tx, request)}`;
+      return { rows: explained as readonly postgres.Row[], nested: loaded };
+    });
     // The nested statement's plan: the notice that is not about the EXPLAIN itself.
     const inner = nested ? notices.find((notice) => !/explain \(/i.test(notice)) : undefined;
     return { rows, inner };
