@@ -186,6 +186,25 @@ async function sampleLockWaits(done: () => boolean): Promise<number> {
   }
   return active === 0 ? 0 : waiting / active;
 }
+/** The machine's CPU time so far, busy and idle (jiffies, /proc/stat). */
+function cpuTimes(): { busy: number; idle: number } {
+  const fields = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '')
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number);
+  const idle = (fields[3] ?? 0) + (fields[4] ?? 0);
+  return { busy: fields.reduce((a, b) => a + b, 0) - idle, idle };
+}
+/** Transactions committed in the database so far, all sessions (pg_stat_database). */
+async function commits(): Promise<number> {
+  const [row] = await admin<{ n: string }[]>`
+    select xact_commit::text as n from pg_stat_database where datname = current_database()`;
+  return Number(row?.n ?? 0);
+}
+/** Per mode and run: the machine's idle share and the commits per delivery (statements, roughly). */
+const costs = new Map<string, { idle: number; commits: number }[]>();
+
 let run = 0;
 /** Deliveries per second to one endpoint: children started idle, then the backlog appears at once. */
 async function throughput(mode: Mode): Promise<number> {
@@ -206,11 +225,18 @@ async function throughput(mode: Mode): Promise<number> {
   await until(() => count(warmKey) >= WARMUP * procs.length);
   await backlog(account, [id], EVENTS);
   const start = performance.now();
+  const cpu = cpuTimes();
+  const committed = await commits();
   const sampling = sampleLockWaits(() => count(key) >= EVENTS);
   await until(() => count(key) >= EVENTS);
   const seconds = (performance.now() - start) / 1000;
   const waits = await sampling;
+  // Read before the last outcomes commit: close enough over 20,000 deliveries.
+  const perDelivery = ((await commits()) - committed) / EVENTS;
+  const after = cpuTimes();
+  const idle = (after.idle - cpu.idle) / (after.idle - cpu.idle + after.busy - cpu.busy);
   lockWaits.set(String(mode), [...(lockWaits.get(String(mode)) ?? []), waits]);
+  costs.set(String(mode), [...(costs.get(String(mode)) ?? []), { idle, commits: perDelivery }]);
   await Promise.all(procs.map(stop));
   await updateEndpoint(sql, { account, id, status: 'disabled' });
   // The next mode starts from vacuumed tables, as autovacuum keeps them in production (the CI
@@ -435,6 +461,13 @@ async function enqueueCost(): Promise<{ alone: number; withEvent: number }> {
   return { alone: median(alone), withEvent: median(withEvent) };
 }
 
+/** The last run's machine idle share and commits per delivery of `mode`. */
+function costText(mode: string): string {
+  const last = costs.get(mode)?.at(-1);
+  return last
+    ? `machine ${(last.idle * 100).toFixed(0)}% idle, ${last.commits.toFixed(3)} commits per delivery`
+    : '';
+}
 const loadAverage = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 const progress = (what: string) => console.error(`[bench/delivery ${new Date().toISOString()}] ${what}`);
 if (['fairness', 'backlog', 'scale'].includes(process.env.BENCH_ONLY ?? '')) {
@@ -482,7 +515,7 @@ if (process.env.BENCH_ONLY === 'throughput') {
       list.push(rate);
       seen[String(mode)] = list;
       progress(
-        `${mode}: ${rate.toFixed(0)}/s, ${((lockWaits.get(String(mode))?.at(-1) ?? 0) * 100).toFixed(0)}% of active statements waiting for a lock (load ${loadAverage()})`,
+        `${mode}: ${rate.toFixed(0)}/s, ${((lockWaits.get(String(mode))?.at(-1) ?? 0) * 100).toFixed(0)}% of active statements waiting for a lock, ${costText(String(mode))} (load ${loadAverage()})`,
       );
     }
   }

@@ -30,8 +30,13 @@ export interface LeaseRequest {
   paused: readonly string[];
   /** The most attempts one endpoint may have running in this worker (its share of the slots). */
   endpointShare: number;
-  /** This worker's running attempts per endpoint, counted against `endpointShare`. */
+  /** This worker's attempts per endpoint still waiting for their answer, counted against `endpointShare`. */
   running: ReadonlyMap<string, number>;
+  /**
+   * This worker's attempts that have their answer but whose outcome is not written yet, with the
+   * `attempt_count` each was leased at: their places are no longer in flight and count as free.
+   */
+  settled?: readonly { id: string; attemptCount: number }[];
 }
 
 /**
@@ -50,9 +55,12 @@ export interface LeaseRequest {
  *
  * An endpoint's in-flight count is the places charged in its locked pacing row minus the places
  * released in its release stripes (migration 005), so the bound holds across every worker and
- * process without a transaction, and outcome statements never queue behind a lease; the scans
+ * process without a transaction, and outcome statements never queue behind a lease. The places
+ * of this worker's `settled` attempts (answered, outcome not yet written) count as free, taken
+ * from the leases in the statement's own snapshot (migration 007): a place is freed when its
+ * answer arrives, not when its outcome commits, and never twice. The scans
  * it needs are index probes bounded by the limit, never by the backlog (see bench/delivery's
- * EXPLAIN). The statement is the function `holdfast_lease_deliveries` (migration 006), whose plan
+ * EXPLAIN). The statement is the function `holdfast_lease_deliveries` (migrations 006 and 007), whose plan
  * is pinned to those index probes whatever the statistics say.
  */
 export async function leaseDue(sql: postgres.Sql, request: LeaseRequest): Promise<LeasedRow[]> {
@@ -67,12 +75,14 @@ export async function leaseDue(sql: postgres.Sql, request: LeaseRequest): Promis
 export function leaseStatement(sql: Sql, request: LeaseRequest): postgres.PendingQuery<LeasedRow[]> {
   const { at } = request;
   const running = [...request.running];
+  const settled = request.settled ?? [];
   return sql<LeasedRow[]>`
     select * from holdfast_lease_deliveries(
       ${request.owner}, ${request.limit}::int, ${request.perEndpoint}::int, ${at}::timestamptz,
       ${new Date(at.getTime() + request.leaseMs)}::timestamptz, ${sql.array([...request.paused])}::text[],
       ${request.endpointShare}::int, ${sql.array(running.map(([id]) => id))}::text[],
-      ${sql.array(running.map(([, n]) => n))}::int[])`;
+      ${sql.array(running.map(([, n]) => n))}::int[], ${sql.array(settled.map((s) => s.id))}::text[],
+      ${sql.array(settled.map((s) => s.attemptCount))}::int[])`;
 }
 
 /**

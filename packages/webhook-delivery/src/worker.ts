@@ -153,9 +153,16 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
   };
   const agent: Agent = pinnedAgent({ ...destination, connectTimeoutMs: timeoutMs });
   const attemptContext = { destination, agent, timeoutMs };
-  /** In-flight attempts by delivery id, with when they started and their lease was last set. */
-  const inFlight = new Map<string, { task: Promise<void>; leasedAt: number; started: number }>();
-  /** In-flight attempts per endpoint, for `endpointShare`. */
+  /**
+   * Attempts by delivery id, from the lease until their outcome is written: when they started,
+   * when their lease was last set, the attempt count they were leased at, and whether their
+   * answer has arrived (then their place is free for the next lease, see `leaseDue`).
+   */
+  const inFlight = new Map<
+    string,
+    { task: Promise<void>; leasedAt: number; started: number; attemptCount: number; answered: boolean }
+  >();
+  /** Attempts per endpoint still waiting for their answer, for `endpointShare`. */
   const perEndpointRunning = new Map<string, number>();
   /** Endpoints that asked this worker for a pause, until when: no lease for them before the
    *  outcome statement has written the pause for every worker (and until it ends). */
@@ -266,6 +273,22 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     }
   }
 
+  /**
+   * An attempt's answer is in (or it ended without one): it no longer holds a slot, and its
+   * place counts as free in this worker's next lease round. It does not start that round: the
+   * next outcome commit or poll does. Waking the loop on every answer ran rounds back to back,
+   * and with two processes on one endpoint 42% of them found its pacing row held by the other
+   * (bench/delivery: 2 processes 0.85x of 1, against 0.99x this way).
+   */
+  function answered(row: LeasedRow): void {
+    const entry = inFlight.get(row.id);
+    if (!entry || entry.answered) return;
+    entry.answered = true;
+    const left = (perEndpointRunning.get(row.endpoint_id) ?? 1) - 1;
+    if (left > 0) perEndpointRunning.set(row.endpoint_id, left);
+    else perEndpointRunning.delete(row.endpoint_id);
+  }
+
   async function attempt(row: LeasedRow): Promise<void> {
     const started = now();
     const reply = await sendAttempt(
@@ -297,6 +320,9 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       isCongestion(reply.status, reply.forbidden) || finished - started >= Math.max(timeoutMs / 2, FAST_MS);
     if (pauseUntil)
       paused.set(row.endpoint_id, Math.max(paused.get(row.endpoint_id) ?? 0, pauseUntil.getTime()));
+    // Its place is free for the next lease now, unless the answer was overload news: then it
+    // stays taken until the outcome statement has halved the limit or written the pause.
+    if (!congested && pauseUntil === null) answered(row);
     await new Promise<void>((done, failed) => {
       pending.push({
         result: {
@@ -329,15 +355,19 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
         await releaseLease(sql, { owner, id: row.id, stripe }).catch(onError);
       })
       .finally(() => {
+        answered(row);
         inFlight.delete(row.id);
-        const left = (perEndpointRunning.get(row.endpoint_id) ?? 1) - 1;
-        if (left > 0) perEndpointRunning.set(row.endpoint_id, left);
-        else perEndpointRunning.delete(row.endpoint_id);
         wake?.();
       });
     const at = now();
     perEndpointRunning.set(row.endpoint_id, (perEndpointRunning.get(row.endpoint_id) ?? 0) + 1);
-    inFlight.set(row.id, { task, leasedAt: at, started: at });
+    inFlight.set(row.id, {
+      task,
+      leasedAt: at,
+      started: at,
+      attemptCount: row.attempt_count,
+      answered: false,
+    });
   }
 
   /** Renews the leases of attempts running for more than a third of the lease. */
@@ -356,7 +386,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
    */
   function freeSlots(at: number): number {
     let young = 0;
-    for (const entry of inFlight.values()) if (at - entry.started < slotMs) young += 1;
+    for (const entry of inFlight.values()) if (!entry.answered && at - entry.started < slotMs) young += 1;
     return Math.min(concurrency - young, 2 * concurrency - inFlight.size);
   }
 
@@ -375,6 +405,9 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       paused: [...paused.keys()],
       endpointShare,
       running: perEndpointRunning,
+      settled: [...inFlight].flatMap(([id, entry]) =>
+        entry.answered ? [{ id, attemptCount: entry.attemptCount }] : [],
+      ),
     });
     for (const row of rows) launch(row);
     return rows.length;

@@ -65,6 +65,8 @@ async function leaseBuffers(): Promise<{ buffers: number; leased: number }> {
       paused: [],
       endpointShare: 96,
       running: new Map(),
+      // Answered attempts of this worker: each is looked up by its key, never by a scan.
+      settled: [1, 2, 3].map((i) => ({ id: `dlv_plan_${i}`, attemptCount: 0 })),
     })}`;
     const [plan] = (row?.['QUERY PLAN'] ?? []) as { Plan: Record<string, number> }[];
     return {

@@ -4,6 +4,7 @@ import { signatureScheme } from './003_signature_scheme';
 import { attemptStatsIndex } from './004_attempt_stats_index';
 import { releaseStripes } from './005_release_stripes';
 import { pinnedPlans } from './006_pinned_plans';
+import { settledPlaces } from './007_settled_places';
 
 /** A versioned migration: `id` is recorded once applied; `sql` runs once, in list order. */
 export interface Migration {
@@ -27,4 +28,5 @@ export const migrations: readonly Migration[] = [
   attemptStatsIndex,
   releaseStripes,
   pinnedPlans,
+  settledPlaces,
 ];
