@@ -8,6 +8,7 @@ import type postgres from 'postgres';
 import { problemResponses } from '../api/problem-responses';
 import { INBOUND_STATUSES, InboundEventSchema } from '../api/webhook-schemas';
 import type { App, Deps } from '../context';
+import { isoTime } from '../iso-time';
 
 export const inboundEventSort = defineSortAllowlist({
   fields: { createdAt: { column: 'received_at', type: 'timestamp' } },
@@ -52,8 +53,8 @@ function toInboundEvent(row: postgres.Row): z.infer<typeof InboundEventSchema> {
     resource: row.resource,
     sequence: eventSequence(row.payload),
     data: row.payload,
-    createdAt: row.received_at.toISOString(),
-    processedAt: row.processed_at === null ? null : row.processed_at.toISOString(),
+    createdAt: isoTime(row.received_at),
+    processedAt: row.processed_at === null ? null : isoTime(row.processed_at),
   };
 }
 

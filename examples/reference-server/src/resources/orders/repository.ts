@@ -5,6 +5,7 @@ import type { Fragment } from '@holdfast/idempotency/postgres';
 import { opaqueId } from '@holdfast/opaque-id';
 import { eventWrites } from '@holdfast/webhook-delivery/postgres';
 import type postgres from 'postgres';
+import { isoTime } from '../../iso-time';
 import { emit } from '../../outbox';
 import { problem } from '../../problems';
 import {
@@ -35,8 +36,8 @@ export function toOrder(row: postgres.Row): Order {
     amountRefunded: Number(row.amount_refunded),
     description: row.description,
     metadata: row.metadata,
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
+    createdAt: isoTime(row.created_at),
+    updatedAt: isoTime(row.updated_at),
   };
 }
 
@@ -48,8 +49,8 @@ function toRefund(row: postgres.Row): Refund {
     amount: Number(row.amount),
     currency: row.currency,
     reason: row.reason,
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
+    createdAt: isoTime(row.created_at),
+    updatedAt: isoTime(row.updated_at),
   };
 }
 

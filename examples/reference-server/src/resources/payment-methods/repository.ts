@@ -2,6 +2,7 @@ import { isLive } from '@holdfast/api-keys';
 import { opaqueId } from '@holdfast/opaque-id';
 import type { z } from '@hono/zod-openapi';
 import type postgres from 'postgres';
+import { isoTime } from '../../iso-time';
 import type { CreatePaymentMethodSchema, PaymentMethodSchema } from './schema';
 
 /** The API representation of a `holdfast_payment_methods` row. */
@@ -11,8 +12,8 @@ export function toPaymentMethod(row: postgres.Row): z.infer<typeof PaymentMethod
     livemode: isLive(row.account_id),
     type: 'card',
     card: row.card,
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
+    createdAt: isoTime(row.created_at),
+    updatedAt: isoTime(row.updated_at),
   };
 }
 

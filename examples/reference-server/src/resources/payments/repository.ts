@@ -3,6 +3,7 @@ import { opaqueId } from '@holdfast/opaque-id';
 import { problem } from '@holdfast/problem-details';
 import type { z } from '@hono/zod-openapi';
 import type postgres from 'postgres';
+import { isoTime } from '../../iso-time';
 import { emit } from '../../outbox';
 import { findPaymentMethod } from '../payment-methods/repository';
 import {
@@ -34,8 +35,8 @@ export function toPayment(row: postgres.Row): z.infer<typeof PaymentSchema> {
     order: row.order_id,
     description: row.description,
     failureReason: row.failure_reason,
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
+    createdAt: isoTime(row.created_at),
+    updatedAt: isoTime(row.updated_at),
   };
 }
 

@@ -3,6 +3,7 @@ import { opaqueId } from '@holdfast/opaque-id';
 import { problem } from '@holdfast/problem-details';
 import type { z } from '@hono/zod-openapi';
 import type postgres from 'postgres';
+import { isoTime } from '../../iso-time';
 import { emit } from '../../outbox';
 import { findPaymentMethod } from '../payment-methods/repository';
 import type { CreateSubscriptionSchema, SubscriptionSchema, UpdateSubscriptionSchema } from './schema';
@@ -23,9 +24,9 @@ export function toSubscription(row: postgres.Row): z.infer<typeof SubscriptionSc
     plan: row.plan,
     quantity: row.quantity,
     metadata: row.metadata,
-    canceledAt: row.canceled_at === null ? null : row.canceled_at.toISOString(),
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
+    canceledAt: row.canceled_at === null ? null : isoTime(row.canceled_at),
+    createdAt: isoTime(row.created_at),
+    updatedAt: isoTime(row.updated_at),
   };
 }
 
