@@ -1,7 +1,7 @@
-import { createTestDatabase, type TestDatabase } from '@holdfast/pg/testing';
+import type { TestDatabase } from '@holdfast/pg/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { leaseStatement } from '../src/lease';
-import { createEndpoint, migrations } from '../src/postgres';
+import { dueDeliveries, queueDatabase } from './fixtures/queue';
 
 // A lease round reads the rows it leases, not the backlog, whatever PostgreSQL's statistics say.
 // The statistics here are taken at 20 due deliveries (a fresh deployment) and the round's plan is
@@ -20,14 +20,7 @@ const connection = async () => {
 };
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  for (const migration of migrations) await db.sql.unsafe(migration.sql);
-  const { endpoint } = await createEndpoint(
-    db.sql,
-    { account: ACCOUNT, url: 'http://127.0.0.1:9/hook' },
-    { allowPrivateDestinations: true, concurrencyMax: 100 },
-  );
-  endpointId = endpoint.id;
+  ({ db, endpointId } = await queueDatabase(ACCOUNT, 100));
 });
 afterAll(async () => {
   reserved?.release();
@@ -38,17 +31,7 @@ afterAll(async () => {
 async function due(count: number): Promise<void> {
   const from = inserted + 1;
   inserted += count;
-  const sql = await connection();
-  await sql`
-    insert into holdfast_events (id, account_id, type, resource_id, sequence, payload, created_at)
-    select 'evt_plan_' || i, ${ACCOUNT}, 'order.created', 'ord_' || i, 1, '{"id":1}', '2026-11-20T10:00:00Z'
-    from generate_series(${from}::int, ${inserted}::int) as i`;
-  await sql`
-    insert into holdfast_deliveries
-      (id, account_id, event_id, endpoint_id, event_type, status, next_attempt_at, created_at, updated_at)
-    select 'dlv_plan_' || i, ${ACCOUNT}, 'evt_plan_' || i, ${endpointId}, 'order.created', 'pending',
-           '2026-11-20T10:00:00Z', '2026-11-20T10:00:00Z', '2026-11-20T10:00:00Z'
-    from generate_series(${from}::int, ${inserted}::int) as i`;
+  await dueDeliveries(await connection(), { account: ACCOUNT, endpointId, tag: 'plan', from, to: inserted });
 }
 
 /** Shared buffers one lease round of 8 reads and writes, rolled back. */

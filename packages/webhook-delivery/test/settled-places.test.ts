@@ -1,8 +1,8 @@
-import { createTestDatabase, type TestDatabase } from '@holdfast/pg/testing';
+import type { TestDatabase } from '@holdfast/pg/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LeasedRow, leaseDue } from '../src/lease';
 import { type AttemptResult, writeOutcomes } from '../src/outcomes';
-import { createEndpoint, migrations } from '../src/postgres';
+import { dueDeliveries, queueDatabase } from './fixtures/queue';
 
 // An attempt that has its answer no longer holds an in-flight place, for the worker that ran it,
 // until its outcome is written; the place is counted from the lease itself, in the lease
@@ -14,24 +14,8 @@ let db: TestDatabase;
 let endpointId = '';
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  for (const migration of migrations) await db.sql.unsafe(migration.sql);
-  const { endpoint } = await createEndpoint(
-    db.sql,
-    { account: ACCOUNT, url: 'http://127.0.0.1:9/hook' },
-    { allowPrivateDestinations: true, concurrencyMax: 4 },
-  );
-  endpointId = endpoint.id;
-  await db.sql`
-    insert into holdfast_events (id, account_id, type, resource_id, sequence, payload, created_at)
-    select 'evt_settled_' || i, ${ACCOUNT}, 'order.created', 'ord_' || i, 1, '{"id":1}', '2026-11-20T10:00:00Z'
-    from generate_series(1, 20) as i`;
-  await db.sql`
-    insert into holdfast_deliveries
-      (id, account_id, event_id, endpoint_id, event_type, status, next_attempt_at, created_at, updated_at)
-    select 'dlv_settled_' || lpad(i::text, 2, '0'), ${ACCOUNT}, 'evt_settled_' || i, ${endpointId},
-           'order.created', 'pending', '2026-11-20T10:00:00Z', '2026-11-20T10:00:00Z', '2026-11-20T10:00:00Z'
-    from generate_series(1, 20) as i`;
+  ({ db, endpointId } = await queueDatabase(ACCOUNT, 4));
+  await dueDeliveries(db.sql, { account: ACCOUNT, endpointId, tag: 'settled', from: 1, to: 20 });
 });
 afterAll(async () => {
   await db?.close();
