@@ -101,13 +101,29 @@ export async function startCommand(
     detached: true,
   });
   const child = wrap(spawned);
-  const stop = (signal: NodeJS.Signals = 'SIGTERM') =>
-    new Promise<void>((resolve) => {
-      if (spawned.exitCode !== null || spawned.signalCode !== null || spawned.pid === undefined)
-        return resolve();
-      spawned.once('exit', () => resolve());
-      process.kill(-spawned.pid, signal);
-    });
+  const pid = spawned.pid;
+  // The group leader (npm) can exit before the node process it started has finished shutting
+  // down; stop() resolves once the whole group is gone, so a caller removing the server's data
+  // directory never races the server still writing into it.
+  const groupGone = async () => {
+    if (pid === undefined) return;
+    for (const deadline = Date.now() + 15_000; Date.now() < deadline; ) {
+      try {
+        process.kill(-pid, 0);
+      } catch {
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  };
+  const stop = async (signal: NodeJS.Signals = 'SIGTERM') => {
+    if (spawned.exitCode === null && spawned.signalCode === null && pid !== undefined) {
+      const exited = new Promise<void>((resolve) => spawned.once('exit', () => resolve()));
+      process.kill(-pid, signal);
+      await exited;
+    }
+    await groupGone();
+  };
   const result = { ...child, stop };
   const [, url] = await waitFor(
     result,
