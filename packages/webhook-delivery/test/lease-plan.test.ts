@@ -67,9 +67,17 @@ describe('the lease plan', () => {
     await (await connection())`analyze holdfast_deliveries, holdfast_events`;
     // Enough rounds for a prepared plan to settle on its generic plan.
     for (let i = 0; i < 6; i += 1) await leaseBuffers();
-    const small = await leaseBuffers();
+    // The lesser of two rounds: a round that has to plan again counts the catalog reads of its
+    // planning as buffers too (a cached plan is dropped when any session's DDL overflows this
+    // session's cache invalidations, as the other test files' schemas do in CI), and what is
+    // measured here is what executing the plan reads.
+    const round = async () => {
+      const [a, b] = [await leaseBuffers(), await leaseBuffers()];
+      return a.buffers <= b.buffers ? a : b;
+    };
+    const small = await round();
     await due(10_000);
-    const large = await leaseBuffers();
+    const large = await round();
     expect(small.leased).toBe(8);
     expect(large.leased).toBe(8);
     // 500 times the backlog. Walking the indexes reads a little more (deeper indexes, and the
