@@ -468,6 +468,15 @@ function costText(mode: string): string {
     ? `machine ${(last.idle * 100).toFixed(0)}% idle, ${last.commits.toFixed(3)} commits per delivery`
     : '';
 }
+/** Stops the workers and the receiver, drops the bench's schema and closes the connections. */
+async function cleanUp(): Promise<void> {
+  await Promise.all([...children].map(stop));
+  server.closeAllConnections();
+  server.close();
+  await sql.end();
+  await admin.unsafe(`drop schema ${benchSchema} cascade`);
+  await admin.end();
+}
 const loadAverage = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 const progress = (what: string) => console.error(`[bench/delivery ${new Date().toISOString()}] ${what}`);
 if (['fairness', 'backlog', 'scale'].includes(process.env.BENCH_ONLY ?? '')) {
@@ -494,12 +503,7 @@ if (['fairness', 'backlog', 'scale'].includes(process.env.BENCH_ONLY ?? '')) {
       `backlog: idle median ${median(idle.delays).toFixed(1)} max ${maximum(idle.delays).toFixed(1)}; beside 100,000 median ${median(busy.delays).toFixed(1)} max ${maximum(busy.delays).toFixed(1)}, ${busy.drainedMeanwhile} drained meanwhile (load ${loadAverage()})`,
     );
   }
-  await Promise.all([...children].map(stop));
-  server.closeAllConnections();
-  server.close();
-  await sql.end();
-  await admin.unsafe(`drop schema ${benchSchema} cascade`);
-  await admin.end();
+  await cleanUp();
   process.exit(0);
 }
 if (process.env.BENCH_ONLY === 'throughput') {
@@ -523,12 +527,7 @@ if (process.env.BENCH_ONLY === 'throughput') {
   progress(
     `best: bare ${bestOf('bare').toFixed(0)}, 1 ${bestOf('1').toFixed(0)}, 2 ${bestOf('2').toFixed(0)}; 2 vs 1 ${(bestOf('2') / bestOf('1')).toFixed(2)}x`,
   );
-  await Promise.all([...children].map(stop));
-  server.closeAllConnections();
-  server.close();
-  await sql.end();
-  await admin.unsafe(`drop schema ${benchSchema} cascade`);
-  await admin.end();
+  await cleanUp();
   process.exit(0);
 }
 try {
@@ -634,10 +633,5 @@ try {
     `\ndelivery: 1 process ${Math.round(one)}/s, 2 processes ${Math.round(two)}/s, bare limit ${Math.round(bare)}/s`,
   );
 } finally {
-  await Promise.all([...children].map(stop));
-  server.closeAllConnections();
-  server.close();
-  await sql.end();
-  await admin.unsafe(`drop schema ${benchSchema} cascade`);
-  await admin.end();
+  await cleanUp();
 }
