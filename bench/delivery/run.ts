@@ -1,5 +1,5 @@
 // bench/delivery (issue 16): deliveries per second with 1 and 2 worker processes against the
-// bare limit, measured the same way; fairness (1 slow + 99 fast endpoints; a 100,000-delivery
+// bare limit, measured the same way (to one endpoint, then spread over 99); fairness (1 slow + 99 fast endpoints; a 100,000-delivery
 // backlog beside a new delivery); the lease statement's EXPLAIN at 1,000 and 100,000 due
 // deliveries; what enqueueEvent adds to a business transaction. Usage:
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test \
@@ -30,6 +30,8 @@ const CONCURRENCY = Number(process.env.CONCURRENCY ?? 128);
 const PER_ENDPOINT = Number(process.env.PER_ENDPOINT ?? 100);
 const POLL_MS = Number(process.env.POLL_MS ?? 100);
 const SLOW_MS = 5_000;
+/** Endpoints the spread case shares the throughput's deliveries among. */
+const SPREAD = 99;
 const base = process.env.DATABASE_URL;
 if (!base) {
   console.error('bench/delivery needs DATABASE_URL (a real PostgreSQL)');
@@ -208,12 +210,20 @@ async function commits(): Promise<number> {
 const costs = new Map<string, { idle: number; commits: number }[]>();
 
 let run = 0;
-/** Deliveries per second to one endpoint: children started idle, then the backlog appears at once. */
-async function throughput(mode: Mode): Promise<number> {
+/**
+ * Deliveries per second: children started idle, then EVENTS due deliveries appear at once, to
+ * one endpoint or spread evenly over `spread` endpoints of the account.
+ */
+async function throughput(mode: Mode, spread = 1): Promise<number> {
   run += 1;
+  const label = spreadLabel(mode, spread);
   const account = `acct_tp_${run}`;
   const key = `tp${run}`;
-  const id = await endpoint(account, 'fast', key);
+  const keys = spread === 1 ? [key] : Array.from({ length: spread }, (_, i) => `${key}_${i}`);
+  const ids: string[] = [];
+  for (const k of keys) ids.push(await endpoint(account, 'fast', k));
+  const due = Math.round(EVENTS / spread) * spread;
+  const delivered = () => keys.reduce((sum, k) => sum + count(k), 0);
   const procs =
     mode === 'bare'
       ? [await child('./bare.ts', { ACCOUNT: account })]
@@ -225,22 +235,22 @@ async function throughput(mode: Mode): Promise<number> {
   const warm = await endpoint(account, 'fast', warmKey);
   await backlog(account, [warm], WARMUP * procs.length);
   await until(() => count(warmKey) >= WARMUP * procs.length);
-  await backlog(account, [id], EVENTS);
+  await backlog(account, ids, due / spread);
   const start = performance.now();
   const cpu = cpuTimes();
   const committed = await commits();
-  const sampling = sampleLockWaits(() => count(key) >= EVENTS);
-  await until(() => count(key) >= EVENTS);
+  const sampling = sampleLockWaits(() => delivered() >= due);
+  await until(() => delivered() >= due);
   const seconds = (performance.now() - start) / 1000;
   const waits = await sampling;
   // Read before the last outcomes commit: close enough over 20,000 deliveries.
-  const perDelivery = ((await commits()) - committed) / EVENTS;
+  const perDelivery = ((await commits()) - committed) / due;
   const after = cpuTimes();
   const idle = (after.idle - cpu.idle) / (after.idle - cpu.idle + after.busy - cpu.busy);
-  lockWaits.set(String(mode), [...(lockWaits.get(String(mode)) ?? []), waits]);
-  costs.set(String(mode), [...(costs.get(String(mode)) ?? []), { idle, commits: perDelivery }]);
+  lockWaits.set(label, [...(lockWaits.get(label) ?? []), waits]);
+  costs.set(label, [...(costs.get(label) ?? []), { idle, commits: perDelivery }]);
   await Promise.all(procs.map(stop));
-  await updateEndpoint(sql, { account, id, status: 'disabled' });
+  for (const id of ids) await updateEndpoint(sql, { account, id, status: 'disabled' });
   // The next mode starts from the same tables as this one did: empty. Each mode leaves about
   // 25,000 deliveries, events and attempts behind, and every later mode paid for them (bigger
   // indexes to insert into, dead rows where autovacuum is off, as on the CI machine): over twelve
@@ -248,7 +258,12 @@ async function throughput(mode: Mode): Promise<number> {
   // had the earlier slots had the better best. Vacuuming between modes did not stop the slide.
   await sql`truncate holdfast_delivery_attempts, holdfast_deliveries, holdfast_events`;
   await sql`vacuum holdfast_endpoint_pacing, holdfast_endpoint_releases`;
-  return EVENTS / seconds;
+  return due / seconds;
+}
+
+/** How a mode is named in the progress lines and the maps: `1`, `2`, `bare`, or `2 over 99`. */
+function spreadLabel(mode: Mode, spread: number): string {
+  return spread === 1 ? String(mode) : `${mode} over ${spread}`;
 }
 
 /** The 99 fast endpoints' deliveries per second, alone or beside one endpoint slower than 5 s. */
@@ -513,19 +528,22 @@ if (['fairness', 'backlog', 'scale'].includes(process.env.BENCH_ONLY ?? '')) {
   process.exit(0);
 }
 if (process.env.BENCH_ONLY === 'throughput') {
-  // BENCH_MODES (bare,1,2) picks modes; ROUNDS alternates their order like the full run.
+  // BENCH_MODES (bare,1,2) picks modes; ROUNDS alternates their order like the full run; SPREAD
+  // (1) spreads the deliveries over that many endpoints.
   const modes = (process.env.BENCH_MODES ?? 'bare,1,2')
     .split(',')
     .map((m): Mode => (m === 'bare' ? 'bare' : m === '2' ? 2 : 1));
+  const spread = Number(process.env.SPREAD ?? 1);
   const seen: Record<string, number[]> = {};
   for (let round = 0; round < Number(process.env.ROUNDS ?? 1); round += 1) {
     for (const mode of round % 2 ? [...modes].reverse() : modes) {
-      const rate = await throughput(mode);
+      const rate = await throughput(mode, spread);
+      const label = spreadLabel(mode, spread);
       const list = seen[String(mode)] ?? [];
       list.push(rate);
       seen[String(mode)] = list;
       progress(
-        `${mode}: ${rate.toFixed(0)}/s, ${((lockWaits.get(String(mode))?.at(-1) ?? 0) * 100).toFixed(0)}% of active statements waiting for a lock, ${costText(String(mode))} (load ${loadAverage()})`,
+        `${label}: ${rate.toFixed(0)}/s, ${((lockWaits.get(label)?.at(-1) ?? 0) * 100).toFixed(0)}% of active statements waiting for a lock, ${costText(label)} (load ${loadAverage()})`,
       );
     }
   }
@@ -549,6 +567,17 @@ try {
   }
   const best = (xs: number[] | undefined) => Math.max(0, ...(xs ?? []));
   const [bare, one, two] = [best(samples.bare), best(samples['1']), best(samples['2'])];
+  // The same 20,000 deliveries spread over 99 endpoints: one endpoint is bound by its own
+  // in-flight ceiling whatever the number of processes; many are bound by the processes.
+  const spreadSamples: Record<string, number[]> = { '1': [], '2': [] };
+  for (let round = 0; round < ROUNDS; round += 1) {
+    for (const mode of (round % 2 ? [2, 1] : [1, 2]) as Mode[]) {
+      spreadSamples[String(mode)]?.push(await throughput(mode, SPREAD));
+      progress(
+        `throughput ${spreadLabel(mode, SPREAD)}: ${spreadSamples[String(mode)]?.at(-1)?.toFixed(0)}/s`,
+      );
+    }
+  }
 
   const alone: number[] = [];
   const beside: number[] = [];
@@ -585,6 +614,21 @@ try {
     (lockWaits.get(mode) ?? []).map((x) => `${(x * 100).toFixed(0)}%`).join(', ');
   console.log(
     `Active statements waiting for a lock (pg_stat_activity every 10 ms): 1 process ${waitShares('1')}, 2 processes ${waitShares('2')}`,
+  );
+  console.log(
+    `\nThe same ${EVENTS} deliveries spread over ${SPREAD} endpoints (one endpoint is held to its in-flight ceiling, ${PER_ENDPOINT}, whatever the processes; many are not)\n`,
+  );
+  console.log('| mode | deliveries/s (each round) | best |');
+  console.log('|---|---|--:|');
+  for (const [label, key] of [
+    ['@holdfast/webhook-delivery, 1 worker process', '1'],
+    ['@holdfast/webhook-delivery, 2 worker processes', '2'],
+  ] as const) {
+    const xs = spreadSamples[key] ?? [];
+    console.log(`| ${label} | ${xs.map((x) => x.toFixed(0)).join(', ')} | ${best(xs).toFixed(0)} |`);
+  }
+  console.log(
+    `\n2 processes vs 1 over ${SPREAD} endpoints: ${(best(spreadSamples['2']) / best(spreadSamples['1'])).toFixed(2)}x`,
   );
 
   console.log('\nFairness: 99 fast endpoints, alone and beside one answering after 5 s (1 worker process)\n');
