@@ -1,7 +1,8 @@
 // bench/delivery (issue 16): deliveries per second with 1 and 2 worker processes against the
-// bare limit, measured the same way (to one endpoint, then spread over 99); fairness (1 slow + 99 fast endpoints; a 100,000-delivery
-// backlog beside a new delivery); the lease statement's EXPLAIN at 1,000 and 100,000 due
-// deliveries; what enqueueEvent adds to a business transaction. Usage:
+// bare limit, measured the same way (to one endpoint, then spread over 99); fairness (1 slow +
+// 99 fast endpoints; a 100,000-delivery backlog beside a new delivery); the lease statement's
+// EXPLAIN at 1,000 and 100,000 due deliveries; what enqueueEvent adds to a business
+// transaction. Usage:
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test \
 //     npx tsx --conditions=@holdfast/source bench/delivery/run.ts
 // Workers run as child processes with the reference server's defaults (concurrency 128,
