@@ -267,6 +267,27 @@ function spreadLabel(mode: Mode, spread: number): string {
   return spread === 1 ? String(mode) : `${mode} over ${spread}`;
 }
 
+/**
+ * `rounds` rounds of `modes`, the order reversed every other round so drift in the machine's
+ * load reaches every mode; each rate is reported as it comes. The rates, by mode.
+ */
+async function measureRounds(
+  modes: readonly Mode[],
+  spread: number,
+  rounds: number,
+  report: (mode: Mode, rate: number) => void,
+): Promise<Record<string, number[]>> {
+  const samples: Record<string, number[]> = {};
+  for (let round = 0; round < rounds; round += 1) {
+    for (const mode of round % 2 ? [...modes].reverse() : modes) {
+      const rate = await throughput(mode, spread);
+      samples[String(mode)] = [...(samples[String(mode)] ?? []), rate];
+      report(mode, rate);
+    }
+  }
+  return samples;
+}
+
 /** The 99 fast endpoints' deliveries per second, alone or beside one endpoint slower than 5 s. */
 async function fairness(withSlow: boolean): Promise<number> {
   run += 1;
@@ -535,19 +556,12 @@ if (process.env.BENCH_ONLY === 'throughput') {
     .split(',')
     .map((m): Mode => (m === 'bare' ? 'bare' : m === '2' ? 2 : 1));
   const spread = Number(process.env.SPREAD ?? 1);
-  const seen: Record<string, number[]> = {};
-  for (let round = 0; round < Number(process.env.ROUNDS ?? 1); round += 1) {
-    for (const mode of round % 2 ? [...modes].reverse() : modes) {
-      const rate = await throughput(mode, spread);
-      const label = spreadLabel(mode, spread);
-      const list = seen[String(mode)] ?? [];
-      list.push(rate);
-      seen[String(mode)] = list;
-      progress(
-        `${label}: ${rate.toFixed(0)}/s, ${((lockWaits.get(label)?.at(-1) ?? 0) * 100).toFixed(0)}% of active statements waiting for a lock, ${costText(label)} (load ${loadAverage()})`,
-      );
-    }
-  }
+  const seen = await measureRounds(modes, spread, Number(process.env.ROUNDS ?? 1), (mode, rate) => {
+    const label = spreadLabel(mode, spread);
+    progress(
+      `${label}: ${rate.toFixed(0)}/s, ${((lockWaits.get(label)?.at(-1) ?? 0) * 100).toFixed(0)}% of active statements waiting for a lock, ${costText(label)} (load ${loadAverage()})`,
+    );
+  });
   const bestOf = (mode: string) => Math.max(0, ...(seen[mode] ?? []));
   progress(
     `best: bare ${bestOf('bare').toFixed(0)}, 1 ${bestOf('1').toFixed(0)}, 2 ${bestOf('2').toFixed(0)}; 2 vs 1 ${(bestOf('2') / bestOf('1')).toFixed(2)}x`,
@@ -557,28 +571,16 @@ if (process.env.BENCH_ONLY === 'throughput') {
 }
 try {
   const loadBefore = loadAverage();
-  const samples: Record<string, number[]> = { bare: [], '1': [], '2': [] };
-  // Alternate the order each round, so drift in the machine's load reaches every mode.
-  for (let round = 0; round < ROUNDS; round += 1) {
-    const order: Mode[] = round % 2 ? [2, 1, 'bare'] : ['bare', 1, 2];
-    for (const mode of order) {
-      samples[String(mode)]?.push(await throughput(mode));
-      progress(`throughput ${mode}: ${samples[String(mode)]?.at(-1)?.toFixed(0)}/s`);
-    }
-  }
+  const samples = await measureRounds(['bare', 1, 2], 1, ROUNDS, (mode, rate) =>
+    progress(`throughput ${mode}: ${rate.toFixed(0)}/s`),
+  );
   const best = (xs: number[] | undefined) => Math.max(0, ...(xs ?? []));
   const [bare, one, two] = [best(samples.bare), best(samples['1']), best(samples['2'])];
   // The same 20,000 deliveries spread over 99 endpoints: one endpoint is bound by its own
   // in-flight ceiling whatever the number of processes; many are bound by the processes.
-  const spreadSamples: Record<string, number[]> = { '1': [], '2': [] };
-  for (let round = 0; round < ROUNDS; round += 1) {
-    for (const mode of (round % 2 ? [2, 1] : [1, 2]) as Mode[]) {
-      spreadSamples[String(mode)]?.push(await throughput(mode, SPREAD));
-      progress(
-        `throughput ${spreadLabel(mode, SPREAD)}: ${spreadSamples[String(mode)]?.at(-1)?.toFixed(0)}/s`,
-      );
-    }
-  }
+  const spreadSamples = await measureRounds([1, 2], SPREAD, ROUNDS, (mode, rate) =>
+    progress(`throughput ${spreadLabel(mode, SPREAD)}: ${rate.toFixed(0)}/s`),
+  );
 
   const alone: number[] = [];
   const beside: number[] = [];
