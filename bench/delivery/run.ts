@@ -5,8 +5,9 @@
 // transaction. Usage:
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test \
 //     npx tsx --conditions=@holdfast/source bench/delivery/run.ts
-// Workers run as child processes with the reference server's defaults (concurrency 128,
-// perEndpointConcurrency 100, pollMs 100); the receiver (204 at once) and the loader run here.
+// Workers run as child processes with the reference server's defaults, read from its config
+// (concurrency 128, perEndpointConcurrency 200, pollMs 100); the receiver (204 at once) and the
+// loader run here.
 // Runs in a fresh schema, dropped at the end. Ends with
 //   delivery: 1 process <n>/s, 2 processes <m>/s, bare limit <b>/s
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -21,15 +22,18 @@ import {
   updateEndpoint,
 } from '@holdfast/webhook-delivery/postgres';
 import postgres from 'postgres';
+import { loadConfig } from '../../examples/reference-server/src/config';
 import { leaseStatement } from '../../packages/webhook-delivery/src/lease';
 
 const EVENTS = Number(process.env.EVENTS ?? 20_000);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const WARMUP = Number(process.env.WARMUP ?? 5_000);
 const TXS = Number(process.env.TXS ?? 300);
-const CONCURRENCY = Number(process.env.CONCURRENCY ?? 128);
-const PER_ENDPOINT = Number(process.env.PER_ENDPOINT ?? 100);
-const POLL_MS = Number(process.env.POLL_MS ?? 100);
+// What `npm start` runs with: nothing here is tuned for the bench.
+const defaults = loadConfig({}).delivery;
+const CONCURRENCY = Number(process.env.CONCURRENCY ?? defaults.concurrency);
+const PER_ENDPOINT = Number(process.env.PER_ENDPOINT ?? defaults.perEndpoint);
+const POLL_MS = Number(process.env.POLL_MS ?? defaults.pollMs);
 const SLOW_MS = 5_000;
 /** Endpoints the spread case shares the throughput's deliveries among. */
 const SPREAD = 99;

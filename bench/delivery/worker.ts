@@ -1,6 +1,5 @@
-// One delivery worker process for bench/delivery, configured from the environment the way the
-// reference server configures its own (HOLDFAST_DELIVERY_* defaults): CONCURRENCY, PER_ENDPOINT,
-// POLL_MS. ENGINE (a path to another copy's src/postgres.ts) runs that version instead, to compare
+// One delivery worker process for bench/delivery, configured from the environment (CONCURRENCY,
+// PER_ENDPOINT, POLL_MS; run.ts passes the reference server's HOLDFAST_DELIVERY_* defaults). ENGINE (a path to another copy's src/postgres.ts) runs that version instead, to compare
 // two engines in one sitting. Prints "ready"; SIGTERM stops it gracefully.
 import * as engine from '@holdfast/webhook-delivery/postgres';
 import postgres from 'postgres';
@@ -12,9 +11,9 @@ const { createDeliveryWorker } = (
 const worker = createDeliveryWorker({
   sql,
   allowPrivateDestinations: true,
-  concurrency: Number(process.env.CONCURRENCY ?? 128),
-  perEndpointConcurrency: Number(process.env.PER_ENDPOINT ?? 100),
-  pollMs: Number(process.env.POLL_MS ?? 100),
+  concurrency: Number(process.env.CONCURRENCY),
+  perEndpointConcurrency: Number(process.env.PER_ENDPOINT),
+  pollMs: Number(process.env.POLL_MS),
   onError: (error) => console.error('bench worker:', error),
 });
 worker.start();

@@ -13,7 +13,13 @@ export interface SeedKey {
 export interface DeliveryLimits {
   /** Attempts in flight in this process (`HOLDFAST_DELIVERY_CONCURRENCY`, default 128). */
   readonly concurrency: number;
-  /** Attempts in flight per endpoint across every process, the ceiling of its adaptive limit (`HOLDFAST_DELIVERY_PER_ENDPOINT`, default 100). */
+  /**
+   * Attempts in flight per endpoint across every process, the ceiling of its adaptive limit
+   * (`HOLDFAST_DELIVERY_PER_ENDPOINT`, default 200). One process sends one endpoint at most three
+   * quarters of its `concurrency` (96 of 128), so the default leaves room for a second process to
+   * double a busy endpoint's throughput; at a ceiling one process fills, more processes add nothing
+   * to that endpoint (bench/delivery).
+   */
   readonly perEndpoint: number;
   /** Idle wait between polls (`HOLDFAST_DELIVERY_POLL`, default 100 ms). */
   readonly pollMs: number;
@@ -273,7 +279,7 @@ export function loadConfig(
     http: parseHttpLimits(env),
     delivery: {
       concurrency: positiveInteger(env.HOLDFAST_DELIVERY_CONCURRENCY, 'HOLDFAST_DELIVERY_CONCURRENCY', 128),
-      perEndpoint: positiveInteger(env.HOLDFAST_DELIVERY_PER_ENDPOINT, 'HOLDFAST_DELIVERY_PER_ENDPOINT', 100),
+      perEndpoint: positiveInteger(env.HOLDFAST_DELIVERY_PER_ENDPOINT, 'HOLDFAST_DELIVERY_PER_ENDPOINT', 200),
       pollMs: parseDuration(env.HOLDFAST_DELIVERY_POLL || '100ms', 'HOLDFAST_DELIVERY_POLL'),
     },
     redisUrl: env.HOLDFAST_REDIS_URL || undefined,
