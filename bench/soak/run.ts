@@ -64,8 +64,6 @@ const child: ChildProcess = spawn(
       HOLDFAST_API_KEYS: JSON.stringify([{ key: KEY, account: 'acct_soak', scopes: ['*'] }]),
       HOLDFAST_RATE_LIMIT: '1000000/1s',
       HOLDFAST_ALLOW_PRIVATE_DESTINATIONS: '1',
-      // What the server's `npm start` script sets (see its README's configuration table).
-      MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   },
