@@ -1,6 +1,7 @@
-// One delivery worker process for bench/delivery, configured from the environment (CONCURRENCY,
-// PER_ENDPOINT, POLL_MS; run.ts passes the reference server's HOLDFAST_DELIVERY_* defaults). ENGINE (a path to another copy's src/postgres.ts) runs that version instead, to compare
-// two engines in one sitting. Prints "ready"; SIGTERM stops it gracefully.
+// One delivery worker process for bench/delivery, configured from the environment that run.ts
+// sets (CONCURRENCY, PER_ENDPOINT, POLL_MS: the reference server's HOLDFAST_DELIVERY_* defaults
+// unless overridden). ENGINE (a path to another copy's src/postgres.ts) runs that version
+// instead, to compare two engines in one sitting. Prints "ready"; SIGTERM stops it gracefully.
 import * as engine from '@holdfast/webhook-delivery/postgres';
 import postgres from 'postgres';
 

@@ -16,9 +16,9 @@ export interface DeliveryLimits {
   /**
    * Attempts in flight per endpoint across every process, the ceiling of its adaptive limit
    * (`HOLDFAST_DELIVERY_PER_ENDPOINT`, default 200). One process sends one endpoint at most three
-   * quarters of its `concurrency` (96 of 128), so the default leaves room for a second process to
-   * double a busy endpoint's throughput; at a ceiling one process fills, more processes add nothing
-   * to that endpoint (bench/delivery).
+   * quarters of its `concurrency` (96 of 128), so the default leaves a second process room to add
+   * throughput to a busy endpoint; at a ceiling one process fills, more processes only share the
+   * same places (bench/delivery).
    */
   readonly perEndpoint: number;
   /** Idle wait between polls (`HOLDFAST_DELIVERY_POLL`, default 100 ms). */
