@@ -190,16 +190,22 @@ describe.skipIf(!realPostgres)(
     });
 
     it('the healthy receiver keeps at least 90% of its throughput beside a slow one', async () => {
-      // Two worker processes serve alternating runs (alone, beside the slow receiver, twice
-      // each); the best of each pair is compared, so a burst of load from elsewhere on a
-      // shared machine does not decide the verdict. Only the slow receiver differs.
+      // Two worker processes serve alternating runs (alone and beside the slow receiver, three
+      // times each, the order of each pair flipped every round); the best of each kind is
+      // compared, so a burst of load from elsewhere (the rest of the suite runs beside this file
+      // on two cores) does not decide the verdict. Only the slow receiver differs. Alone on the
+      // machine the runs agree within a few percent (99%, 102%); with two rounds, one CI run got
+      // 76 and 128/s alone.
       const workers = await Promise.all([startWorker(), startWorker()]);
       await fairnessRun('acct_warmup', true); // JIT and pools warm, not measured
       const alone: number[] = [];
       const beside: number[] = [];
-      for (const round of [1, 2]) {
-        alone.push(await fairnessRun(`acct_alone_${round}`, false));
-        beside.push(await fairnessRun(`acct_beside_${round}`, true));
+      for (const round of [1, 2, 3]) {
+        const order = round % 2 === 1 ? [false, true] : [true, false];
+        for (const withSlow of order) {
+          const rate = await fairnessRun(`acct_${withSlow ? 'beside' : 'alone'}_${round}`, withSlow);
+          (withSlow ? beside : alone).push(rate);
+        }
       }
       await Promise.all(workers.map((w) => stopWorker(w)));
       const best = (xs: number[]) => Math.max(...xs);
@@ -207,7 +213,7 @@ describe.skipIf(!realPostgres)(
         `fairness: healthy receiver alone ${alone.map((n) => n.toFixed(0)).join(', ')} deliveries/s; beside a receiver slower than the timeout ${beside.map((n) => n.toFixed(0)).join(', ')}/s; best ${((best(beside) / best(alone)) * 100).toFixed(0)}%`,
       );
       expect(best(beside)).toBeGreaterThanOrEqual(0.9 * best(alone));
-    }, 90_000);
+    }, 120_000);
 
     it(`delivers ${EVENTS} events to four receivers at least once through two SIGKILLs`, async () => {
       const account = 'acct_chaos';
