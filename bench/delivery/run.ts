@@ -256,14 +256,20 @@ async function throughput(mode: Mode, spread = 1): Promise<number> {
   costs.set(label, [...(costs.get(label) ?? []), { idle, commits: perDelivery }]);
   await Promise.all(procs.map(stop));
   for (const id of ids) await updateEndpoint(sql, { account, id, status: 'disabled' });
-  // The next mode starts from the same tables as this one did: empty. Each mode leaves about
-  // 25,000 deliveries, events and attempts behind, and every later mode paid for them (bigger
-  // indexes to insert into, dead rows where autovacuum is off, as on the CI machine): over twelve
-  // modes in a row the rate fell by a sixth, so with rounds alternating the order, whichever mode
-  // had the earlier slots had the better best. Vacuuming between modes did not stop the slide.
+  await emptyTables();
+  return due / seconds;
+}
+
+/**
+ * The next run starts from the same tables as this one did: empty. Each run leaves thousands of
+ * deliveries, events and attempts behind, and every later run paid for them (bigger indexes to
+ * insert into, dead rows where autovacuum is off, as on the CI machine): over twelve throughput
+ * modes in a row the rate fell by a sixth, and over six fairness runs by a third, so whichever
+ * kind of run had the earlier slots looked better. Vacuuming between runs did not stop the slide.
+ */
+async function emptyTables(): Promise<void> {
   await sql`truncate holdfast_delivery_attempts, holdfast_deliveries, holdfast_events`;
   await sql`vacuum holdfast_endpoint_pacing, holdfast_endpoint_releases`;
-  return due / seconds;
 }
 
 /** How a mode is named in the progress lines and the maps: `1`, `2`, `bare`, or `2 over 99`. */
@@ -311,7 +317,21 @@ async function fairness(withSlow: boolean): Promise<number> {
   for (const id of [...fast, ...(slow ? [slow] : [])])
     await updateEndpoint(sql, { account, id, status: 'disabled' });
   await stop(proc);
+  await emptyTables();
   return (perEndpoint * 99) / seconds;
+}
+
+/** `rounds` fairness pairs, the order flipped every other round (as the throughput rounds). */
+async function fairnessPairs(rounds: number, report?: (alone: number, beside: number) => void) {
+  const alone: number[] = [];
+  const beside: number[] = [];
+  for (let round = 0; round < rounds; round += 1) {
+    for (const withSlow of round % 2 === 0 ? [false, true] : [true, false]) {
+      (withSlow ? beside : alone).push(await fairness(withSlow));
+    }
+    report?.(alone.at(-1) ?? 0, beside.at(-1) ?? 0);
+  }
+  return { alone, beside };
 }
 
 /**
@@ -536,13 +556,11 @@ if (['fairness', 'backlog', 'scale'].includes(process.env.BENCH_ONLY ?? '')) {
       );
     }
   } else if (process.env.BENCH_ONLY === 'fairness') {
-    for (let round = 0; round < ROUNDS; round += 1) {
-      const alone = await fairness(false);
-      const beside = await fairness(true);
+    await fairnessPairs(ROUNDS, (alone, beside) =>
       progress(
         `fairness alone ${alone.toFixed(0)}/s, beside ${beside.toFixed(0)}/s: ${((beside / alone) * 100).toFixed(0)}% (load ${loadAverage()})`,
-      );
-    }
+      ),
+    );
   } else {
     const idle = await backlogDelay(false);
     const busy = await backlogDelay(true);
@@ -586,12 +604,7 @@ try {
     progress(`throughput ${spreadLabel(mode, SPREAD)}: ${rate.toFixed(0)}/s`),
   );
 
-  const alone: number[] = [];
-  const beside: number[] = [];
-  for (let round = 0; round < ROUNDS; round += 1) {
-    alone.push(await fairness(false));
-    beside.push(await fairness(true));
-  }
+  const { alone, beside } = await fairnessPairs(ROUNDS);
   progress(`fairness alone ${alone.join(', ')}, beside ${beside.join(', ')}`);
   const idle = await backlogDelay(false);
   const delay = await backlogDelay(true);
