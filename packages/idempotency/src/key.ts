@@ -33,9 +33,10 @@ function invalid(detail: string, code: string): ProblemError {
 /**
  * Reads an `Idempotency-Key` header value. The key may arrive bare (`abc`) or as a Structured
  * Field string (`"abc"`, as the IETF draft "The Idempotency-Key HTTP Header Field" writes it);
- * both name the same key `abc`. Keys are 1 to 255 characters.
+ * both name the same key `abc`. Keys are 1 to 255 characters, not all of them whitespace.
  * Absent where `required`: 400 `idempotency_key_required`; malformed or too long: 400
- * `validation_failed` naming the header. Absent and optional: `{ ok: true, key: undefined }`.
+ * `validation_failed` naming the header (`errors[0].code`: `invalid`, `blank` for an empty or
+ * whitespace-only key in any form, `too_long`). Absent and optional: `{ ok: true, key: undefined }`.
  *
  * @example
  * ```ts
@@ -72,15 +73,18 @@ export function parseIdempotencyKey(
   } else {
     return {
       ok: false,
-      error: invalid(
+      error:
         trimmed === ''
-          ? 'Idempotency-Key is empty.'
-          : 'Idempotency-Key must be visible ASCII without spaces, quotes, backslashes or commas, or a quoted Structured Field string.',
-        'invalid',
-      ),
+          ? invalid('Idempotency-Key is blank.', 'blank')
+          : invalid(
+              'Idempotency-Key must be visible ASCII without spaces, quotes, backslashes or commas, or a quoted Structured Field string.',
+              'invalid',
+            ),
     };
   }
-  if (key.length === 0) return { ok: false, error: invalid('Idempotency-Key is empty.', 'invalid') };
+  // A quoted key of spaces only (`"  "`) is as blank as an absent one: no client means it as a
+  // key, and two such requests would be taken for retries of each other.
+  if (key.trim() === '') return { ok: false, error: invalid('Idempotency-Key is blank.', 'blank') };
   if (key.length > MAX_KEY_LENGTH) {
     return {
       ok: false,

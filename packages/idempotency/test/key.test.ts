@@ -17,8 +17,12 @@ describe('parseIdempotencyKey', () => {
   });
 
   it.each([
-    ['', 'invalid'],
-    ['""', 'invalid'],
+    ['', 'blank'],
+    ['""', 'blank'],
+    ['  ', 'blank'],
+    ['\t', 'blank'],
+    ['"  "', 'blank'],
+    ['  " "  ', 'blank'],
     ['a b', 'invalid'],
     ['a,b', 'invalid'],
     ['"open', 'invalid'],
@@ -37,6 +41,21 @@ describe('parseIdempotencyKey', () => {
     ]);
   });
 
+  it('property: a key of whitespace only, bare or quoted, is 400 validation_failed (blank)', () => {
+    const blank = fc.string({ unit: fc.constantFrom(' ', '\t'), maxLength: 40 });
+    fc.assert(
+      fc.property(blank, fc.boolean(), fc.boolean(), (spaces, quoted, required) => {
+        // Tabs are not sf-string characters: a quoted tab is malformed rather than blank.
+        const header = quoted ? `"${spaces.replaceAll('\t', ' ')}"` : spaces;
+        const result = parseIdempotencyKey(header, { required });
+        expect(result.ok).toBe(false);
+        if (result.ok) return;
+        expect([result.error.status, result.error.code]).toEqual([400, 'validation_failed']);
+        expect(result.error.errors[0]).toMatchObject({ field: 'Idempotency-Key', code: 'blank' });
+      }),
+    );
+  });
+
   it('answers idempotency_key_required only when required', () => {
     expect(parseIdempotencyKey(undefined)).toEqual({ ok: true, key: undefined });
     const missing = parseIdempotencyKey(null, { required: true });
@@ -53,7 +72,7 @@ describe('parseIdempotencyKey', () => {
       fc.property(printable, (key) => {
         const quoted = `"${key.replace(/[\\"]/g, '\\$&')}"`;
         const result = parseIdempotencyKey(quoted);
-        if (key.length > 255) expect(result.ok).toBe(false);
+        if (key.length > 255 || key.trim() === '') expect(result.ok).toBe(false);
         else expect(result).toEqual({ ok: true, key });
         // Sent bare, the same text is the key itself, trimmed; unless it opens with a DQUOTE,
         // when it is read as a Structured Field string, whose serialization is unique.
