@@ -15,6 +15,7 @@ import type { App, AppEnv, Deps } from './context';
 import { dashboardRoutes } from './dashboard/index';
 import { destinationHint } from './destination-hint';
 import { renderDocs } from './docs';
+import { htmlSecurityHeaders } from './html';
 import { observeRequests } from './observability/http-observer';
 import { finalizeDocument } from './openapi';
 import { contractProblemPages } from './problem-pages';
@@ -103,6 +104,7 @@ export function buildApp(deps: Deps, options: AppOptions = {}): App {
     // reuse a socket that still carries the rest of its body (RFC 9110 section 15.5.14).
     if (c.res.status === 413) c.res.headers.set('Connection', 'close');
   });
+  app.use(htmlSecurityHeaders());
   const onError = onProblem();
   app.onError((error, c) => {
     // Hono's JSON validator refuses an empty body with a bare 400; jsonBody() has already

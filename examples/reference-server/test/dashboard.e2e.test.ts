@@ -231,7 +231,7 @@ describe.skipIf(!hasChromium)('dashboard in Chromium (needs /usr/bin/chromium)',
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/html/);
     const csp = res.headers.get('content-security-policy') ?? '';
-    expect(csp).toContain("default-src 'self'");
+    expect(csp).toContain("default-src 'none'");
     expect(csp).toContain("script-src 'self'");
     expect(csp).toContain("frame-ancestors 'none'");
     expect(csp).not.toContain('unsafe-inline');
@@ -249,7 +249,7 @@ describe.skipIf(!hasChromium)('dashboard in Chromium (needs /usr/bin/chromium)',
         asset.endsWith('.js') ? /^text\/javascript/ : /^text\/css/,
       );
       expect(file.headers.get('cache-control')).toBe('no-cache');
-      expect(file.headers.get('content-security-policy')).toContain("default-src 'self'");
+      expect(file.headers.get('content-security-policy')).toContain("default-src 'none'");
       await file.arrayBuffer();
     }
   });

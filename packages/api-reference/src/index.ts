@@ -1,4 +1,4 @@
-export { escapeHtml, htmlPage } from './html';
+export { escapeHtml, HTML_PAGE_CSP, htmlPage } from './html';
 export {
   type Json,
   type OpenApiDocument,

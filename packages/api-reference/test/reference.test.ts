@@ -1,6 +1,7 @@
+import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { escapeHtml, htmlPage, type OpenApiDocument, renderReference } from '../src/index';
+import { escapeHtml, HTML_PAGE_CSP, htmlPage, type OpenApiDocument, renderReference } from '../src/index';
 
 const document: OpenApiDocument = {
   openapi: '3.1.0',
@@ -101,5 +102,25 @@ describe('htmlPage()', () => {
     expect(html).toContain('<title>&lt;Shop&gt;</title>');
     expect(html).toContain('<main><h1>Hi</h1></main>');
     expect(html).not.toMatch(/<script|<link|src=|@import|url\(/);
+  });
+
+  it('HTML_PAGE_CSP allows exactly the inline stylesheet of htmlPage, and no framing', () => {
+    const html = htmlPage('Docs', renderReference(document));
+    const styles = [...html.matchAll(/<style>([\s\S]*?)<\/style>/g)].map((m) => m[1] ?? '');
+    expect(styles).toHaveLength(1);
+    const hash = createHash('sha256')
+      .update(styles[0] ?? '')
+      .digest('base64');
+    const directives = new Map(
+      HTML_PAGE_CSP.split(';').map((d) => {
+        const [name = '', ...values] = d.trim().split(/\s+/);
+        return [name, values] as const;
+      }),
+    );
+    expect(directives.get('default-src')).toEqual(["'none'"]);
+    expect(directives.get('style-src')).toEqual([`'sha256-${hash}'`]);
+    expect(directives.get('frame-ancestors')).toEqual(["'none'"]);
+    // Nothing else is inline: no style attributes or scripts the policy would block.
+    expect(html).not.toMatch(/ style=|<script/);
   });
 });

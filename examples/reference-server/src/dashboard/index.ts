@@ -32,7 +32,7 @@ interface Asset {
  * any accidental `innerHTML` with a string throw instead of becoming an injection point.
  */
 export const DASHBOARD_CSP: string = [
-  "default-src 'self'",
+  "default-src 'none'",
   "script-src 'self'",
   "style-src 'self'",
   "img-src 'self' data:",
