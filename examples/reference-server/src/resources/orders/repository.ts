@@ -5,6 +5,7 @@ import type { Fragment } from '@holdfast/idempotency/postgres';
 import { opaqueId } from '@holdfast/opaque-id';
 import { eventWrites } from '@holdfast/webhook-delivery/postgres';
 import type postgres from 'postgres';
+import { type IfMatch, ifMatchHolds } from '../../if-match';
 import { isoTime } from '../../iso-time';
 import { emit } from '../../outbox';
 import { problem } from '../../problems';
@@ -59,14 +60,6 @@ export const etag = (row: postgres.Row): string => `"${row.version}"`;
 const notFound = () => problem('not_found', { detail: 'No such order.' });
 const transition = (from: string, to: string) =>
   problem('invalid_state_transition', { detail: `An order cannot move from ${from} to ${to}.` });
-
-/** Whether an If-Match value names the current version (RFC 9110 section 13.1.1: strong comparison, or `*`). */
-function ifMatchHolds(header: string, current: string): boolean {
-  return header
-    .split(',')
-    .map((part) => part.trim())
-    .some((tag) => tag === '*' || tag === current);
-}
 
 async function lockOrder(tx: postgres.TransactionSql, account: string, id: string): Promise<postgres.Row> {
   const [row] =
@@ -188,14 +181,14 @@ export function updateOrder(
   account: string,
   id: string,
   body: UpdateOrder,
-  ifMatch: string | undefined,
+  ifMatch: IfMatch | undefined,
   now: number,
 ): Promise<postgres.Row> {
   return sql.begin(async (tx) => {
     const current = await lockOrder(tx, account, id);
     if (ifMatch !== undefined && !ifMatchHolds(ifMatch, etag(current))) {
       throw problem('version_conflict', {
-        detail: `The order is at version ${etag(current)}, not ${ifMatch}. Fetch it again and retry.`,
+        detail: `The order is at version ${etag(current)}, which If-Match does not name. Fetch it again and retry.`,
       });
     }
     let status: string = current.status;

@@ -3,6 +3,7 @@ import { refuseFields } from '@holdfast/json-body/hono';
 import { z } from '@hono/zod-openapi';
 import { answerRoute } from '../../api/answer-route';
 import type { App, Deps } from '../../context';
+import { ifMatchHeader } from '../../if-match';
 import {
   cancelOrder,
   createRefund,
@@ -76,7 +77,8 @@ export function orderRoutes(app: App, deps: Deps): void {
   app.openapi(updateOrderRoute, async (c) => {
     const { account } = c.get('principal');
     const { id } = c.req.valid('param');
-    const row = await updateOrder(sql, account, id, c.req.valid('json'), c.req.header('if-match'), now());
+    const ifMatch = ifMatchHeader(c.req.header('if-match'));
+    const row = await updateOrder(sql, account, id, c.req.valid('json'), ifMatch, now());
     c.header('ETag', etag(row));
     return c.json(toOrder(row), 200);
   });
