@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { parseBearer } from '@holdfast/api-keys';
 import { parseRetrySchedule } from '@holdfast/webhook-delivery';
 
 /** One key from `HOLDFAST_API_KEYS` (CONTRACT section 3). */
@@ -35,6 +36,12 @@ export interface HttpLimits {
   readonly keepAliveTimeoutMs: number;
   /** Concurrent connections at most (`HOLDFAST_MAX_CONNECTIONS`, default 1024); more are closed at once. */
   readonly maxConnections: number;
+  /**
+   * Concurrent connections one client address (an IPv6 /64) may hold
+   * (`HOLDFAST_MAX_CONNECTIONS_PER_ADDRESS`, default a quarter of `maxConnections`, 256): more
+   * are answered 503 and closed at once, so no address can take every connection.
+   */
+  readonly maxConnectionsPerAddress: number;
 }
 
 export interface RateLimitConfig {
@@ -100,11 +107,16 @@ function parseHttpLimits(env: Readonly<Record<string, string | undefined>>): Htt
     keepAliveTimeoutMs: parseDuration(env.HOLDFAST_KEEP_ALIVE_TIMEOUT || '5s', 'HOLDFAST_KEEP_ALIVE_TIMEOUT'),
     maxConnections: positiveInteger(env.HOLDFAST_MAX_CONNECTIONS, 'HOLDFAST_MAX_CONNECTIONS', 1024),
   };
+  const maxConnectionsPerAddress = positiveInteger(
+    env.HOLDFAST_MAX_CONNECTIONS_PER_ADDRESS,
+    'HOLDFAST_MAX_CONNECTIONS_PER_ADDRESS',
+    Math.max(1, Math.floor(limits.maxConnections / 4)),
+  );
   // Node refuses a header timeout longer than the request timeout.
   if (limits.headersTimeoutMs > limits.requestTimeoutMs) {
     throw new ConfigError('HOLDFAST_HEADERS_TIMEOUT must not exceed HOLDFAST_REQUEST_TIMEOUT');
   }
-  return limits;
+  return { ...limits, maxConnectionsPerAddress };
 }
 
 /** A positive integer from `raw`, `fallback` when unset. */
@@ -188,6 +200,14 @@ function parseApiKeys(raw: string | undefined): SeedKey[] {
     if (typeof key !== 'string' || !/^hf_(live|test)_[A-Za-z0-9_-]{16,}$/.test(key)) {
       throw new ConfigError(
         `HOLDFAST_API_KEYS[${i}].key must look like hf_live_<opaque> or hf_test_<opaque>`,
+      );
+    }
+    // The rule is the bearer parser's own (its length bound and alphabet), not a copy: a key it
+    // would never read from `Authorization` could only ever be refused. The message names the
+    // position, never the key.
+    if (parseBearer(`Bearer ${key}`)?.key !== key) {
+      throw new ConfigError(
+        `HOLDFAST_API_KEYS[${i}].key can never authenticate: the Authorization parser takes 16 to 128 base64url characters after hf_live_ or hf_test_`,
       );
     }
     if (typeof account !== 'string' || !/^acct_[A-Za-z0-9_-]+$/.test(account)) {

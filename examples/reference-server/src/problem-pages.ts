@@ -29,7 +29,8 @@ const ADVICE: Record<keyof typeof contractDefinitions | keyof typeof httpFraming
   version_conflict: 'The `If-Match` ETag no longer matches: fetch the resource again and reapply the change.',
   idempotency_key_in_use: 'A request with this key is still running. Retry after `Retry-After` seconds.',
   payload_too_large: 'The body is over 1 MiB.',
-  unsupported_media_type: 'Bodies must be `application/json`.',
+  unsupported_media_type:
+    'Bodies must be `application/json`, sent without a content coding: a `Content-Encoding` other than `identity` is refused (the answer carries `Accept-Encoding: identity`).',
   idempotency_key_reused:
     'This key was used with a different request (method, path or body). Use a new key for a new request.',
   unprocessable:
@@ -44,6 +45,10 @@ const ADVICE: Record<keyof typeof contractDefinitions | keyof typeof httpFraming
   malformed_request:
     'The bytes received are not a well-formed HTTP/1.1 request, so no route saw it. Fix the client or proxy; do not retry unchanged.',
   request_timeout: 'The request did not arrive completely in time. Retry on a new connection.',
+  expectation_failed:
+    'The request’s `Expect` header asks for something other than `100-continue`, the only expectation this server meets. Send the request without it.',
+  not_implemented:
+    'The method (such as `CONNECT` or one HTTP does not define) or a transfer coding other than `chunked` is not implemented here. Use the methods `Allow` and the reference list, and send bodies with `Content-Length` or plain `chunked`.',
   header_fields_too_large:
     'The request line and headers exceed the server’s limit (16 KiB by default): shorten the URL or send fewer or smaller headers.',
 };

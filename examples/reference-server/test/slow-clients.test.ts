@@ -12,6 +12,7 @@ beforeAll(async () => {
     HOLDFAST_HEADERS_TIMEOUT: '400ms',
     HOLDFAST_REQUEST_TIMEOUT: '1200ms',
     HOLDFAST_MAX_CONNECTIONS: '3',
+    HOLDFAST_MAX_CONNECTIONS_PER_ADDRESS: '3',
   });
 });
 afterAll(async () => {

@@ -5,16 +5,21 @@ import {
   type ProblemCatalogue,
   type ProblemError,
 } from '@holdfast/problem-details';
+import { rawProblemResponse } from './raw-response';
 
 /**
  * Problems Node's HTTP parser finds before any framework sees the request: a request line or
  * headers over `maxHeaderSize`, a request that did not arrive within `requestTimeout`, bytes
- * that are not HTTP/1.1. Their `type` URIs share the contract catalogue's base.
+ * that are not HTTP/1.1; and what no route should ever see: an `Expect` other than
+ * `100-continue` (417), a method or transfer coding the server does not implement (501). Their
+ * `type` URIs share the contract catalogue's base.
  */
 export const httpFramingDefinitions = {
   malformed_request: { status: 400, title: 'Malformed HTTP request' },
   request_timeout: { status: 408, title: 'Request timeout' },
+  expectation_failed: { status: 417, title: 'Expectation failed' },
   header_fields_too_large: { status: 431, title: 'Request header fields too large' },
+  not_implemented: { status: 501, title: 'Not implemented' },
 } as const;
 
 /**
@@ -28,14 +33,6 @@ export const httpFramingDefinitions = {
  */
 export const httpFramingProblems: ProblemCatalogue<typeof httpFramingDefinitions> =
   defineProblems(httpFramingDefinitions);
-const encoder = new TextEncoder();
-
-const REASONS: Readonly<Record<number, string>> = {
-  400: 'Bad Request',
-  408: 'Request Timeout',
-  413: 'Content Too Large',
-  431: 'Request Header Fields Too Large',
-};
 
 /** What `server.on('clientError')` hands over: Node's parser error. */
 export interface ClientError extends Error {
@@ -70,6 +67,11 @@ function problemFor(code: string | undefined): ProblemError {
       return httpFramingProblems.create('request_timeout', { detail: 'The request did not arrive in time.' });
     case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
       return holdfastProblems.create('payload_too_large', { detail: 'The chunk extensions are too large.' });
+    // A method outside llhttp's table is one no resource here supports (RFC 9110 section 15.6.2).
+    case 'HPE_INVALID_METHOD':
+      return httpFramingProblems.create('not_implemented', {
+        detail: 'The request method is not one this server implements.',
+      });
     default:
       return httpFramingProblems.create('malformed_request', {
         detail: 'The request is not well-formed HTTP/1.1.',
@@ -139,20 +141,7 @@ export function answerClientErrors(server: ClientErrorServer, options: ClientErr
       socket.destroy();
       return;
     }
-    const problem = problemFor(error.code);
-    const requestId = generate();
     const instance = pathOf(error.rawPacket);
-    const body = JSON.stringify(
-      problem.toJSON(instance === undefined ? { requestId } : { instance, requestId }),
-    );
-    const lines = [
-      `HTTP/1.1 ${problem.status} ${REASONS[problem.status] ?? 'Error'}`,
-      'Content-Type: application/problem+json',
-      `Content-Length: ${encoder.encode(body).length}`,
-      `${header}: ${requestId}`,
-      'X-Content-Type-Options: nosniff',
-      'Connection: close',
-    ];
-    socket.end(`${lines.join('\r\n')}\r\n\r\n${body}`);
+    socket.end(rawProblemResponse(problemFor(error.code), { header, requestId: generate(), instance }));
   });
 }

@@ -10,7 +10,9 @@ import {
 import { newRequestId } from '@holdfast/opaque-id';
 import type { ProblemError } from '@holdfast/problem-details';
 import { getRequestListener } from '@hono/node-server';
+import { limitConnectionsPerAddress } from './address-cap';
 import { answerClientErrors, httpFramingProblems } from './client-error';
+import { answerHttpEdges, answerProblem, refuseAtTheEdge } from './edges';
 
 /** Limits against slow and greedy clients. */
 export interface HttpLimits {
@@ -22,6 +24,12 @@ export interface HttpLimits {
   readonly keepAliveTimeoutMs: number;
   /** Concurrent connections at most; more are closed at once. */
   readonly maxConnections: number;
+  /**
+   * Concurrent connections one client address (an IPv6 /64) may hold; more are answered 503
+   * and closed at once ({@link limitConnectionsPerAddress}). @defaultValue a quarter of
+   * `maxConnections`, at least 1
+   */
+  readonly maxConnectionsPerAddress?: number;
 }
 
 /** Options of {@link createHonoServer}. */
@@ -88,9 +96,13 @@ function bodylessWithoutContentType(outgoing: ServerResponse): void {
  * A Node HTTP server for a fetch handler (a Hono app's `app.fetch`) through `@hono/node-server`.
  * Everything refused before the app runs is problem+json with a `Request-Id` too, never Node's
  * or the adapter's bare 400: what Node's parser refuses ({@link answerClientErrors}: headers over
- * 16 KiB, malformed HTTP, timeouts as 408), an HTTP/1.1 request without `Host` (RFC 9112
- * section 3.2: 400), and targets the adapter cannot turn into a URL (a backslash in the path,
- * an invalid `Host`, `*`).
+ * 16 KiB, malformed HTTP, unknown methods as 501, timeouts as 408), an HTTP/1.1 request without
+ * `Host` (RFC 9112 section 3.2: 400), framing the app must not see ({@link refuseAtTheEdge}:
+ * content codings 415, transfer codings 501), `Expect` and `CONNECT` ({@link answerHttpEdges}:
+ * 417, 501, and `100 Continue` only once the app reads the body), and targets the adapter
+ * cannot turn into a URL (a backslash in the path, an invalid `Host`, `*`). With `limits`, one
+ * client address holds at most `maxConnectionsPerAddress` connections
+ * ({@link limitConnectionsPerAddress}).
  *
  * @example
  * ```ts
@@ -132,14 +144,12 @@ export function createHonoServer(
     (incoming: IncomingMessage, outgoing) => {
       if (incoming.httpVersion === '1.1' && incoming.headers.host === undefined) {
         const detail = 'HTTP/1.1 requests must carry a Host header.';
-        const { status, headers, body } = render(
-          httpFramingProblems.create('malformed_request', { detail }),
-          incoming.url,
-        );
-        headers.set('Connection', 'close');
-        headers.set('Content-Length', String(Buffer.byteLength(body)));
-        outgoing.writeHead(status, Object.fromEntries(headers));
-        outgoing.end(body);
+        answerProblem(incoming, outgoing, httpFramingProblems.create('malformed_request', { detail }));
+        return;
+      }
+      const refusal = refuseAtTheEdge(incoming);
+      if (refusal) {
+        answerProblem(incoming, outgoing, refusal);
         return;
       }
       target = incoming.url;
@@ -152,6 +162,12 @@ export function createHonoServer(
     },
   );
   answerClientErrors(server);
-  if (limits) server.maxConnections = limits.maxConnections;
+  answerHttpEdges(server);
+  if (limits) {
+    server.maxConnections = limits.maxConnections;
+    const maxPerAddress =
+      limits.maxConnectionsPerAddress ?? Math.max(1, Math.floor(limits.maxConnections / 4));
+    limitConnectionsPerAddress(server, { maxPerAddress });
+  }
   return server;
 }

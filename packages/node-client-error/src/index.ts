@@ -1,4 +1,12 @@
 export {
+  type AddressCap,
+  type AddressCapOptions,
+  type AddressedSocket,
+  addressKey,
+  type ConnectionServer,
+  limitConnectionsPerAddress,
+} from './address-cap';
+export {
   answerClientErrors,
   type ClientError,
   type ClientErrorOptions,
@@ -9,3 +17,14 @@ export {
   type RequestOnSocket,
   type ResponseInFlight,
 } from './client-error';
+export {
+  answerHttpEdges,
+  answerProblem,
+  type EdgeIncoming,
+  type EdgeOptions,
+  type EdgeRequest,
+  type EdgeResponse,
+  type EdgeServer,
+  type EdgeSocket,
+  refuseAtTheEdge,
+} from './edges';
