@@ -2709,7 +2709,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The ETag of the version being changed; a different current version is 409 version_conflict. */
+                /** @description The ETag of the version being changed (RFC 9110 section 13.1.1): `*` alone, or a list of entity tags compared strongly, so a weak `W/` tag never matches. A current version the value does not name is 409 version_conflict; a value outside the grammar (such as `"3", *`) is 400 validation_failed. */
                 "if-match"?: string;
             };
             path: {
