@@ -105,7 +105,7 @@ describe('htmlPage()', () => {
   });
 
   it('HTML_PAGE_CSP allows exactly the inline stylesheet of htmlPage, and no framing', () => {
-    const html = htmlPage('Docs', renderReference(document));
+    const html = renderReference(document);
     const styles = [...html.matchAll(/<style>([\s\S]*?)<\/style>/g)].map((m) => m[1] ?? '');
     expect(styles).toHaveLength(1);
     const hash = createHash('sha256')

@@ -55,7 +55,17 @@ export interface ClientErrorOptions {
   generateRequestId?: () => string;
 }
 
-function problemFor(code: string | undefined): ProblemError {
+const malformed = (): ProblemError =>
+  httpFramingProblems.create('malformed_request', { detail: 'The request is not well-formed HTTP/1.1.' });
+
+/** Whether the bytes open with a request line (`token SP target SP HTTP/1.x`), whatever the method. */
+function isRequestLine(rawPacket: unknown): boolean {
+  if (!(rawPacket instanceof Uint8Array)) return false;
+  const head = new TextDecoder('latin1').decode(rawPacket.subarray(0, 2100));
+  return /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,32} [\x21-\x7e]+ HTTP\/1\.[01]\r?\n/.test(head);
+}
+
+function problemFor(code: string | undefined, rawPacket: unknown): ProblemError {
   switch (code) {
     case 'HPE_HEADER_OVERFLOW':
       return httpFramingProblems.create('header_fields_too_large', {
@@ -67,15 +77,15 @@ function problemFor(code: string | undefined): ProblemError {
       return httpFramingProblems.create('request_timeout', { detail: 'The request did not arrive in time.' });
     case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
       return holdfastProblems.create('payload_too_large', { detail: 'The chunk extensions are too large.' });
-    // A method outside llhttp's table is one no resource here supports (RFC 9110 section 15.6.2).
+    // A well-formed request line whose method is outside llhttp's table names a method no
+    // resource here supports (RFC 9110 section 15.6.2); other bytes are simply not HTTP.
     case 'HPE_INVALID_METHOD':
+      if (!isRequestLine(rawPacket)) return malformed();
       return httpFramingProblems.create('not_implemented', {
         detail: 'The request method is not one this server implements.',
       });
     default:
-      return httpFramingProblems.create('malformed_request', {
-        detail: 'The request is not well-formed HTTP/1.1.',
-      });
+      return malformed();
   }
 }
 
@@ -142,6 +152,12 @@ export function answerClientErrors(server: ClientErrorServer, options: ClientErr
       return;
     }
     const instance = pathOf(error.rawPacket);
-    socket.end(rawProblemResponse(problemFor(error.code), { header, requestId: generate(), instance }));
+    socket.end(
+      rawProblemResponse(problemFor(error.code, error.rawPacket), {
+        header,
+        requestId: generate(),
+        instance,
+      }),
+    );
   });
 }
