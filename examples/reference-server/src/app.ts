@@ -15,6 +15,7 @@ import type { App, AppEnv, Deps } from './context';
 import { dashboardRoutes } from './dashboard/index';
 import { destinationHint } from './destination-hint';
 import { renderDocs } from './docs';
+import { healthRoutes, type Readiness, readiness } from './health';
 import { htmlSecurityHeaders } from './html';
 import { observeRequests } from './observability/http-observer';
 import { finalizeDocument } from './openapi';
@@ -41,7 +42,13 @@ const UNAVAILABLE = new Set([
   'ECONNRESET',
   '57P01',
   '57P03',
+  // statement_timeout and lock_timeout of the API's pool (issue 28): a table locked too long.
+  '57014',
+  '55P03',
 ]);
+
+/** query_canceled (statement_timeout) and lock_not_available (lock_timeout): slow, not down. */
+const TIMED_OUT = new Set(['57014', '55P03']);
 
 /** Whether `error` says the database is unreachable (postgres.js and PostgreSQL codes): a 503, not a 500. */
 function databaseUnavailable(error: unknown): boolean {
@@ -80,6 +87,8 @@ function scopeByPath(): MiddlewareHandler<AppEnv> {
 
 /** What the app registers besides the shared dependencies: route modules that need more. */
 export interface AppOptions {
+  /** `/readyz`'s check (CONTRACT section 11); without it, the database answering `select 1`. */
+  readonly ready?: Readiness;
   /** Route modules mounted on /v1 after authentication, rate limiting and scope checks. */
   readonly v1Routes?: ReadonlyArray<(v1: App, deps: Deps) => void>;
   /** Route modules mounted at the root (no API key), such as the webhook receiver. */
@@ -119,11 +128,14 @@ export function buildApp(deps: Deps, options: AppOptions = {}): App {
       return problemResponse(c, missingBody());
     }
     if (databaseUnavailable(error)) {
+      const timedOut = 'code' in error && TIMED_OUT.has(String(error.code));
       return problemResponse(
         c,
         problem('service_unavailable', {
-          detail: 'The database cannot be reached right now. Retry after the Retry-After delay.',
-          retryAfter: 5,
+          detail: timedOut
+            ? 'The database did not answer in time. Retry after the Retry-After delay.'
+            : 'The database cannot be reached right now. Retry after the Retry-After delay.',
+          retryAfter: timedOut ? 2 : 5,
           cause: error,
         }),
       );
@@ -136,6 +148,7 @@ export function buildApp(deps: Deps, options: AppOptions = {}): App {
     await deps.sql`select 1`;
     return c.json({ status: 'ok' });
   });
+  healthRoutes(app, options.ready ?? readiness(deps.sql, []));
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',
     scheme: 'bearer',

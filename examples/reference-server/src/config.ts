@@ -44,6 +44,20 @@ export interface HttpLimits {
   readonly maxConnectionsPerAddress: number;
 }
 
+/** The database pools of this process and the API's time limits (issue 28). */
+export interface DatabaseLimits {
+  /** An API statement running longer is cancelled and answered 503 (`HOLDFAST_STATEMENT_TIMEOUT`, default 5 s). */
+  readonly statementTimeoutMs: number;
+  /** An API statement waiting longer for a lock gives up, 503 (`HOLDFAST_LOCK_TIMEOUT`, default 2 s). */
+  readonly lockTimeoutMs: number;
+  /** Connections of the API's pool (`HOLDFAST_API_POOL_SIZE`, default 10). */
+  readonly apiPoolSize: number;
+  /** Connections of the workers' pool, no timeouts (`HOLDFAST_WORKER_POOL_SIZE`, default 10). */
+  readonly workerPoolSize: number;
+  /** Port serving `/livez` and `/readyz` apart from the API (`HOLDFAST_HEALTH_PORT`), on `HOST`; absent: none. */
+  readonly healthPort: number | undefined;
+}
+
 export interface RateLimitConfig {
   readonly limit: number;
   readonly windowMs: number;
@@ -93,6 +107,8 @@ export interface Config {
   readonly redisUrl: string | undefined;
   /** Port of the Prometheus `/metrics` listener (`HOLDFAST_METRICS_PORT`), on `HOST`; absent: no metrics. */
   readonly metricsPort: number | undefined;
+  /** Database pools, timeouts and the health port. */
+  readonly database: DatabaseLimits;
 }
 
 /** A configuration mistake, reported at start with the variable's name and never its secret value. */
@@ -220,12 +236,22 @@ function parseApiKeys(raw: string | undefined): SeedKey[] {
   });
 }
 
-function parseMetricsPort(raw: string | undefined): number | undefined {
+function parseMetricsPort(raw: string | undefined, name = 'HOLDFAST_METRICS_PORT'): number | undefined {
   if (raw === undefined || raw.trim() === '') return undefined;
   const port = Number(raw);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
-    throw new ConfigError('HOLDFAST_METRICS_PORT must be a port number');
+    throw new ConfigError(`${name} must be a port number`);
   return port;
+}
+
+function parseDatabaseLimits(env: Readonly<Record<string, string | undefined>>): DatabaseLimits {
+  return {
+    statementTimeoutMs: parseDuration(env.HOLDFAST_STATEMENT_TIMEOUT || '5s', 'HOLDFAST_STATEMENT_TIMEOUT'),
+    lockTimeoutMs: parseDuration(env.HOLDFAST_LOCK_TIMEOUT || '2s', 'HOLDFAST_LOCK_TIMEOUT'),
+    apiPoolSize: positiveInteger(env.HOLDFAST_API_POOL_SIZE, 'HOLDFAST_API_POOL_SIZE', 10),
+    workerPoolSize: positiveInteger(env.HOLDFAST_WORKER_POOL_SIZE, 'HOLDFAST_WORKER_POOL_SIZE', 10),
+    healthPort: parseMetricsPort(env.HOLDFAST_HEALTH_PORT, 'HOLDFAST_HEALTH_PORT'),
+  };
 }
 
 function parseFlag(raw: string | undefined): boolean {
@@ -304,5 +330,6 @@ export function loadConfig(
     },
     redisUrl: env.HOLDFAST_REDIS_URL || undefined,
     metricsPort: parseMetricsPort(env.HOLDFAST_METRICS_PORT),
+    database: parseDatabaseLimits(env),
   };
 }

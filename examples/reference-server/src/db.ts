@@ -21,6 +21,66 @@ export function openDatabase(config: Config, whenHeld: 'refuse' | 'join' = 'refu
   return connect({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, max: 10, whenHeld });
 }
 
+/** The pools of a server process: the API's and the workers', apart (issue 28). */
+export interface Databases {
+  /**
+   * The API's pool (`HOLDFAST_API_POOL_SIZE`): every statement under `statement_timeout` and
+   * `lock_timeout`, so a locked table answers 503 instead of holding requests. Absent in a
+   * worker-only process.
+   */
+  readonly api: Database | undefined;
+  /**
+   * The workers' pool (`HOLDFAST_WORKER_POOL_SIZE`), without timeouts: a worker may wait on a lock
+   * for as long as it takes without holding a connection the API needs, and the reverse. Also runs
+   * the start-up work (migrations, seeding), which must not be cut at the API's timeout; in an
+   * API-only process it has one connection.
+   */
+  readonly worker: Database;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the pools `config.role` needs. On PostgreSQL, two pools; on PGlite, one connection that
+ * both use: PGlite is one session that runs one transaction at a time, so there is no second
+ * session to separate, no lock one session can hold against another, and no timeout (PGlite
+ * ignores start-up parameters and enforces no `statement_timeout`).
+ */
+export async function openDatabases(config: Config): Promise<Databases> {
+  const { database } = config;
+  const worker = await connect({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    max: config.role === 'api' ? 1 : database.workerPoolSize,
+    applicationName: 'holdfast worker',
+  });
+  if (config.role === 'worker') return { api: undefined, worker, close: () => worker.close() };
+  if (worker.kind === 'pglite') return { api: worker, worker, close: () => worker.close() };
+  const api = await connect({
+    databaseUrl: config.databaseUrl,
+    max: database.apiPoolSize,
+    applicationName: 'holdfast api',
+    parameters: apiTimeouts(config),
+  }).catch(async (error: unknown) => {
+    await worker.close();
+    throw error;
+  });
+  return {
+    api,
+    worker,
+    async close() {
+      await Promise.all([api.close(), worker.close()]);
+    },
+  };
+}
+
+/** The API pool's start-up parameters: its statement and lock timeouts, in milliseconds. */
+export function apiTimeouts(config: Config): Record<string, number> {
+  return {
+    statement_timeout: config.database.statementTimeoutMs,
+    lock_timeout: config.database.lockTimeoutMs,
+  };
+}
+
 /** The versioned SQL files of `migrations/`, in name order (`NNN_<what>.sql`). */
 function migrationFiles(): Promise<Migration[]> {
   return readMigrations(MIGRATIONS_DIR);

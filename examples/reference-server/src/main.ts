@@ -19,6 +19,7 @@ if (server.url) {
   lines.push(`  API docs:   ${server.url}/docs   (OpenAPI: ${server.url}/openapi.json)`);
 }
 if (server.metricsUrl) lines.push(`  metrics:    ${server.metricsUrl}`);
+if (server.healthUrl) lines.push(`  health:     ${server.healthUrl}/livez, ${server.healthUrl}/readyz`);
 if (config.redisUrl) lines.push('  rate limits: shared through Redis (HOLDFAST_REDIS_URL)');
 if (server.demoKey) {
   lines.push('');

@@ -53,6 +53,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   Notifications: 'What the account is told, such as an endpoint about to be disabled.',
   'Inbound events': 'Verified webhooks received at /hooks/{name}.',
   'Webhook receiver': 'The Standard Webhooks receiver.',
+  Health: 'Liveness and readiness of the process, for orchestrators: no API key, no rate limit.',
 };
 
 function operationId(method: string, path: string): string {

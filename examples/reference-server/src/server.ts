@@ -11,7 +11,8 @@ import type postgres from 'postgres';
 import { buildApp } from './app';
 import { type Config, loadConfig } from './config';
 import type { Deps } from './context';
-import { allMigrations, cursorKeyring, openDatabase } from './db';
+import { allMigrations, cursorKeyring, type Databases, openDatabases } from './db';
+import { type HealthServer, readiness, serveHealth } from './health';
 import { startOperations } from './operations';
 import { startSettlementWorker } from './settlement';
 import { startWebhookWorkers } from './workers';
@@ -24,7 +25,8 @@ export interface StartOptions {
   argv?: readonly string[];
   /**
    * An open database to use instead of opening one from the configuration; the caller keeps it
-   * and closes it after `close()`. Tests pass one schema of a PGlite their process shares.
+   * and closes it after `close()`. Tests pass one schema of a PGlite their process shares. The
+   * API and the workers then share it (as they share PGlite's one connection anyway).
    */
   database?: Database;
 }
@@ -39,6 +41,10 @@ export interface RunningServer {
   readonly database: string;
   /** `http://host:port/metrics` when `HOLDFAST_METRICS_PORT` is set. */
   readonly metricsUrl: string | undefined;
+  /** `http://host:port` of `/livez` and `/readyz` when `HOLDFAST_HEALTH_PORT` is set. */
+  readonly healthUrl: string | undefined;
+  /** The workers' pool (the same as `sql` on PGlite, in a worker-only process, or with `database`). */
+  readonly workerSql: postgres.Sql;
   /** A demo key created on this start (first run of a fresh database only): shown once. */
   readonly demoKey: string | undefined;
   /** Graceful stop: no new connections, in-flight requests and worker rounds finish, then the database closes. */
@@ -64,33 +70,46 @@ interface Stoppable {
 export async function startServer(options: StartOptions = {}): Promise<RunningServer> {
   const env = { ...process.env, ...options.env };
   const config = loadConfig(env, options.argv ?? []);
-  const db = options.database ?? (await openDatabase(config));
-  const closeDatabase = () => (options.database ? Promise.resolve() : db.close());
+  const given = options.database;
+  const dbs: Databases = given
+    ? { api: config.role === 'worker' ? undefined : given, worker: given, close: () => Promise.resolve() }
+    : await openDatabases(config);
+  const closeDatabase = () => dbs.close();
+  // The pool this process serves from: the API's, or the workers' in a worker-only process.
+  // Start-up work (migrations, seeding) runs on the workers' pool, which has no statement timeout.
+  const db = dbs.api ?? dbs.worker;
+  const startup = dbs.worker.sql;
   const stoppables: Stoppable[] = [];
   let http: Server | undefined;
+  let health: HealthServer | undefined;
   let ops: Awaited<ReturnType<typeof startOperations>> | undefined;
   try {
     ops = await startOperations(config, db.sql, env);
-    await migrate(db.sql, await allMigrations());
-    const keys = postgresApiKeyStore(db.sql);
+    const migrations = await allMigrations();
+    await migrate(startup, migrations);
+    const keys = postgresApiKeyStore(startup);
     for (const key of config.apiKeys) await keys.save(key);
     let demoKey: string | undefined;
     if (config.seedDemoKey) {
-      const [row] = await db.sql<{ count: number }[]>`select count(*)::int as count from holdfast_api_keys`;
+      const [row] = await startup<{ count: number }[]>`select count(*)::int as count from holdfast_api_keys`;
       if (row?.count === 0) demoKey = await createKey(keys, 'acct_demo', ['*']);
     }
     const deps: Deps = {
       sql: db.sql,
       config,
-      keyring: await cursorKeyring(db.sql, config.cursorSecret),
+      keyring: await cursorKeyring(startup, config.cursorSecret),
       now: Date.now,
       redis: ops.redis,
       log: ops.log,
       metrics: ops.metrics,
     };
+    const ready = readiness(
+      db.sql,
+      migrations.map((migration) => migration.id),
+    );
     let url = '';
     if (config.role !== 'worker') {
-      const app = buildApp(deps);
+      const app = buildApp(deps, { ready });
       const server = createHonoServer(app.fetch, { hostname: config.host, limits: config.http });
       server.listen(config.port, config.host);
       http = server;
@@ -103,14 +122,18 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       url = `http://${host}:${address.port}`;
     }
     if (config.role !== 'api') {
-      stoppables.push(startWebhookWorkers(deps));
-      stoppables.push(startSettlementWorker({ sql: db.sql, now: deps.now }));
+      const workerSql = dbs.worker.sql;
+      stoppables.push(startWebhookWorkers({ ...deps, sql: workerSql }));
+      stoppables.push(startSettlementWorker({ sql: workerSql, now: deps.now }));
       stoppables.push(
-        schedulePurge(postgresIdempotencyStore(db.sql), {
+        schedulePurge(postgresIdempotencyStore(workerSql), {
           onError: (error) => console.error('idempotency purge failed:', error),
         }),
       );
     }
+    const { healthPort } = config.database;
+    if (healthPort !== undefined) health = await serveHealth(ready, healthPort, config.host);
+    const healthServer = health;
     const operations = ops;
     let closing: Promise<void> | undefined;
     return {
@@ -119,6 +142,8 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       sql: db.sql,
       database: db.description,
       metricsUrl: ops.metricsUrl,
+      healthUrl: health?.url,
+      workerSql: dbs.worker.sql,
       demoKey,
       close() {
         closing ??= (async () => {
@@ -131,6 +156,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
             clearTimeout(force);
           }
           await Promise.all(stoppables.map((s) => s.stop()));
+          await healthServer?.close();
           await operations.close();
           await closeDatabase();
         })();
@@ -139,6 +165,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     };
   } catch (error) {
     http?.close();
+    await health?.close();
     await Promise.all(stoppables.map((s) => s.stop()));
     await ops?.close();
     await closeDatabase();

@@ -582,7 +582,15 @@ describe('the contract, every operation of /openapi.json', () => {
   });
 
   it('serves the pages outside /v1', async () => {
-    for (const path of ['/healthz', '/openapi.json', '/docs', '/dashboard', '/problems/invalid_cursor']) {
+    for (const path of [
+      '/healthz',
+      '/livez',
+      '/readyz',
+      '/openapi.json',
+      '/docs',
+      '/dashboard',
+      '/problems/invalid_cursor',
+    ]) {
       expect((await send(t.url, 'GET', path, { key: null })).status, path).toBe(200);
     }
     expect((await send(t.url, 'GET', '/problems/no_such_code', { key: null })).status).toBe(404);

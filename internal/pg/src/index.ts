@@ -28,6 +28,14 @@ export interface ConnectOptions {
   /** Sent as the connection's `search_path`, to isolate tests in their own schema. */
   searchPath?: string;
   /**
+   * Run-time parameters sent when each connection starts, such as `statement_timeout` and
+   * `lock_timeout` (milliseconds). PGlite ignores start-up parameters (and enforces no statement
+   * timeout even when one is set): they only take effect on a real server.
+   */
+  parameters?: Readonly<Record<string, string | number>>;
+  /** `application_name` of the connections (shown in `pg_stat_activity`); the URL's wins. */
+  applicationName?: string;
+  /**
    * When another live process holds the PGlite data directory: `refuse` (the default) throws
    * {@link DataDirectoryInUse}; `join` connects to that process's database through its loopback
    * socket (one short-lived connection, for a CLI such as `keys:create`), so nothing opens the
@@ -42,7 +50,7 @@ const quiet = { onnotice: () => {} };
  * A postgres.js client of a PGlite socket, whether this process serves it or a running server
  * does: one connection (PGlite has one session and answers one connection at a time), no TLS.
  */
-export function pgliteClient(host: string, port: number, connection?: Record<string, string>): Sql {
+export function pgliteClient(host: string, port: number, connection?: Record<string, string | number>): Sql {
   return postgres({
     host,
     port,
@@ -61,7 +69,12 @@ export function pgliteClient(host: string, port: number, connection?: Record<str
  * instances with different data directories never collide) with a one-connection pool.
  */
 export async function connect(options: ConnectOptions = {}): Promise<Database> {
-  const connection = options.searchPath ? { search_path: options.searchPath } : undefined;
+  const parameters: Record<string, string | number> = {
+    ...(options.applicationName ? { application_name: options.applicationName } : {}),
+    ...options.parameters,
+    ...(options.searchPath ? { search_path: options.searchPath } : {}),
+  };
+  const connection = Object.keys(parameters).length > 0 ? parameters : undefined;
   if (options.databaseUrl) {
     const sql = postgres(options.databaseUrl, {
       max: options.max ?? 10,

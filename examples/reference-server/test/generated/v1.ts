@@ -4,6 +4,46 @@
  */
 
 export interface paths {
+    "/livez": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Liveness
+         * @description Answers 200 while the process runs, whatever the database does: restart the process only when this fails. No API key, no rate limit.
+         */
+        get: operations["getLivez"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/readyz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Readiness
+         * @description Answers 200 when the database answers and every migration this build expects is applied; otherwise 503 with Retry-After: send no traffic until it is 200 again. No API key, no rate limit.
+         */
+        get: operations["getReadyz"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/orders": {
         parameters: {
             query?: never;
@@ -698,6 +738,32 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        HealthStatus: {
+            /**
+             * @description Always `ok`.
+             * @enum {string}
+             */
+            status: "ok";
+        };
+        Problem: {
+            /** @description Absolute URI ending in the code, documented at /problems/{code}. */
+            type: string;
+            title: string;
+            /** Format: int64 */
+            status: number;
+            detail: string;
+            /** @description The request path. */
+            instance: string;
+            requestId: string;
+            /** @description Stable machine-readable code; branch on this. */
+            code: string;
+            errors?: {
+                field: string;
+                code: string;
+                pointer?: string;
+                detail?: string;
+            }[];
+        };
         Order: {
             /** @example ord_2x8Kd0qLw1Yc7VnR4sT9uA */
             id: string;
@@ -755,25 +821,6 @@ export interface components {
             totalCount?: number;
             /** @description With include=total: true when the count stopped at 10000. */
             totalCountCapped?: boolean;
-        };
-        Problem: {
-            /** @description Absolute URI ending in the code, documented at /problems/{code}. */
-            type: string;
-            title: string;
-            /** Format: int64 */
-            status: number;
-            detail: string;
-            /** @description The request path. */
-            instance: string;
-            requestId: string;
-            /** @description Stable machine-readable code; branch on this. */
-            code: string;
-            errors?: {
-                field: string;
-                code: string;
-                pointer?: string;
-                detail?: string;
-            }[];
         };
         CreateOrder: {
             /**
@@ -1673,6 +1720,75 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    getLivez: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The process runs. */
+            200: {
+                headers: {
+                    /**
+                     * @description Unique id of this request; also in problem bodies as requestId.
+                     * @example req_Hq0v2Wm1x8YqTf3Kc9L2sA
+                     */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HealthStatus"];
+                };
+            };
+        };
+    };
+    getReadyz: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ready to serve. */
+            200: {
+                headers: {
+                    /**
+                     * @description Unique id of this request; also in problem bodies as requestId.
+                     * @example req_Hq0v2Wm1x8YqTf3Kc9L2sA
+                     */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HealthStatus"];
+                };
+            };
+            /** @description service_unavailable: the database does not answer, or migrations are not all applied (Retry-After). */
+            503: {
+                headers: {
+                    /**
+                     * @description Unique id of this request; also in problem bodies as requestId.
+                     * @example req_Hq0v2Wm1x8YqTf3Kc9L2sA
+                     */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
+                };
+            };
+        };
+    };
     getV1Orders: {
         parameters: {
             query?: {

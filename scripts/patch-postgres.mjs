@@ -1,0 +1,140 @@
+#!/usr/bin/env node
+// Guards postgres.js (3.4.9, the latest release) against writing to a connection whose socket is
+// gone: porsager/postgres#1154, #1208 (open; fixes proposed in #1168, #1209, none released).
+//
+// When a backend dies mid-query (pg_terminate_backend, a restart, a proxy cutting it), `closed()`
+// rejects the query and sets `socket = null`. `sql.begin()` then sends its own `rollback` on that
+// connection (and application code in a transaction may send more): `write()` defers it to a
+// `setImmediate`, where `socket.write` throws `TypeError: Cannot read properties of null (reading
+// 'write')` outside any promise, so the process exits. Nothing outside the driver can stop that
+// write, so the guard is here, in three places of `connection.js` (ESM, CJS and Cloudflare
+// builds alike):
+//   - execute(): a query on a connection with no socket is rejected with CONNECTION_CLOSED at
+//     once (returning true, as its catch does, so begin()/reserve() do not park the connection);
+//   - nextWrite(): a deferred write that finds no socket settles its callback and is dropped;
+//   - closed() and terminate(): the pending write is dropped with its timer, so the next session
+//     on this connection does not start with the dead one's bytes and a timer that never fires;
+//   - closed(): the query it rejected (here, or in the socket's 'error' handler just before) is
+//     forgotten, so `sql.end()` does not wait forever for an answer the dead session never sends,
+//     and so is the dead session's last error (57P01 when terminated), which the next session's
+//     first ReadyForQuery would otherwise hand to the query that reconnected it.
+//
+// Run by `postinstall`. Files are replaced (written aside, then renamed), never written in place:
+// a node_modules of hard links shares them with other checkouts. A postgres whose source no
+// longer matches fails the install loudly: check whether upstream fixed it, then drop this file.
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+
+const MARK = '/* holdfast: closed-socket guard */';
+
+const REPLACEMENTS = [
+  {
+    what: 'execute() on a connection without a socket',
+    from: `  function execute(q) {
+    if (terminated)
+      return queryError(q, Errors.connection('CONNECTION_DESTROYED', options))
+`,
+    to: `  function execute(q) {
+    if (terminated)
+      return queryError(q, Errors.connection('CONNECTION_DESTROYED', options))
+
+    ${MARK}
+    if (!socket)
+      return (queryError(q, Errors.connection('CONNECTION_CLOSED', options)), true)
+`,
+  },
+  {
+    what: 'nextWrite() without a socket',
+    from: `  function nextWrite(fn) {
+    const x = socket.write(chunk, fn)
+`,
+    to: `  function nextWrite(fn) {
+    ${MARK}
+    if (!socket) {
+      nextWriteTimer !== null && clearImmediate(nextWriteTimer)
+      chunk = nextWriteTimer = null
+      fn && fn(Errors.connection('CONNECTION_CLOSED', options))
+      return false
+    }
+    const x = socket.write(chunk, fn)
+`,
+  },
+  {
+    what: 'terminate() drops the pending write',
+    from: `    clearImmediate(nextWriteTimer)
+    if (socket) {`,
+    to: `    clearImmediate(nextWriteTimer)
+    ${MARK}
+    chunk = nextWriteTimer = null
+    if (socket) {`,
+  },
+  {
+    what: 'closed() drops the pending write',
+    from: `    remaining = 0
+    incomings = null
+    clearImmediate(nextWriteTimer)
+`,
+    to: `    remaining = 0
+    incomings = null
+    clearImmediate(nextWriteTimer)
+    ${MARK}
+    chunk = nextWriteTimer = null
+`,
+  },
+  {
+    what: 'closed() forgets the query it rejected',
+    from: `    !hadError && (query || sent.length) && error(Errors.connection('CONNECTION_CLOSED', options, socket))
+`,
+    to: `    !hadError && (query || sent.length) && error(Errors.connection('CONNECTION_CLOSED', options, socket))
+    ${MARK}
+    query = errorResponse = null
+`,
+  },
+];
+
+/** The installed postgres package's directory (its exports do not include package.json). */
+function postgresRoot() {
+  let entry;
+  try {
+    entry = createRequire(import.meta.url).resolve('postgres');
+  } catch {
+    return undefined;
+  }
+  for (let dir = dirname(entry); dir !== dirname(dir); dir = dirname(dir)) {
+    const manifest = join(dir, 'package.json');
+    if (existsSync(manifest) && JSON.parse(readFileSync(manifest, 'utf8')).name === 'postgres') return dir;
+  }
+  return undefined;
+}
+
+const root = postgresRoot();
+if (root === undefined) {
+  console.log('patch-postgres: postgres is not installed; nothing to guard');
+  process.exit(0);
+}
+const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+let patched = 0;
+for (const build of ['src', 'cjs/src', 'cf/src']) {
+  const file = join(root, build, 'connection.js');
+  if (!existsSync(file)) continue;
+  const source = readFileSync(file, 'utf8');
+  if (source.includes(MARK)) continue;
+  let next = source;
+  for (const { what, from, to } of REPLACEMENTS) {
+    const at = next.indexOf(from);
+    if (at === -1 || next.indexOf(from, at + 1) !== -1) {
+      console.error(
+        `patch-postgres: postgres ${version} ${build}/connection.js does not match (${what}). ` +
+          'If upstream fixed porsager/postgres#1208, delete scripts/patch-postgres.mjs and its postinstall.',
+      );
+      process.exit(1);
+    }
+    next = next.slice(0, at) + to + next.slice(at + from.length);
+  }
+  const aside = `${file}.${process.pid}.tmp`;
+  writeFileSync(aside, next);
+  renameSync(aside, file);
+  patched += 1;
+}
+console.log(`patch-postgres: postgres ${version}: ${patched} build(s) guarded against closed sockets`);
