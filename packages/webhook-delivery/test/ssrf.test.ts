@@ -191,7 +191,9 @@ describe('checkDestination', () => {
   });
 
   it('lets private destinations through only when told to', async () => {
-    expect((await checkDestination('http://127.0.0.1:1024/', { allowPrivateDestinations: true })).ok).toBe(true);
+    expect((await checkDestination('http://127.0.0.1:1024/', { allowPrivateDestinations: true })).ok).toBe(
+      true,
+    );
   });
 });
 

@@ -12,6 +12,7 @@ import {
   updateEndpoint as updateWebhookEndpoint,
 } from '@holdfast/webhook-delivery/postgres';
 import { createRoute, z } from '@hono/zod-openapi';
+import type postgres from 'postgres';
 import { json } from '../api/fields';
 import { problemResponses } from '../api/problem-responses';
 import {
@@ -22,7 +23,6 @@ import {
   WebhookEndpointSchema,
   WebhookEndpointWithSecretSchema,
 } from '../api/webhook-schemas';
-import type postgres from 'postgres';
 import type { App, Deps } from '../context';
 import { carriedEventTypes, requireReadable } from '../event-types';
 import { problem } from '../problems';

@@ -1,10 +1,10 @@
 import { isLive } from '@holdfast/api-keys';
 import { opaqueId } from '@holdfast/opaque-id';
-import { problem } from '../../problems';
 import type { z } from '@hono/zod-openapi';
 import type postgres from 'postgres';
 import { isoTime } from '../../iso-time';
 import { emit } from '../../outbox';
+import { problem } from '../../problems';
 import { findPaymentMethod } from '../payment-methods/repository';
 import {
   ASYNC_THRESHOLD,
@@ -75,15 +75,17 @@ export async function insertPayment(
   if (!method) throw unprocessable('paymentMethod', 'No such payment method on this account.');
   if (body.order !== undefined) {
     // The order row stays locked until this payment commits: payments of one order are judged
-    // one after another, so two that each fit cannot together pass its total.
+    // one after another, so two that each fit cannot together pass its total. The sum is read
+    // by a statement of its own, after the lock: its snapshot then holds the payments committed
+    // by whoever held the lock before (a subquery of the locking statement would not).
     const [order] = await tx`
-      select o.currency, o.status, o.total,
-        (select coalesce(sum(p.amount), 0) from holdfast_payments p
-         where p.order_id = o.id and p.account_id = o.account_id
-           and p.status in ('succeeded', 'processing'))::bigint as paid
-      from holdfast_orders o where o.id = ${body.order} and o.account_id = ${account}
-      for update of o`;
+      select currency, status, total from holdfast_orders
+      where id = ${body.order} and account_id = ${account}
+      for update`;
     if (!order) throw unprocessable('order', 'No such order on this account.');
+    const [paid] = await tx<{ amount: string }[]>`
+      select coalesce(sum(amount), 0)::bigint as amount from holdfast_payments
+      where account_id = ${account} and order_id = ${body.order} and status in ('succeeded', 'processing')`;
     if (order.status === 'cancelled') {
       throw problem('invalid_state_transition', {
         detail: `Order ${body.order} is cancelled: it cannot be paid.`,
@@ -92,7 +94,7 @@ export async function insertPayment(
     if (order.currency !== body.currency) {
       throw unprocessable('currency', `The order is in ${order.currency}, not ${body.currency}.`);
     }
-    const left = Number(order.total) - Number(order.paid);
+    const left = Number(order.total) - Number(paid?.amount ?? 0);
     if (body.amount > left) {
       throw problem('payment_exceeds_total', {
         detail: `At most ${Math.max(left, 0)} ${order.currency} minor units are left to pay on order ${body.order}.`,
