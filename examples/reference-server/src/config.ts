@@ -109,6 +109,8 @@ export interface Config {
   readonly metricsPort: number | undefined;
   /** Database pools, timeouts and the health port. */
   readonly database: DatabaseLimits;
+  /** Webhook endpoints per account and mode at most (`HOLDFAST_MAX_ENDPOINTS`, default 16, as Stripe). */
+  readonly maxEndpoints: number;
 }
 
 /** A configuration mistake, reported at start with the variable's name and never its secret value. */
@@ -294,16 +296,25 @@ export function loadConfig(
     throw new ConfigError('HOLDFAST_DISABLE_AFTER_DAYS must be at least 1');
   }
   const schedule = env.HOLDFAST_RETRY_SCHEDULE?.trim();
+  const production = env.NODE_ENV === 'production';
+  const allowPrivateDestinations = parseFlag(env.HOLDFAST_ALLOW_PRIVATE_DESTINATIONS);
+  // CONTRACT section 11: a production server that would send webhooks to private and loopback
+  // addresses (cloud metadata, the database) is refused, not started with a warning.
+  if (production && allowPrivateDestinations) {
+    throw new ConfigError(
+      'HOLDFAST_ALLOW_PRIVATE_DESTINATIONS=1 is for local development and tests only and cannot be set with NODE_ENV=production: unset one of them',
+    );
+  }
   return {
     port,
     host: env.HOST || '127.0.0.1',
     databaseUrl: env.DATABASE_URL || undefined,
     dataDir: dataDir.startsWith('memory://') ? dataDir : resolve(dataDir),
-    production: env.NODE_ENV === 'production',
+    production,
     apiKeys: parseApiKeys(env.HOLDFAST_API_KEYS),
     receiverSecrets: env.HOLDFAST_RECEIVER_SECRETS,
     retrySchedule: schedule ? parseSchedule(schedule, 'HOLDFAST_RETRY_SCHEDULE') : undefined,
-    allowPrivateDestinations: parseFlag(env.HOLDFAST_ALLOW_PRIVATE_DESTINATIONS),
+    allowPrivateDestinations,
     rateLimit: parseRateLimit(env.HOLDFAST_RATE_LIMIT),
     addressRateLimit: parseRateLimit(env.HOLDFAST_ADDRESS_RATE_LIMIT, 'HOLDFAST_ADDRESS_RATE_LIMIT', {
       limit: 20,
@@ -331,5 +342,6 @@ export function loadConfig(
     redisUrl: env.HOLDFAST_REDIS_URL || undefined,
     metricsPort: parseMetricsPort(env.HOLDFAST_METRICS_PORT),
     database: parseDatabaseLimits(env),
+    maxEndpoints: positiveInteger(env.HOLDFAST_MAX_ENDPOINTS, 'HOLDFAST_MAX_ENDPOINTS', 16),
   };
 }

@@ -1,3 +1,6 @@
+import { hasScope, type Scoped } from '@holdfast/api-keys';
+import { insufficientScope } from '@holdfast/api-keys/hono';
+
 /**
  * Every event type this server emits (CONTRACT sections 5 and 6). Webhook endpoints subscribe
  * to these (or `*`); anything else is refused at registration, so a typo such as
@@ -36,11 +39,51 @@ export function readScopeOf(type: string): string {
   return FAMILY_SCOPES[family] ?? '*';
 }
 
-/** The event families (`order`, `payment`, ...) whose read scope `holds` grants. */
-export function readableFamilies(holds: (scope: string) => boolean): string[] {
-  return Object.entries(FAMILY_SCOPES)
-    .filter(([, scope]) => holds(scope))
-    .map(([family]) => family);
+/**
+ * The one rule of what event data a key reaches (CONTRACT sections 10 and 11, "Events and scopes"
+ * and "Scopes follow the data"): the event types whose read scope `principal` holds. Events,
+ * deliveries, attempts, endpoint stats, replay and recovery filter by it in SQL
+ * (`event_type = any(...)`), so pages, cursors and `include=total` count only what is visible.
+ *
+ * @example
+ * ```ts
+ * readableEventTypes({ scopes: new Set(['webhooks:read', 'orders:read']) }); // the order.* types
+ * ```
+ */
+export function readableEventTypes(principal: Scoped): EventType[] {
+  return EVENT_TYPES.filter((type) => hasScope(principal, readScopeOf(type)));
+}
+
+/** Whether `principal` may see an event (or a delivery of one) of `type`: {@link readableEventTypes}. */
+export function eventTypeVisible(principal: Scoped, type: string): boolean {
+  return readableEventTypes(principal).some((readable) => readable === type);
+}
+
+/**
+ * What an endpoint subscribed to `eventTypes` carries: an absent or empty list, or `*`, means
+ * every type (CONTRACT section 11), as the fan-out reads it.
+ */
+export function carriedEventTypes(eventTypes: readonly string[] | null | undefined): string[] {
+  const types = eventTypes ?? [];
+  if (types.length === 0 || types.includes('*')) return [...EVENT_TYPES];
+  return [...new Set(types)];
+}
+
+/**
+ * 403 (`insufficient_scope` in `WWW-Authenticate`) unless `principal` may read every event type
+ * in `carried`: an action that points an endpoint's data somewhere or sends it again is reading
+ * that data (CONTRACT section 11). `action` names the action in the detail.
+ */
+export function requireReadable(principal: Scoped, carried: readonly string[], action: string): void {
+  for (const type of carried) {
+    const scope = readScopeOf(type);
+    if (!hasScope(principal, scope)) {
+      throw insufficientScope(scope, {
+        detail: `${action} needs the "${scope}" scope: the endpoint carries "${type}" events, which this API key may not read.`,
+        realm: 'holdfast',
+      });
+    }
+  }
 }
 
 /**

@@ -25,7 +25,7 @@ const ADVICE: Record<keyof typeof contractDefinitions | keyof typeof httpFraming
   not_found: 'Nothing is here, or it belongs to another account.',
   method_not_allowed: 'The path exists but not with this method. `Allow` lists the methods.',
   invalid_state_transition:
-    'The resource’s status does not allow this move (for example, cancelling a shipped order).',
+    'The resource’s status does not allow this move (for example, cancelling a shipped order, or paying a cancelled one).',
   version_conflict: 'The `If-Match` ETag no longer matches: fetch the resource again and reapply the change.',
   idempotency_key_in_use: 'A request with this key is still running. Retry after `Retry-After` seconds.',
   payload_too_large: 'The body is over 1 MiB.',
@@ -36,6 +36,10 @@ const ADVICE: Record<keyof typeof contractDefinitions | keyof typeof httpFraming
   unprocessable:
     'The request is well-formed but refers to something that cannot be used (for example, an unknown payment method).',
   refund_exceeds_amount: 'The refund is larger than what is left unrefunded on the order.',
+  payment_exceeds_total:
+    'The payment’s amount is more than what is left to pay on its order: the order’s total less its payments that succeeded or are still processing. Pay at most the rest.',
+  endpoint_limit_reached:
+    'The account has as many webhook endpoints in this mode (test or live) as it may: 16 by default, `HOLDFAST_MAX_ENDPOINTS` on the server. Delete an endpoint you no longer use, or subscribe an existing one to more event types.',
   destination_url_forbidden:
     'Webhook destinations must be public https URLs; private, loopback and link-local addresses are refused. For local development and tests (not in production mode), start the server with `HOLDFAST_ALLOW_PRIVATE_DESTINATIONS=1` to allow them, e.g. `HOLDFAST_ALLOW_PRIVATE_DESTINATIONS=1 npm start`.',
   rate_limited:

@@ -10,9 +10,11 @@ import {
 import { sortDefinitions } from '@holdfast/sort-allowlist';
 import { deliveryDefinitions } from '@holdfast/webhook-delivery';
 
-/** The demo's own problem types: a business rule of refunds, and the inbound webhook checks. */
+/** The demo's own problem types: business rules of refunds and payments, the endpoint quota, and the inbound webhook checks. */
 const demoDefinitions = {
   refund_exceeds_amount: { status: 422, title: 'Refund exceeds the refundable amount' },
+  payment_exceeds_total: { status: 422, title: 'Payment exceeds the order total' },
+  endpoint_limit_reached: { status: 409, title: 'Webhook endpoint limit reached' },
   webhook_timestamp_out_of_window: { status: 400, title: 'Webhook timestamp outside the tolerance window' },
   webhook_signature_invalid: { status: 401, title: 'Webhook signature invalid' },
 } as const;

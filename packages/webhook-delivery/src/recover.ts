@@ -12,6 +12,11 @@ export interface RecoverInput {
   readonly until?: number | undefined;
   /** The clock (ms). @defaultValue `Date.now` */
   readonly now?: (() => number) | undefined;
+  /**
+   * Only deliveries of these event types (absent: every type): a caller re-queues only the
+   * data it may read, so deliveries of types the endpoint no longer carries stay where they are.
+   */
+  readonly eventTypes?: readonly string[] | undefined;
 }
 
 /**
@@ -40,6 +45,7 @@ export async function recoverDeliveries(sql: Sql, input: RecoverInput): Promise<
       lease_owner = null, lease_expires_at = null, updated_at = ${new Date(now)}
     where account_id = ${input.account} and endpoint_id = ${input.endpointId}
       and status in ('dead', 'failed')
+      and (${input.eventTypes === undefined} or event_type = any(${sql.array([...(input.eventTypes ?? [])])}::text[]))
       and created_at >= ${new Date(input.since)} and created_at < ${new Date(until)}
     returning id`;
   return rows.length;

@@ -106,9 +106,16 @@ export function forbiddenAddress(address: string): string | undefined {
   return parsed instanceof ipaddr.IPv6 ? forbiddenIPv6(parsed) : forbiddenIPv4(parsed as ipaddr.IPv4);
 }
 
+/** Port 80, 443 or 1024 to 65535; the WHATWG parser leaves the scheme's default port empty. */
+function allowedPort(url: URL): boolean {
+  if (url.port === '') return true;
+  const port = Number(url.port);
+  return port === 80 || port === 443 || (port >= 1024 && port <= 65535);
+}
+
 /**
  * Checks a customer-supplied destination (OWASP SSRF prevention,
- * https://cheatsheetseries.owasp.org/cheatsheets/Server_Side_Request_Forgery_Prevention_Cheat_Sheet.html): http(s) only (https only in production), no credentials, not a name such as
+ * https://cheatsheetseries.owasp.org/cheatsheets/Server_Side_Request_Forgery_Prevention_Cheat_Sheet.html): http(s) only (https only in production), no credentials, port 80, 443 or 1024 to 65535, not a name such as
  * `localhost`, `*.local` or `*.internal`, and every address it resolves to, or its literal
  * address, in global unicast. A name that does not resolve is accepted (`resolved: false`):
  * it is checked again at every attempt.
@@ -134,6 +141,9 @@ export async function checkDestination(
   if (options.production && url.protocol !== 'https:')
     return { ok: false, reason: 'production destinations must use https' };
   if (url.username || url.password) return { ok: false, reason: 'credentials in the URL are not allowed' };
+  // Ports below 1024 other than 80 and 443 are system services (ssh, smtp, ...), never webhook
+  // receivers; port 0 connects nowhere. The rule holds even where private hosts are allowed.
+  if (!allowedPort(url)) return { ok: false, reason: 'only ports 80, 443 and 1024 to 65535 are allowed' };
   // The WHATWG parser has already turned decimal, hex and octal IPv4 forms into dotted quads.
   const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '');
   if (options.allowPrivateDestinations) return { ok: true, url, addresses: [], resolved: false };

@@ -47,7 +47,14 @@ const DAY = 86_400_000;
  */
 export async function endpointStats(
   sql: Sql,
-  input: { account: string; endpointId: string; window: StatsWindow; now?: (() => number) | undefined },
+  input: {
+    account: string;
+    endpointId: string;
+    window: StatsWindow;
+    now?: (() => number) | undefined;
+    /** Count only attempts of deliveries of these event types (absent: every type). */
+    eventTypes?: readonly string[] | undefined;
+  },
 ): Promise<EndpointStats | undefined> {
   const [endpoint] = await sql`
     select id from holdfast_webhook_endpoints
@@ -81,6 +88,7 @@ export async function endpointStats(
       join holdfast_deliveries d on d.id = a.delivery_id
       where a.endpoint_id = ${input.endpointId} and a.account_id = ${input.account}
         and a.created_at >= ${new Date(from)} and a.created_at < ${new Date(to)}
+        and (${input.eventTypes === undefined} or d.event_type = any(${sql.array([...(input.eventTypes ?? [])])}::text[]))
     ) a
     group by 1`;
   const byIndex = new Map(rows.map((row) => [row.i, row]));

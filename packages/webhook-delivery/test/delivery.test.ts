@@ -387,4 +387,31 @@ describe('webhook delivery', () => {
       updateEndpoint(db.sql, { account: ACCOUNT, id: endpoint.id, url: 'http://[::1]/' }),
     ).rejects.toMatchObject({ code: 'destination_url_forbidden' });
   });
+
+  it('refuses a port other than 80, 443 or 1024-65535 at registration, on change and at every attempt', async () => {
+    await expect(
+      createEndpoint(db.sql, { account: ACCOUNT, url: 'http://127.0.0.1:22/x' }, options),
+    ).rejects.toMatchObject({
+      code: 'destination_url_forbidden',
+      detail: 'The destination URL is not allowed: only ports 80, 443 and 1024 to 65535 are allowed.',
+    });
+    const hook = await receiver(() => ({ status: 204 }));
+    const { endpoint } = await createEndpoint(db.sql, { account: ACCOUNT, url: hook.url }, options);
+    await expect(
+      updateEndpoint(db.sql, { account: ACCOUNT, id: endpoint.id, url: 'https://93.184.216.34:0/' }, options),
+    ).rejects.toMatchObject({ code: 'destination_url_forbidden' });
+    // A URL stored before the rule (or written behind the API's back) is refused when attempted.
+    await db.sql`update holdfast_webhook_endpoints set url = 'http://127.0.0.1:1023/x' where id = ${endpoint.id}`;
+    await db.sql.begin((tx) =>
+      enqueueEvent(tx, { account: ACCOUNT, type: 'order.created', resourceId: 'ord_port', object: {} }),
+    );
+    expect(await worker({ schedule: [] }).runOnce()).toBe(1);
+    const [delivery] = await db.sql`select status, last_error from holdfast_deliveries`;
+    expect(delivery?.status).toBe('dead');
+    expect(delivery?.last_error).toBe(
+      'destination forbidden: only ports 80, 443 and 1024 to 65535 are allowed',
+    );
+    expect(hook.received).toHaveLength(0);
+    await hook.close();
+  });
 });

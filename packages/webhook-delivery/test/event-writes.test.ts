@@ -13,12 +13,12 @@ beforeAll(async () => {
   for (const migration of migrations) await db.sql.unsafe(migration.sql);
   await createEndpoint(
     db.sql,
-    { account: ACCOUNT, url: 'http://127.0.0.1:9/a', eventTypes: ['order.created'] },
+    { account: ACCOUNT, url: 'http://127.0.0.1:1024/a', eventTypes: ['order.created'] },
     options,
   );
   await createEndpoint(
     db.sql,
-    { account: ACCOUNT, url: 'http://127.0.0.1:9/b', eventTypes: ['order.refunded'] },
+    { account: ACCOUNT, url: 'http://127.0.0.1:1024/b', eventTypes: ['order.refunded'] },
     options,
   );
 });

@@ -19,7 +19,7 @@ describe('queueDepth', () => {
     expect(await depth()).toEqual({ due: 0, inFlight: 0, dead: 0, oldestDueSeconds: 0 });
     await createEndpoint(
       db.sql,
-      { account: 'acct_q', url: 'http://127.0.0.1:9/hook', eventTypes: ['*'] },
+      { account: 'acct_q', url: 'http://127.0.0.1:1024/hook', eventTypes: ['*'] },
       { allowPrivateDestinations: true },
     );
     await enqueueEvent(db.sql, {

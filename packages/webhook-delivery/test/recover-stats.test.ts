@@ -197,3 +197,54 @@ it('buckets attempts by hour (24h) and by day (7d), with outcome counts and p50/
     await endpointStats(db.sql, { account: 'acct_other', endpointId: endpoint.id, window: '24h' }),
   ).toBeUndefined();
 });
+
+it('recovers and counts only the event types asked for, when asked', async () => {
+  const { endpoint } = await createEndpoint(
+    db.sql,
+    { account: ACCOUNT, url },
+    { allowPrivateDestinations: true },
+  );
+  const base = clock.now;
+  await emit(1, base);
+  await enqueueEvent(db.sql, {
+    account: ACCOUNT,
+    type: 'payment.succeeded',
+    resourceId: 'pay_1',
+    object: { n: 2 },
+    now: () => base,
+  });
+  await drain();
+  expect(await statuses()).toEqual(['dead', 'dead']);
+  const stats = (eventTypes?: readonly string[]) =>
+    endpointStats(db.sql, {
+      account: ACCOUNT,
+      endpointId: endpoint.id,
+      window: '24h',
+      now: () => base,
+      eventTypes,
+    });
+  const attempts = async (eventTypes?: readonly string[]) =>
+    ((await stats(eventTypes))?.buckets ?? []).reduce((sum, b) => sum + b.succeeded + b.failed + b.dead, 0);
+  // Two attempts each (schedule [0]: one retry).
+  expect(await attempts()).toBe(4);
+  expect(await attempts(['order.created'])).toBe(2);
+  expect(await attempts([])).toBe(0);
+
+  const recover = (eventTypes?: readonly string[]) =>
+    recoverDeliveries(db.sql, {
+      account: ACCOUNT,
+      endpointId: endpoint.id,
+      since: base,
+      until: base + 1,
+      eventTypes,
+    });
+  expect(await recover([])).toBe(0);
+  expect(await recover(['order.created'])).toBe(1);
+  const byType = await db.sql<{ event_type: string; status: string }[]>`
+    select event_type, status from holdfast_deliveries order by event_type`;
+  expect(byType.map((row) => [row.event_type, row.status])).toEqual([
+    ['order.created', 'pending'],
+    ['payment.succeeded', 'dead'],
+  ]);
+  expect(await recover()).toBe(1);
+});

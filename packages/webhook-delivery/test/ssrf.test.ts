@@ -1,5 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import fc from 'fast-check';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkDestination, forbiddenAddress, pinnedAgent, type Resolver } from '../src/index';
@@ -150,8 +151,49 @@ describe('checkDestination', () => {
     );
   });
 
+  it('allows ports 80, 443 and 1024 to 65535 only, naming the rule, private hosts allowed or not', async () => {
+    const allowed = (port: number) => port === 80 || port === 443 || (port >= 1024 && port <= 65535);
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(fc.integer({ min: 0, max: 1100 }), fc.integer({ min: 0, max: 65535 })),
+        fc.constantFrom('http', 'https'),
+        fc.boolean(),
+        async (port, scheme, allowPrivateDestinations) => {
+          const host = allowPrivateDestinations ? '127.0.0.1' : '93.184.216.34';
+          const check = await checkDestination(`${scheme}://${host}:${port}/in`, {
+            resolve,
+            allowPrivateDestinations,
+          });
+          expect(check.ok, `${scheme} port ${port}`).toBe(allowed(port));
+          if (!check.ok) expect(check.reason).toBe('only ports 80, 443 and 1024 to 65535 are allowed');
+        },
+      ),
+      { numRuns: 300 },
+    );
+    // The scheme's default port, implicit or written out, and each edge of the range.
+    for (const [url, ok] of [
+      ['https://93.184.216.34/x', true],
+      ['http://93.184.216.34/x', true],
+      ['https://93.184.216.34:443/x', true],
+      ['http://93.184.216.34:443/x', true],
+      ['https://93.184.216.34:80/x', true],
+      ['https://93.184.216.34:0/x', false],
+      ['https://93.184.216.34:1/x', false],
+      ['https://93.184.216.34:22/x', false],
+      ['https://93.184.216.34:1023/x', false],
+      ['https://93.184.216.34:1024/x', true],
+      ['https://93.184.216.34:5432/x', true],
+      ['https://93.184.216.34:65535/x', true],
+      ['https://93.184.216.34:65536/x', false],
+    ] as const) {
+      expect((await checkDestination(url, { resolve })).ok, url).toBe(ok);
+    }
+  });
+
   it('lets private destinations through only when told to', async () => {
-    expect((await checkDestination('http://127.0.0.1:9/', { allowPrivateDestinations: true })).ok).toBe(true);
+    expect((await checkDestination('http://127.0.0.1:1024/', { allowPrivateDestinations: true })).ok).toBe(
+      true,
+    );
   });
 });
 

@@ -22,10 +22,15 @@ import {
   idParam,
 } from '../api/webhook-schemas';
 import type { App, Deps } from '../context';
-import { knownEventType } from '../event-types';
+import { eventTypeVisible, knownEventType, readableEventTypes } from '../event-types';
+import { authorizeEndpointAction } from './endpoint-scope';
 
 const tags = ['Deliveries'];
 const params = idParam('dlv', 'The delivery id.');
+
+/** CONTRACT section 11, as the API reference states it for every delivery operation. */
+const visibility =
+  'Only deliveries of events this key may read are shown (`order.*` needs `orders:read`, `payment.*` `payments:read`, `subscription.*` `subscriptions:read`, as for `/v1/events`); any other is absent from lists and counts, and 404 by id.';
 
 const attemptSort = defineSortAllowlist({
   fields: { createdAt: { column: 'created_at', type: 'timestamp' } },
@@ -38,8 +43,7 @@ const listDeliveries = createRoute({
   path: '/deliveries',
   tags,
   summary: 'List deliveries',
-  description:
-    'One delivery per (event, endpoint). `status=dead` is the dead-letter view. Filters are bound into the cursor.',
+  description: `One delivery per (event, endpoint). \`status=dead\` is the dead-letter view. Filters are bound into the cursor. ${visibility}`,
   request: {
     query: z.strictObject({
       ...listQueryShape(deliverySort),
@@ -67,6 +71,7 @@ const getDelivery = createRoute({
   path: '/deliveries/{id}',
   tags,
   summary: 'Fetch a delivery',
+  description: visibility,
   request: { params },
   responses: {
     200: { description: 'The delivery.', content: json(DeliverySchema) },
@@ -79,7 +84,7 @@ const listAttempts = createRoute({
   path: '/deliveries/{id}/attempts',
   tags,
   summary: 'The attempt log of a delivery',
-  description: 'Every attempt: HTTP status or error, latency, the first 1 KiB of the response body, time.',
+  description: `Every attempt: HTTP status or error, latency, the first 1 KiB of the response body, time. ${visibility}`,
   request: { params, query: z.strictObject(listQueryShape(attemptSort)) },
   responses: {
     200: { description: 'A page of attempts.', content: json(pageSchema(AttemptSchema)) },
@@ -92,8 +97,7 @@ const replayDelivery = createRoute({
   path: '/deliveries/{id}/replay',
   tags,
   summary: 'Replay a delivery',
-  description:
-    'Re-queues the same delivery for an attempt now with a fresh retry schedule: same Webhook-Id, signed afresh. Answers 202 with the delivery; its URL is the status to poll.',
+  description: `Re-queues the same delivery for an attempt now with a fresh retry schedule: same Webhook-Id, signed afresh. Answers 202 with the delivery; its URL is the status to poll. ${visibility} Scopes follow the data: replaying also needs the read scope of every event type its endpoint carries (an absent or empty \`eventTypes\`, or \`*\`, carries every type), else 403.`,
   request: { params, body: noFieldsBody },
   responses: {
     202: {
@@ -101,7 +105,9 @@ const replayDelivery = createRoute({
       headers: z.object({ Location: z.string() }),
       content: json(DeliverySchema),
     },
-    ...problemResponses([400, 401, 403, 404, 413, 415]),
+    ...problemResponses([400, 401, 403, 404, 413, 415], {
+      403: 'forbidden (WWW-Authenticate error="insufficient_scope"): the key lacks webhooks:write, or the read scope of an event type the delivery\'s endpoint carries.',
+    }),
   },
 });
 
@@ -119,11 +125,12 @@ export function deliveryRoutes(app: App, deps: Deps): void {
   const missing = (id: string) => problem('not_found', { detail: `No delivery ${id}.` });
 
   app.openapi(listDeliveries, async (c) => {
-    const { account, livemode } = c.get('principal');
+    const principal = c.get('principal');
+    const { account, livemode } = principal;
     const query = c.req.valid('query');
     const page = await paginate(sql, {
       from: sql`holdfast_deliveries`,
-      where: sql`account_id = ${account}`,
+      where: sql`account_id = ${account} and event_type = any(${sql.array(readableEventTypes(principal))})`,
       allowlist: deliverySort,
       sort: query.sort,
       cursor: query.cursor,
@@ -142,18 +149,21 @@ export function deliveryRoutes(app: App, deps: Deps): void {
   });
 
   app.openapi(getDelivery, async (c) => {
-    const { account, livemode } = c.get('principal');
+    const principal = c.get('principal');
+    const { account, livemode } = principal;
     const { id } = c.req.valid('param');
     const delivery = await getStoredDelivery(sql, { account, id });
-    if (!delivery) throw missing(id);
+    if (!delivery || !eventTypeVisible(principal, delivery.eventType)) throw missing(id);
     return c.json({ ...delivery, eventType: knownEventType(delivery.eventType), livemode }, 200);
   });
 
   app.openapi(listAttempts, async (c) => {
-    const { account } = c.get('principal');
+    const principal = c.get('principal');
+    const { account } = principal;
     const { id } = c.req.valid('param');
     const query = c.req.valid('query');
-    if (!(await getStoredDelivery(sql, { account, id }))) throw missing(id);
+    const delivery = await getStoredDelivery(sql, { account, id });
+    if (!delivery || !eventTypeVisible(principal, delivery.eventType)) throw missing(id);
     const page = await paginate(sql, {
       from: sql`holdfast_delivery_attempts`,
       where: sql`account_id = ${account} and delivery_id = ${id}`,
@@ -171,9 +181,21 @@ export function deliveryRoutes(app: App, deps: Deps): void {
 
   app.openapi(replayDelivery, async (c) => {
     refuseFields(c);
-    const { account, livemode } = c.get('principal');
+    const principal = c.get('principal');
+    const { account, livemode } = principal;
     const { id } = c.req.valid('param');
-    const delivery = await replayStoredDelivery(sql, { account, id });
+    const delivery = await sql.begin(async (tx) => {
+      const [stored] = await tx<{ endpoint_id: string; event_type: string }[]>`
+        select endpoint_id, event_type from holdfast_deliveries where id = ${id} and account_id = ${account}`;
+      if (!stored || !eventTypeVisible(principal, stored.event_type)) return undefined;
+      // A deleted endpoint sends nothing, so only a live one's event types are checked.
+      await authorizeEndpointAction(tx, principal, {
+        id: stored.endpoint_id,
+        lock: 'share',
+        action: 'Replaying a delivery of this endpoint',
+      });
+      return replayStoredDelivery(tx, { account, id });
+    });
     if (!delivery) throw missing(id);
     c.header('Location', `/v1/deliveries/${delivery.id}`);
     return c.json({ ...delivery, eventType: knownEventType(delivery.eventType), livemode }, 202);

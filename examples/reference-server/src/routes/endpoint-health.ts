@@ -5,6 +5,8 @@ import { json, timestamp } from '../api/fields';
 import { problemResponses } from '../api/problem-responses';
 import { idParam } from '../api/webhook-schemas';
 import type { App, Deps } from '../context';
+import { readableEventTypes } from '../event-types';
+import { authorizeEndpointAction } from './endpoint-scope';
 
 // CONTRACT section 10, "Recovery" and "Endpoint health": bulk recovery of an endpoint's dead and
 // failed deliveries, and its attempts by hour or day for the dashboard's health chart.
@@ -54,7 +56,7 @@ const recoverEndpoint = createRoute({
   tags,
   summary: 'Recover failed and dead deliveries',
   description:
-    'Re-queues every `dead` or `failed` delivery of this endpoint created in [since, until): due now, fresh retry schedule, same Webhook-Id. A disabled endpoint gets them once it is enabled again. Location is the endpoint; follow the deliveries with `GET /v1/deliveries?endpoint={id}`.',
+    'Re-queues every `dead` or `failed` delivery of this endpoint created in [since, until): due now, fresh retry schedule, same Webhook-Id. A disabled endpoint gets them once it is enabled again. Location is the endpoint; follow the deliveries with `GET /v1/deliveries?endpoint={id}`. Scopes follow the data: this needs the read scope of every event type the endpoint carries (`order.*` `orders:read`, `payment.*` `payments:read`, `subscription.*` `subscriptions:read`; an absent or empty `eventTypes`, or `*`, carries every type), else 403; only deliveries of events the key may read are re-queued and counted.',
   request: { params, body: { required: true, content: json(RecoverSchema) } },
   responses: {
     202: {
@@ -62,7 +64,9 @@ const recoverEndpoint = createRoute({
       headers: z.object({ Location: z.string() }),
       content: json(RecoveredSchema),
     },
-    ...problemResponses([400, 401, 403, 404, 413, 415]),
+    ...problemResponses([400, 401, 403, 404, 413, 415], {
+      403: 'forbidden (WWW-Authenticate error="insufficient_scope"): the key lacks webhooks:write, or the read scope of an event type the endpoint carries; nothing is re-queued.',
+    }),
   },
 });
 
@@ -72,7 +76,7 @@ const endpointHealth = createRoute({
   tags,
   summary: 'Endpoint health',
   description:
-    'Attempts per hour over the last 24 hours (`window=24h`, the default) or per UTC day over the last 7 days (`window=7d`), by outcome, with p50/p95 latency per bucket. Oldest bucket first; the last holds now.',
+    'Attempts per hour over the last 24 hours (`window=24h`, the default) or per UTC day over the last 7 days (`window=7d`), by outcome, with p50/p95 latency per bucket. Oldest bucket first; the last holds now. Only attempts of deliveries of events this key may read are counted (as for `/v1/deliveries`).',
   request: {
     params,
     query: z.strictObject({
@@ -103,7 +107,8 @@ const missing = (id: string) =>
 export function endpointHealthRoutes(app: App, deps: Deps): void {
   const { sql } = deps;
   app.openapi(recoverEndpoint, async (c) => {
-    const { account } = c.get('principal');
+    const principal = c.get('principal');
+    const { account } = principal;
     const { id } = c.req.valid('param');
     const { since, until } = c.req.valid('json');
     const now = deps.now();
@@ -122,22 +127,39 @@ export function endpointHealthRoutes(app: App, deps: Deps): void {
         ],
       });
     }
-    const recovered = await recoverDeliveries(sql, {
-      account,
-      endpointId: id,
-      since: from,
-      until: to,
-      now: () => now,
-    });
+    const recovered = await sql.begin(async (tx) =>
+      (await authorizeEndpointAction(tx, principal, {
+        id,
+        lock: 'share',
+        action: 'Recovering the deliveries of this endpoint',
+      }))
+        ? recoverDeliveries(tx, {
+            account,
+            endpointId: id,
+            since: from,
+            until: to,
+            now: () => now,
+            // Deliveries of types the endpoint no longer carries stay put unless the key reads them.
+            eventTypes: readableEventTypes(principal),
+          })
+        : undefined,
+    );
     if (recovered === undefined) throw missing(id);
     c.header('Location', `/v1/webhook-endpoints/${id}`);
     return c.json({ recovered }, 202);
   });
   app.openapi(endpointHealth, async (c) => {
-    const { account } = c.get('principal');
+    const principal = c.get('principal');
+    const { account } = principal;
     const { id } = c.req.valid('param');
     const { window } = c.req.valid('query');
-    const stats = await endpointStats(sql, { account, endpointId: id, window, now: deps.now });
+    const stats = await endpointStats(sql, {
+      account,
+      endpointId: id,
+      window,
+      now: deps.now,
+      eventTypes: readableEventTypes(principal),
+    });
     if (!stats) throw missing(id);
     return c.json({ endpoint: id, ...stats }, 200);
   });

@@ -1,10 +1,7 @@
-import { hasScope } from '@holdfast/api-keys';
-import { insufficientScope } from '@holdfast/api-keys/hono';
 import { paginate } from '@holdfast/cursor-pagination/postgres';
 import { listQueryShape, pageSchema } from '@holdfast/cursor-pagination/zod';
 import { noFieldsBody } from '@holdfast/json-body';
 import { refuseFields } from '@holdfast/json-body/hono';
-import { problem } from '@holdfast/problem-details';
 import {
   createEndpoint as createWebhookEndpoint,
   deleteEndpoint as deleteWebhookEndpoint,
@@ -15,6 +12,7 @@ import {
   updateEndpoint as updateWebhookEndpoint,
 } from '@holdfast/webhook-delivery/postgres';
 import { createRoute, z } from '@hono/zod-openapi';
+import type postgres from 'postgres';
 import { json } from '../api/fields';
 import { problemResponses } from '../api/problem-responses';
 import {
@@ -25,14 +23,22 @@ import {
   WebhookEndpointSchema,
   WebhookEndpointWithSecretSchema,
 } from '../api/webhook-schemas';
-import type { App, Deps, Principal } from '../context';
-import { EVENT_TYPES, readScopeOf } from '../event-types';
+import type { App, Deps } from '../context';
+import { carriedEventTypes, requireReadable } from '../event-types';
+import { problem } from '../problems';
+import { authorizeEndpointAction } from './endpoint-scope';
 
 const tags = ['Webhook endpoints'];
 const params = idParam('we', 'The webhook endpoint id.');
 
 const forbiddenDestination =
-  'destination_url_forbidden: the URL resolves to (or names) a loopback, private, link-local, CGNAT, multicast, unspecified or otherwise non-global address, or is not https in production.';
+  'destination_url_forbidden: the URL resolves to (or names) a loopback, private, link-local, CGNAT, multicast, unspecified or otherwise non-global address, names a port other than 80, 443 or 1024 to 65535, or is not https in production.';
+
+/** The scope rule of CONTRACT section 11, as the API reference states it. */
+const scopesFollowData =
+  'Scopes follow the data: this needs the read scope of every event type the endpoint carries (`order.*` `orders:read`, `payment.*` `payments:read`, `subscription.*` `subscriptions:read`); an absent or empty `eventTypes`, or `*`, carries every type.';
+const scopeRefusal = (what: string) =>
+  `forbidden (WWW-Authenticate error="insufficient_scope"): the key lacks the webhooks scope, or the read scope of an event type ${what}.`;
 
 const listEndpoints = createRoute({
   method: 'get',
@@ -54,8 +60,7 @@ export const createEndpoint = createRoute({
   path: '/webhook-endpoints',
   tags,
   summary: 'Register a webhook endpoint',
-  description:
-    'The signing secret is in this response only. The URL is checked now and again at every attempt (DNS resolved at request time, the connection pinned to the checked address).',
+  description: `The signing secret is in this response only. The URL is checked now and again at every attempt (DNS resolved at request time, the connection pinned to the checked address). ${scopesFollowData} An account has at most ${'`HOLDFAST_MAX_ENDPOINTS`'} endpoints per mode (default 16); the next is 409 endpoint_limit_reached.`,
   request: { body: { required: true, content: json(CreateWebhookEndpointSchema) } },
   responses: {
     201: {
@@ -63,7 +68,11 @@ export const createEndpoint = createRoute({
       headers: z.object({ Location: z.string() }),
       content: json(WebhookEndpointWithSecretSchema),
     },
-    ...problemResponses([400, 401, 403, 413, 415, 422], { 422: forbiddenDestination }),
+    ...problemResponses([400, 401, 403, 409, 413, 415, 422], {
+      403: scopeRefusal('it would carry'),
+      409: 'endpoint_limit_reached: the account has as many webhook endpoints in this mode as it may (HOLDFAST_MAX_ENDPOINTS, default 16); delete one first.',
+      422: forbiddenDestination,
+    }),
   },
 });
 
@@ -84,11 +93,14 @@ export const updateEndpoint = createRoute({
   path: '/webhook-endpoints/{id}',
   tags,
   summary: 'Update a webhook endpoint',
-  description: 'Partial update. `status` moves it between active and disabled.',
+  description: `Partial update. \`status\` moves it between active and disabled. ${scopesFollowData} That holds for a change of \`url\` or \`eventTypes\` and for \`status: "active"\`, judged on the event types after the change; a new \`url\` or enabling also needs the read scope of the event types of the deliveries still queued for it. A change of \`description\` or \`maxPerSecond\` alone, or disabling, needs only \`webhooks:write\`.`,
   request: { params, body: { required: true, content: json(UpdateWebhookEndpointSchema) } },
   responses: {
     200: { description: 'The updated endpoint.', content: json(WebhookEndpointSchema) },
-    ...problemResponses([400, 401, 403, 404, 413, 415, 422], { 422: forbiddenDestination }),
+    ...problemResponses([400, 401, 403, 404, 413, 415, 422], {
+      403: scopeRefusal('the endpoint would carry or has queued; nothing is changed'),
+      422: forbiddenDestination,
+    }),
   },
 });
 
@@ -110,12 +122,13 @@ const rotateSecret = createRoute({
   path: '/webhook-endpoints/{id}/rotate-secret',
   tags,
   summary: 'Rotate the signing secret',
-  description:
-    'A new secret, in this response only. For 24 hours deliveries carry a signature by the old secret too, so receivers switch without missing one.',
+  description: `A new secret, in this response only. For 24 hours deliveries carry a signature by the old secret too, so receivers switch without missing one. ${scopesFollowData}`,
   request: { params, body: noFieldsBody },
   responses: {
     200: { description: 'The endpoint with its new secret.', content: json(WebhookEndpointWithSecretSchema) },
-    ...problemResponses([400, 401, 403, 404, 413, 415]),
+    ...problemResponses([400, 401, 403, 404, 413, 415], {
+      403: scopeRefusal('the endpoint carries; the secret is not rotated'),
+    }),
   },
 });
 
@@ -128,23 +141,6 @@ const rotateSecret = createRoute({
  * webhookEndpointRoutes(v1, deps);
  * ```
  */
-/**
- * 403 unless `principal` may read what `eventTypes` would push (CONTRACT section 10): a
- * subscription to `payment.succeeded` needs `payments:read`, to `*` every read scope.
- */
-function requireEventScopes(principal: Principal, eventTypes: readonly string[] | undefined): void {
-  for (const type of eventTypes ?? []) {
-    const needed = type === '*' ? EVENT_TYPES.map(readScopeOf) : [readScopeOf(type)];
-    const missing = needed.find((scope) => !hasScope(principal, scope));
-    if (missing) {
-      throw insufficientScope(missing, {
-        detail: `Subscribing to "${type}" pushes data this API key may not read: it needs the "${missing}" scope.`,
-        realm: 'holdfast',
-      });
-    }
-  }
-}
-
 export function webhookEndpointRoutes(app: App, deps: Deps): void {
   const { sql, keyring, config } = deps;
   const destination = {
@@ -178,21 +174,35 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
   });
 
   app.openapi(createEndpoint, async (c) => {
-    const { account, livemode } = c.get('principal');
+    const principal = c.get('principal');
+    const { account, livemode } = principal;
     const body = c.req.valid('json');
-    requireEventScopes(c.get('principal'), body.eventTypes);
-    const { endpoint, secret } = await createWebhookEndpoint(
-      sql,
-      {
-        account,
-        url: body.url,
-        eventTypes: body.eventTypes,
-        description: body.description,
-        maxPerSecond: body.maxPerSecond,
-        signatureScheme: body.signatureScheme,
-      },
-      { ...destination, concurrencyMax: config.delivery.perEndpoint },
-    );
+    requireReadable(principal, carriedEventTypes(body.eventTypes), 'Creating this endpoint');
+    const { endpoint, secret } = await sql.begin(async (tx) => {
+      // One creation at a time per tenant (account and mode): the count and the insert see the
+      // same rows, so parallel creations at the limit cannot all pass a check made beforehand.
+      await tx`select pg_advisory_xact_lock(hashtextextended(${`holdfast_webhook_endpoints:${account}`}, 0))`;
+      const [row] = await tx<{ n: number }[]>`
+        select count(*)::int as n from holdfast_webhook_endpoints
+        where account_id = ${account} and deleted_at is null`;
+      if ((row?.n ?? 0) >= config.maxEndpoints) {
+        throw problem('endpoint_limit_reached', {
+          detail: `This account has ${config.maxEndpoints} webhook endpoints in ${livemode ? 'live' : 'test'} mode, the most it may have. Delete one before registering another.`,
+        });
+      }
+      return createWebhookEndpoint(
+        tx,
+        {
+          account,
+          url: body.url,
+          eventTypes: body.eventTypes,
+          description: body.description,
+          maxPerSecond: body.maxPerSecond,
+          signatureScheme: body.signatureScheme,
+        },
+        { ...destination, concurrencyMax: config.delivery.perEndpoint },
+      );
+    });
     c.header('Location', `/v1/webhook-endpoints/${endpoint.id}`);
     // A v1a endpoint's signing key stays with the sender: receivers need only its publicKey.
     return c.json({ ...endpoint, livemode, ...shownSecret(endpoint, secret) }, 201);
@@ -207,23 +217,40 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
   });
 
   app.openapi(updateEndpoint, async (c) => {
-    const { account, livemode } = c.get('principal');
+    const principal = c.get('principal');
+    const { account, livemode } = principal;
     const { id } = c.req.valid('param');
     const body = c.req.valid('json');
-    requireEventScopes(c.get('principal'), body.eventTypes);
-    const endpoint = await updateWebhookEndpoint(
-      sql,
-      {
-        account,
-        id,
-        url: body.url,
-        eventTypes: body.eventTypes,
-        description: body.description,
-        status: body.status,
-        maxPerSecond: body.maxPerSecond,
-      },
-      destination,
-    );
+    const update = (db: postgres.Sql | postgres.TransactionSql) =>
+      updateWebhookEndpoint(
+        db,
+        {
+          account,
+          id,
+          url: body.url,
+          eventTypes: body.eventTypes,
+          description: body.description,
+          status: body.status,
+          maxPerSecond: body.maxPerSecond,
+        },
+        destination,
+      );
+    // A new url or event types, or enabling, points the endpoint's data somewhere: checked under
+    // the row's lock (CONTRACT section 11). Other changes need only webhooks:write.
+    const redirects = body.url !== undefined || body.status === 'active';
+    const endpoint =
+      redirects || body.eventTypes !== undefined
+        ? await sql.begin(async (tx) => {
+            const found = await authorizeEndpointAction(tx, principal, {
+              id,
+              eventTypes: body.eventTypes,
+              queued: redirects,
+              lock: 'update',
+              action: 'Changing the url or event types of this endpoint, or enabling it,',
+            });
+            return found ? update(tx) : undefined;
+          })
+        : await update(sql);
     if (!endpoint) throw missing(id);
     return c.json({ ...endpoint, livemode }, 200);
   });
@@ -237,9 +264,18 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
 
   app.openapi(rotateSecret, async (c) => {
     refuseFields(c);
-    const { account, livemode } = c.get('principal');
+    const principal = c.get('principal');
+    const { account, livemode } = principal;
     const { id } = c.req.valid('param');
-    const rotated = await rotateWebhookSecret(sql, { account, id });
+    const rotated = await sql.begin(async (tx) =>
+      (await authorizeEndpointAction(tx, principal, {
+        id,
+        lock: 'update',
+        action: 'Rotating the secret of this endpoint',
+      }))
+        ? rotateWebhookSecret(tx, { account, id })
+        : undefined,
+    );
     if (!rotated) throw missing(id);
     return c.json({ ...rotated.endpoint, livemode, ...shownSecret(rotated.endpoint, rotated.secret) }, 200);
   });

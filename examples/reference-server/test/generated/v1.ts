@@ -143,7 +143,7 @@ export interface paths {
         put?: never;
         /**
          * Create a payment
-         * @description Requires Idempotency-Key: a repeat with the same key and body replays the stored answer (Idempotent-Replayed: true) and charges nothing. Amounts up to 100000 minor units settle at once (201); larger ones answer 202 with Location and status processing, and settle in the background (poll the Location, or listen for payment.succeeded / payment.failed). A card ending in 0002 is declined.
+         * @description Requires Idempotency-Key: a repeat with the same key and body replays the stored answer (Idempotent-Replayed: true) and charges nothing. Amounts up to 100000 minor units settle at once (201); larger ones answer 202 with Location and status processing, and settle in the background (poll the Location, or listen for payment.succeeded / payment.failed). A card ending in 0002 is declined. With `order`: the order must not be cancelled (409 invalid_state_transition), the currency must be the order's (422 unprocessable), and the amount at most what is left to pay, its total less its payments that succeeded or are still processing (422 payment_exceeds_total); payments of one order are judged one at a time, so parallel ones cannot together pass the total.
          */
         post: operations["postV1Payments"];
         delete?: never;
@@ -285,7 +285,7 @@ export interface paths {
         put?: never;
         /**
          * Register a webhook endpoint
-         * @description The signing secret is in this response only. The URL is checked now and again at every attempt (DNS resolved at request time, the connection pinned to the checked address).
+         * @description The signing secret is in this response only. The URL is checked now and again at every attempt (DNS resolved at request time, the connection pinned to the checked address). Scopes follow the data: this needs the read scope of every event type the endpoint carries (`order.*` `orders:read`, `payment.*` `payments:read`, `subscription.*` `subscriptions:read`); an absent or empty `eventTypes`, or `*`, carries every type. An account has at most `HOLDFAST_MAX_ENDPOINTS` endpoints per mode (default 16); the next is 409 endpoint_limit_reached.
          */
         post: operations["postV1WebhookEndpoints"];
         delete?: never;
@@ -314,7 +314,7 @@ export interface paths {
         head?: never;
         /**
          * Update a webhook endpoint
-         * @description Partial update. `status` moves it between active and disabled.
+         * @description Partial update. `status` moves it between active and disabled. Scopes follow the data: this needs the read scope of every event type the endpoint carries (`order.*` `orders:read`, `payment.*` `payments:read`, `subscription.*` `subscriptions:read`); an absent or empty `eventTypes`, or `*`, carries every type. That holds for a change of `url` or `eventTypes` and for `status: "active"`, judged on the event types after the change; a new `url` or enabling also needs the read scope of the event types of the deliveries still queued for it. A change of `description` or `maxPerSecond` alone, or disabling, needs only `webhooks:write`.
          */
         patch: operations["patchV1WebhookEndpointsById"];
         trace?: never;
@@ -330,7 +330,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate the signing secret
-         * @description A new secret, in this response only. For 24 hours deliveries carry a signature by the old secret too, so receivers switch without missing one.
+         * @description A new secret, in this response only. For 24 hours deliveries carry a signature by the old secret too, so receivers switch without missing one. Scopes follow the data: this needs the read scope of every event type the endpoint carries (`order.*` `orders:read`, `payment.*` `payments:read`, `subscription.*` `subscriptions:read`); an absent or empty `eventTypes`, or `*`, carries every type.
          */
         post: operations["postV1WebhookEndpointsByIdRotateSecret"];
         delete?: never;
@@ -350,7 +350,7 @@ export interface paths {
         put?: never;
         /**
          * Recover failed and dead deliveries
-         * @description Re-queues every `dead` or `failed` delivery of this endpoint created in [since, until): due now, fresh retry schedule, same Webhook-Id. A disabled endpoint gets them once it is enabled again. Location is the endpoint; follow the deliveries with `GET /v1/deliveries?endpoint={id}`.
+         * @description Re-queues every `dead` or `failed` delivery of this endpoint created in [since, until): due now, fresh retry schedule, same Webhook-Id. A disabled endpoint gets them once it is enabled again. Location is the endpoint; follow the deliveries with `GET /v1/deliveries?endpoint={id}`. Scopes follow the data: this needs the read scope of every event type the endpoint carries (`order.*` `orders:read`, `payment.*` `payments:read`, `subscription.*` `subscriptions:read`; an absent or empty `eventTypes`, or `*`, carries every type), else 403; only deliveries of events the key may read are re-queued and counted.
          */
         post: operations["postV1WebhookEndpointsByIdRecover"];
         delete?: never;
@@ -368,7 +368,7 @@ export interface paths {
         };
         /**
          * Endpoint health
-         * @description Attempts per hour over the last 24 hours (`window=24h`, the default) or per UTC day over the last 7 days (`window=7d`), by outcome, with p50/p95 latency per bucket. Oldest bucket first; the last holds now.
+         * @description Attempts per hour over the last 24 hours (`window=24h`, the default) or per UTC day over the last 7 days (`window=7d`), by outcome, with p50/p95 latency per bucket. Oldest bucket first; the last holds now. Only attempts of deliveries of events this key may read are counted (as for `/v1/deliveries`).
          */
         get: operations["getV1WebhookEndpointsByIdStats"];
         put?: never;
@@ -406,7 +406,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Fetch an event */
+        /**
+         * Fetch an event
+         * @description Only an event whose resource the key may read (order.* needs orders:read, payment.* payments:read, subscription.* subscriptions:read); any other is 404, as if absent.
+         */
         get: operations["getV1EventsById"];
         put?: never;
         post?: never;
@@ -425,7 +428,7 @@ export interface paths {
         };
         /**
          * List deliveries
-         * @description One delivery per (event, endpoint). `status=dead` is the dead-letter view. Filters are bound into the cursor.
+         * @description One delivery per (event, endpoint). `status=dead` is the dead-letter view. Filters are bound into the cursor. Only deliveries of events this key may read are shown (`order.*` needs `orders:read`, `payment.*` `payments:read`, `subscription.*` `subscriptions:read`, as for `/v1/events`); any other is absent from lists and counts, and 404 by id.
          */
         get: operations["getV1Deliveries"];
         put?: never;
@@ -443,7 +446,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Fetch a delivery */
+        /**
+         * Fetch a delivery
+         * @description Only deliveries of events this key may read are shown (`order.*` needs `orders:read`, `payment.*` `payments:read`, `subscription.*` `subscriptions:read`, as for `/v1/events`); any other is absent from lists and counts, and 404 by id.
+         */
         get: operations["getV1DeliveriesById"];
         put?: never;
         post?: never;
@@ -462,7 +468,7 @@ export interface paths {
         };
         /**
          * The attempt log of a delivery
-         * @description Every attempt: HTTP status or error, latency, the first 1 KiB of the response body, time.
+         * @description Every attempt: HTTP status or error, latency, the first 1 KiB of the response body, time. Only deliveries of events this key may read are shown (`order.*` needs `orders:read`, `payment.*` `payments:read`, `subscription.*` `subscriptions:read`, as for `/v1/events`); any other is absent from lists and counts, and 404 by id.
          */
         get: operations["getV1DeliveriesByIdAttempts"];
         put?: never;
@@ -484,7 +490,7 @@ export interface paths {
         put?: never;
         /**
          * Replay a delivery
-         * @description Re-queues the same delivery for an attempt now with a fresh retry schedule: same Webhook-Id, signed afresh. Answers 202 with the delivery; its URL is the status to poll.
+         * @description Re-queues the same delivery for an attempt now with a fresh retry schedule: same Webhook-Id, signed afresh. Answers 202 with the delivery; its URL is the status to poll. Only deliveries of events this key may read are shown (`order.*` needs `orders:read`, `payment.*` `payments:read`, `subscription.*` `subscriptions:read`, as for `/v1/events`); any other is absent from lists and counts, and 404 by id. Scopes follow the data: replaying also needs the read scope of every event type its endpoint carries (an absent or empty `eventTypes`, or `*`, carries every type), else 403.
          */
         post: operations["postV1DeliveriesByIdReplay"];
         delete?: never;
@@ -4432,7 +4438,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description idempotency_key_in_use: the first request with this key is still running (Retry-After). */
+            /** @description idempotency_key_in_use (the first request with this key is still running; Retry-After) or invalid_state_transition (the order is cancelled). */
             409: {
                 headers: {
                     /**
@@ -4459,7 +4465,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "idempotency_key_in_use";
+                        code?: "invalid_state_transition" | "idempotency_key_in_use";
                     };
                 };
             };
@@ -4517,7 +4523,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description idempotency_key_reused (the key was used for a different request) or unprocessable (unknown payment method or order, or a currency unlike the order’s). */
+            /** @description idempotency_key_reused (the key was used for a different request), unprocessable (unknown payment method or order, or a currency unlike the order’s) or payment_exceeds_total (the amount is more than what is left to pay on the order: its total less its payments that succeeded or are processing). */
             422: {
                 headers: {
                     /**
@@ -4542,7 +4548,7 @@ export interface operations {
                 content: {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
-                        code?: "unprocessable" | "idempotency_key_reused";
+                        code?: "unprocessable" | "idempotency_key_reused" | "payment_exceeds_total";
                     };
                 };
             };
@@ -7436,7 +7442,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden: the key lacks the scope. */
+            /** @description forbidden (WWW-Authenticate error="insufficient_scope"): the key lacks the webhooks scope, or the read scope of an event type it would carry. */
             403: {
                 headers: {
                     /**
@@ -7465,6 +7471,33 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
                         code?: "forbidden";
+                    };
+                };
+            };
+            /** @description endpoint_limit_reached: the account has as many webhook endpoints in this mode as it may (HOLDFAST_MAX_ENDPOINTS, default 16); delete one first. */
+            409: {
+                headers: {
+                    /**
+                     * @description Unique id of this request; also in problem bodies as requestId.
+                     * @example req_Hq0v2Wm1x8YqTf3Kc9L2sA
+                     */
+                    "Request-Id"?: string;
+                    /**
+                     * @description Remaining quota of this API key (IETF draft RateLimit header).
+                     * @example "default";r=199;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description The quota policy of this API key: q is the burst, w the seconds an empty bucket takes to refill.
+                     * @example "default";q=200;w=2
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "endpoint_limit_reached";
                     };
                 };
             };
@@ -7522,7 +7555,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description destination_url_forbidden: the URL resolves to (or names) a loopback, private, link-local, CGNAT, multicast, unspecified or otherwise non-global address, or is not https in production. */
+            /** @description destination_url_forbidden: the URL resolves to (or names) a loopback, private, link-local, CGNAT, multicast, unspecified or otherwise non-global address, names a port other than 80, 443 or 1024 to 65535, or is not https in production. */
             422: {
                 headers: {
                     /**
@@ -8185,7 +8218,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden: the key lacks the scope. */
+            /** @description forbidden (WWW-Authenticate error="insufficient_scope"): the key lacks the webhooks scope, or the read scope of an event type the endpoint would carry or has queued; nothing is changed. */
             403: {
                 headers: {
                     /**
@@ -8298,7 +8331,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description destination_url_forbidden: the URL resolves to (or names) a loopback, private, link-local, CGNAT, multicast, unspecified or otherwise non-global address, or is not https in production. */
+            /** @description destination_url_forbidden: the URL resolves to (or names) a loopback, private, link-local, CGNAT, multicast, unspecified or otherwise non-global address, names a port other than 80, 443 or 1024 to 65535, or is not https in production. */
             422: {
                 headers: {
                     /**
@@ -8502,7 +8535,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden: the key lacks the scope. */
+            /** @description forbidden (WWW-Authenticate error="insufficient_scope"): the key lacks the webhooks scope, or the read scope of an event type the endpoint carries; the secret is not rotated. */
             403: {
                 headers: {
                     /**
@@ -8792,7 +8825,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden: the key lacks the scope. */
+            /** @description forbidden (WWW-Authenticate error="insufficient_scope"): the key lacks webhooks:write, or the read scope of an event type the endpoint carries; nothing is re-queued. */
             403: {
                 headers: {
                     /**
@@ -10454,7 +10487,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden: the key lacks the scope. */
+            /** @description forbidden (WWW-Authenticate error="insufficient_scope"): the key lacks webhooks:write, or the read scope of an event type the delivery's endpoint carries. */
             403: {
                 headers: {
                     /**

@@ -1,9 +1,8 @@
-import { hasScope } from '@holdfast/api-keys';
 import { paginate } from '@holdfast/cursor-pagination/postgres';
 import { problem } from '@holdfast/problem-details';
 import { getEvent as getStoredEvent, toEvent } from '@holdfast/webhook-delivery/postgres';
 import type { App, Deps } from '../../context';
-import { knownEventType, readableFamilies, readScopeOf } from '../../event-types';
+import { eventTypeVisible, knownEventType, readableEventTypes } from '../../event-types';
 import { eventSort, getEvent, listEvents } from './schema';
 
 /**
@@ -21,10 +20,9 @@ export function eventRoutes(app: App, deps: Deps): void {
     const { account, livemode } = principal;
     const query = c.req.valid('query');
     // Only events whose resource this key may read (CONTRACT section 10); the rest are absent.
-    const families = readableFamilies((scope) => hasScope(principal, scope));
     const page = await paginate(sql, {
       from: sql`holdfast_events`,
-      where: sql`account_id = ${account} and split_part(type, '.', 1) = any(${sql.array(families)})`,
+      where: sql`account_id = ${account} and type = any(${sql.array(readableEventTypes(principal))})`,
       allowlist: eventSort,
       sort: query.sort,
       cursor: query.cursor,
@@ -45,7 +43,7 @@ export function eventRoutes(app: App, deps: Deps): void {
     const { id } = c.req.valid('param');
     const event = await getStoredEvent(sql, { account, id });
     // An event of a resource the key may not read is answered as if absent.
-    if (!event || !hasScope(principal, readScopeOf(event.type))) {
+    if (!event || !eventTypeVisible(principal, event.type)) {
       throw problem('not_found', { detail: `No event ${id}.` });
     }
     return c.json({ ...event, type: knownEventType(event.type), livemode }, 200);

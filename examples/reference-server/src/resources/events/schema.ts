@@ -32,6 +32,8 @@ export const getEvent = createRoute({
   path: '/events/{id}',
   tags,
   summary: 'Fetch an event',
+  description:
+    'Only an event whose resource the key may read (order.* needs orders:read, payment.* payments:read, subscription.* subscriptions:read); any other is 404, as if absent.',
   request: { params: idParam('evt', 'The event id (the Webhook-Id of its deliveries).') },
   responses: {
     200: { description: 'The event.', content: json(EventSchema) },

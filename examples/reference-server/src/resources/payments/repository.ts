@@ -1,10 +1,10 @@
 import { isLive } from '@holdfast/api-keys';
 import { opaqueId } from '@holdfast/opaque-id';
-import { problem } from '@holdfast/problem-details';
 import type { z } from '@hono/zod-openapi';
 import type postgres from 'postgres';
 import { isoTime } from '../../iso-time';
 import { emit } from '../../outbox';
+import { problem } from '../../problems';
 import { findPaymentMethod } from '../payment-methods/repository';
 import {
   ASYNC_THRESHOLD,
@@ -54,8 +54,11 @@ export interface NewPaymentOptions {
 
 /**
  * Charges a payment method in the business transaction `tx`: 422 `unprocessable` for an unknown
- * method or order or a currency unlike the order's; a declined card fails at once; an amount
- * above {@link ASYNC_THRESHOLD} stays `processing` until {@link settleDuePayments}.
+ * method or order or a currency unlike the order's; 409 `invalid_state_transition` for a
+ * cancelled order; 422 `payment_exceeds_total` for an amount above what is left to pay on the
+ * order (its total less its payments that succeeded or are processing; failed ones do not
+ * count). A declined card fails at once; an amount above {@link ASYNC_THRESHOLD} stays
+ * `processing` until {@link settleDuePayments}.
  *
  * @example
  * ```ts
@@ -71,11 +74,39 @@ export async function insertPayment(
   const method = await findPaymentMethod(tx, account, body.paymentMethod);
   if (!method) throw unprocessable('paymentMethod', 'No such payment method on this account.');
   if (body.order !== undefined) {
+    // The order row stays locked until this payment commits: payments of one order are judged
+    // one after another, so two that each fit cannot together pass its total. The sum is read
+    // by a statement of its own, after the lock: its snapshot then holds the payments committed
+    // by whoever held the lock before (a subquery of the locking statement would not).
     const [order] = await tx`
-      select currency from holdfast_orders where id = ${body.order} and account_id = ${account}`;
+      select currency, status, total from holdfast_orders
+      where id = ${body.order} and account_id = ${account}
+      for update`;
     if (!order) throw unprocessable('order', 'No such order on this account.');
+    const [paid] = await tx<{ amount: string }[]>`
+      select coalesce(sum(amount), 0)::bigint as amount from holdfast_payments
+      where account_id = ${account} and order_id = ${body.order} and status in ('succeeded', 'processing')`;
+    if (order.status === 'cancelled') {
+      throw problem('invalid_state_transition', {
+        detail: `Order ${body.order} is cancelled: it cannot be paid.`,
+      });
+    }
     if (order.currency !== body.currency) {
       throw unprocessable('currency', `The order is in ${order.currency}, not ${body.currency}.`);
+    }
+    const left = Number(order.total) - Number(paid?.amount ?? 0);
+    if (body.amount > left) {
+      throw problem('payment_exceeds_total', {
+        detail: `At most ${Math.max(left, 0)} ${order.currency} minor units are left to pay on order ${body.order}.`,
+        errors: [
+          {
+            field: 'amount',
+            code: 'payment_exceeds_total',
+            pointer: '#/amount',
+            detail: `At most ${Math.max(left, 0)} can be paid.`,
+          },
+        ],
+      });
     }
   }
   const outcome = method.card?.last4 === DECLINED_LAST4 ? 'failed' : 'succeeded';

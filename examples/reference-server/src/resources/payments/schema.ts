@@ -86,7 +86,7 @@ export const createPayment = createRoute({
   path: '/payments',
   tags,
   summary: 'Create a payment',
-  description: `Requires Idempotency-Key: a repeat with the same key and body replays the stored answer (Idempotent-Replayed: true) and charges nothing. Amounts up to ${ASYNC_THRESHOLD} minor units settle at once (201); larger ones answer 202 with Location and status processing, and settle in the background (poll the Location, or listen for payment.succeeded / payment.failed). A card ending in ${DECLINED_LAST4} is declined.`,
+  description: `Requires Idempotency-Key: a repeat with the same key and body replays the stored answer (Idempotent-Replayed: true) and charges nothing. Amounts up to ${ASYNC_THRESHOLD} minor units settle at once (201); larger ones answer 202 with Location and status processing, and settle in the background (poll the Location, or listen for payment.succeeded / payment.failed). A card ending in ${DECLINED_LAST4} is declined. With \`order\`: the order must not be cancelled (409 invalid_state_transition), the currency must be the order's (422 unprocessable), and the amount at most what is left to pay, its total less its payments that succeeded or are still processing (422 payment_exceeds_total); payments of one order are judged one at a time, so parallel ones cannot together pass the total.`,
   request: {
     headers: z.object({
       'idempotency-key': z
@@ -109,8 +109,8 @@ export const createPayment = createRoute({
     },
     ...problemResponses([400, 401, 403, 409, 413, 415, 422], {
       400: 'idempotency_key_required, validation_failed, unknown_field or invalid_json.',
-      409: 'idempotency_key_in_use: the first request with this key is still running (Retry-After).',
-      422: 'idempotency_key_reused (the key was used for a different request) or unprocessable (unknown payment method or order, or a currency unlike the order’s).',
+      409: 'idempotency_key_in_use (the first request with this key is still running; Retry-After) or invalid_state_transition (the order is cancelled).',
+      422: 'idempotency_key_reused (the key was used for a different request), unprocessable (unknown payment method or order, or a currency unlike the order’s) or payment_exceeds_total (the amount is more than what is left to pay on the order: its total less its payments that succeeded or are processing).',
     }),
   },
 });
