@@ -172,6 +172,8 @@ function signed(
 }
 
 const card = { type: 'card', card: { brand: 'visa', last4: '4242', expMonth: 12, expYear: 2030 } };
+/** A live key of the tour's account: its endpoints count apart, so the quota is reached there. */
+const LIVE_KEY = 'hf_live_tourQuotaLiveMode0000000000001';
 
 let t: TestServer;
 let tight: TestServer;
@@ -183,6 +185,7 @@ beforeAll(async () => {
     { key: KEYS.all, account: ACCOUNT, scopes: ['*'] },
     { key: KEYS.ordersRead, account: ACCOUNT, scopes: ['orders:read'] },
     { key: SUBS_READ, account: ACCOUNT, scopes: ['subscriptions:read'] },
+    { key: LIVE_KEY, account: ACCOUNT, scopes: ['*'] },
   ];
   const receivers = JSON.stringify({ tour: { account: ACCOUNT, secrets: [RECEIVER_SECRET] } });
   [t, tight] = await Promise.all([
@@ -314,6 +317,20 @@ describe('the contract, every operation of /openapi.json', () => {
       headers: { 'idempotency-key': 'tour-payment-3' },
     });
     expect(unknownMethod.body.code).toBe('unprocessable');
+    // Payments against an order: not a cancelled one (409), never above what is left (422).
+    const cancelled = await api('POST', '/v1/orders', { body: { currency: 'EUR', total: 300 } });
+    await api('POST', `/v1/orders/${cancelled.body.id}/cancel`);
+    const payCancelled = await api('POST', '/v1/payments', {
+      body: { amount: 100, currency: 'EUR', paymentMethod: ids.paymentMethod, order: cancelled.body.id },
+      headers: { 'idempotency-key': 'tour-payment-4' },
+    });
+    expect(payCancelled.body.code).toBe('invalid_state_transition');
+    const open = await api('POST', '/v1/orders', { body: { currency: 'EUR', total: 300 } });
+    const payTooMuch = await api('POST', '/v1/payments', {
+      body: { amount: 301, currency: 'EUR', paymentMethod: ids.paymentMethod, order: open.body.id },
+      headers: { 'idempotency-key': 'tour-payment-5' },
+    });
+    expect(payTooMuch.body.code).toBe('payment_exceeds_total');
     const subscription = await api('POST', '/v1/subscriptions', {
       body: { paymentMethod: ids.paymentMethod, plan: 'pro' },
     });
@@ -360,6 +377,21 @@ describe('the contract, every operation of /openapi.json', () => {
       (await api('PATCH', `/v1/webhook-endpoints/${ids.endpoint}`, { body: { description: 'tour, edited' } }))
         .status,
     ).toBe(200);
+    // The quota (16 per account and mode): reached with the live key, then freed again.
+    const live: string[] = [];
+    for (;;) {
+      const made = await api('POST', '/v1/webhook-endpoints', {
+        key: LIVE_KEY,
+        body: { url: receiver.url, eventTypes: ['order.created'] },
+      });
+      if (made.status !== 201) {
+        expect(made.body.code).toBe('endpoint_limit_reached');
+        break;
+      }
+      live.push(made.body.id);
+    }
+    expect(live).toHaveLength(16);
+    for (const id of live) await api('DELETE', `/v1/webhook-endpoints/${id}`, { key: LIVE_KEY });
     const rotated = await api('POST', `/v1/webhook-endpoints/${ids.endpoint}/rotate-secret`);
     expect(rotated.body.secret).toMatch(/^whsec_/);
     expect(rotated.body.secret).not.toBe(endpoint.body.secret);
