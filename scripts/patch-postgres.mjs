@@ -14,10 +14,19 @@
 //   - nextWrite(): a deferred write that finds no socket settles its callback and is dropped;
 //   - closed() and terminate(): the pending write is dropped with its timer, so the next session
 //     on this connection does not start with the dead one's bytes and a timer that never fires;
-//   - closed(): the query it rejected (here, or in the socket's 'error' handler just before) is
-//     forgotten, so `sql.end()` does not wait forever for an answer the dead session never sends,
-//     and so is the dead session's last error (57P01 when terminated), which the next session's
-//     first ReadyForQuery would otherwise hand to the query that reconnected it.
+//   - closed(): the dead session's last error (57P01 when terminated) and its query are
+//     forgotten. The next session's first ReadyForQuery otherwise hands that error to whatever
+//     `query` still holds: the query that reconnected it, or the array-types query of a session
+//     terminated while starting, whose rejection nothing awaits (an unhandled rejection, the
+//     process exits). Every query of the dead session is rejected (here, or in the socket's
+//     'error' handler just before), also when the connection reconnects for the query that opened
+//     it: a transaction's query written while it was connecting waited forever otherwise. With no
+//     query left, `sql.end()` no longer waits forever for an answer;
+//   - ReadyForQuery(): the array-types query a new session runs before its first query is
+//     awaited by nothing, so a connection lost right then (ECONNRESET) was an unhandled rejection
+//     that ended the process. Its failure is the connection's, reported by the connection's own
+//     error path (the query that opened it is rejected, or retried on a new session), so the
+//     promise is only kept from being unhandled.
 //
 // Run by `postinstall`. Files are replaced (written aside, then renamed), never written in place:
 // a node_modules of hard links shares them with other checkouts. A postgres whose source no
@@ -83,12 +92,33 @@ const REPLACEMENTS = [
 `,
   },
   {
-    what: 'closed() forgets the query it rejected',
-    from: `    !hadError && (query || sent.length) && error(Errors.connection('CONNECTION_CLOSED', options, socket))
+    what: "closed() forgets the dead session's query and error",
+    from: `    if (initial)
+      return reconnect()
+
+    !hadError && (query || sent.length) && error(Errors.connection('CONNECTION_CLOSED', options, socket))
 `,
-    to: `    !hadError && (query || sent.length) && error(Errors.connection('CONNECTION_CLOSED', options, socket))
-    ${MARK}
-    query = errorResponse = null
+    to: `    ${MARK}
+    errorResponse = null
+    if (initial) {
+      const lost = Errors.connection('CONNECTION_CLOSED', options)
+      query && queryError(query, lost)
+      while (sent.length)
+        queryError(sent.shift(), lost)
+      query = null
+      return reconnect()
+    }
+
+    !hadError && (query || sent.length) && error(Errors.connection('CONNECTION_CLOSED', options, socket))
+    query = null
+`,
+  },
+  {
+    what: 'the array-types query of a start-up that fails',
+    from: `        return fetchArrayTypes()
+`,
+    to: `        ${MARK}
+        return fetchArrayTypes().catch(() => {})
 `,
   },
 ];

@@ -70,4 +70,55 @@ describe.skipIf(!realPostgres)('a terminated backend (needs DATABASE_URL)', () =
     await pool.sql.end();
     expect(uncaught).toEqual([]);
   });
+
+  it('survives every backend of a busy pool terminated, round after round, and answers afterwards', async () => {
+    // Terminated while starting (its array-types query in flight) and while idle or busy: each
+    // once ended the process (an unhandled rejection, or the null-socket write above).
+    const application = `hf_pg_${Math.random().toString(36).slice(2, 10)}`;
+    const pool = await connect({
+      databaseUrl: process.env.DATABASE_URL,
+      max: 3,
+      applicationName: application,
+    });
+    const outcomes = new Map<string, number>();
+    let flowing = true;
+    const client = async (n: number) => {
+      while (flowing) {
+        const work =
+          n % 2 === 0
+            ? pool.sql`select pg_sleep(0.02)`
+            : pool.sql.begin(async (t) => {
+                await t`select pg_sleep(0.01)`;
+                await t`select 1`;
+              });
+        const outcome = await Promise.race([
+          new Promise<string>((r) => setTimeout(() => r(`HUNG${n % 2}`), 8000)),
+          work.then(
+            () => 'ok',
+            (error: unknown) => (error instanceof Error && 'code' in error ? String(error.code) : 'other'),
+          ),
+        ]);
+        outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
+      }
+    };
+    const clients = [0, 1, 2, 3, 4, 5].map(client);
+    try {
+      for (let round = 0; round < 10; round++) {
+        await new Promise((resolve) => setTimeout(resolve, 150));
+        await killer.sql`
+          select pg_terminate_backend(pid) from pg_stat_activity where application_name = ${application}`;
+      }
+    } finally {
+      flowing = false;
+      await Promise.all(clients);
+    }
+    expect(uncaught).toEqual([]);
+    // Only connection errors, never anything else.
+    expect(
+      [...outcomes.keys()].filter((k) => !['ok', 'CONNECTION_CLOSED', 'ECONNRESET', '57P01'].includes(k)),
+    ).toEqual([]);
+    const [row] = await pool.sql<{ one: number }[]>`select 1 as one`;
+    expect(row?.one).toBe(1);
+    await pool.sql.end();
+  }, 60_000);
 });
