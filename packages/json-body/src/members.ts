@@ -1,4 +1,4 @@
-import { clipEcho, clipPointer } from '@holdfast/problem-details';
+import { clipEcho, clipPointer, pointerToken } from '@holdfast/problem-details';
 
 // JSON.parse spends about as long on one object of 100,000 members as on a 1 MiB body of small
 // objects ten times over (V8 builds such an object as a hash table, member by member), and a
@@ -58,9 +58,7 @@ function locate(text: string, stack: readonly Frame[]): WideObject {
   for (const frame of stack.slice(0, -1)) {
     path.push(clipEcho(frame.object ? keyOf(text, frame) : String(frame.count)));
   }
-  const tokens = path.map((key) =>
-    encodeURIComponent(key.replaceAll('~', '~0').replaceAll('/', '~1')).replaceAll('%7E', '~'),
-  );
+  const tokens = path.map(pointerToken);
   return {
     pointer: clipPointer(`#${tokens.map((token) => `/${token}`).join('')}`),
     field: path.length === 0 ? '(root)' : clipEcho(path.join('.')),

@@ -51,3 +51,20 @@ export function clipPointer(pointer: string, max: number = MAX_ECHO_LENGTH): str
 export function formatCount(count: number): string {
   return String(count).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 }
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/**
+ * One token of a JSON Pointer in URI-fragment form (RFC 6901 section 6): `~` as `~0`, `/` as
+ * `~1`, the rest percent-encoded; a lone surrogate (which `encodeURIComponent` throws on) as
+ * U+FFFD.
+ *
+ * @example
+ * ```ts
+ * pointerToken('a/b'); // 'a~1b'
+ * ```
+ */
+export function pointerToken(segment: string): string {
+  const escaped = segment.replace(LONE_SURROGATE, '\uFFFD').replaceAll('~', '~0').replaceAll('/', '~1');
+  return encodeURIComponent(escaped).replaceAll('%7E', '~');
+}

@@ -6,6 +6,7 @@ export {
   MAX_ECHO_LENGTH,
   MAX_ENTRY_DETAIL_LENGTH,
   MAX_ERRORS,
+  pointerToken,
 } from './bounds';
 export {
   type CatalogueOptions,

@@ -1,4 +1,4 @@
-import { clipEcho, clipPointer, formatCount, MAX_ENTRY_DETAIL_LENGTH, MAX_ERRORS } from './bounds';
+import { clipEcho, clipPointer, formatCount, MAX_ENTRY_DETAIL_LENGTH, MAX_ERRORS, pointerToken } from './bounds';
 import { problem } from './catalogue';
 import type { FieldError, ProblemError } from './problem-error';
 
@@ -34,9 +34,7 @@ const segmentOf = (segment: PropertyKey) => clipEcho(String(segment));
 
 /** RFC 6901: `~` becomes `~0` and `/` becomes `~1`; the URI-fragment form percent-encodes the rest. */
 function pointerOf(path: readonly PropertyKey[]): string {
-  const tokens = path.map((segment) =>
-    encodeURIComponent(segmentOf(segment).replaceAll('~', '~0').replaceAll('/', '~1')).replaceAll('%7E', '~'),
-  );
+  const tokens = path.map((segment) => pointerToken(segmentOf(segment)));
   return clipPointer(`#${tokens.map((token) => `/${token}`).join('')}`);
 }
 
@@ -105,7 +103,7 @@ export function fromZodError(
         `Unknown ${where}${plural(unknownTotal, '', 's')} ${names}` +
         (unknownUnlisted > 0 ? ` … and ${formatCount(unknownUnlisted)} more.` : '.') +
         (otherUnlisted > 0
-          ? ` ${formatCount(otherUnlisted)} other ${plural(otherUnlisted, 'error is', 'errors are')} not listed.`
+          ? ` … and ${formatCount(otherUnlisted)} more ${plural(otherUnlisted, 'error', 'errors')}, not listed.`
           : ''),
       errors: entries,
     });
