@@ -3,7 +3,13 @@ import { onProblem } from '@holdfast/problem-details/hono';
 import fc from 'fast-check';
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
-import { widerThan } from '../src/index';
+import { jsonShapeIssue } from '../src/index';
+
+const widerThan = (text: string, maxMembers: number) => {
+  const issue = jsonShapeIssue(text, { maxMembers, maxDepth: 1000, maxContainers: 1_000_000 });
+  return issue?.reason === 'members' ? { pointer: issue.pointer, field: issue.field } : undefined;
+};
+
 import { jsonBody, refuseFields } from '../src/hono';
 
 // CONTRACT section 11, "Bounded answers", for what jsonBody() and refuseFields() answer: an
@@ -61,9 +67,12 @@ function resolve(value: unknown, pointer: string): unknown {
     .reduce<unknown>((at, key) => (at as Record<string, unknown>)[key], value);
 }
 
-describe('widerThan', () => {
+describe('jsonShapeIssue', () => {
   it('property: finds an object over the bound exactly when there is one, and points at one', () => {
-    const key = fc.string({ unit: fc.constantFrom('a', 'b', '"', '\\', ':', ',', '{', '/', '~', '\u{1F600}'), maxLength: 4 });
+    const key = fc.string({
+      unit: fc.constantFrom('a', 'b', '"', '\\', ':', ',', '{', '/', '~', '\u{1F600}'),
+      maxLength: 4,
+    });
     const json = fc.letrec((tie) => ({
       value: fc.oneof(
         { depthSize: 'small' },
@@ -84,6 +93,44 @@ describe('widerThan', () => {
           expect(Object.keys(at as object).length).toBeGreaterThan(max);
         }
       }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('property: reports depth, container count or width exactly when the parsed value breaks one', () => {
+    const json = fc.letrec((tie) => ({
+      value: fc.oneof(
+        { depthSize: 'medium' },
+        fc.integer(),
+        fc.string({ unit: fc.constantFrom('a', '[', '{', '"', ':', '\\'), maxLength: 3 }),
+        fc.array(tie('value'), { maxLength: 4 }),
+        fc.dictionary(fc.string({ maxLength: 2 }), tie('value'), { maxKeys: 4 }),
+      ),
+    })).value;
+    const measure = (value: unknown, depth = 1): { depth: number; containers: number } => {
+      if (typeof value !== 'object' || value === null) return { depth: 0, containers: 0 };
+      const children = Object.values(value).map((child) => measure(child, depth + 1));
+      return {
+        depth: Math.max(depth, ...children.map((c) => c.depth)),
+        containers: 1 + children.reduce((n, c) => n + c.containers, 0),
+      };
+    };
+    fc.assert(
+      fc.property(
+        json,
+        fc.integer({ min: 1, max: 5 }),
+        fc.integer({ min: 1, max: 12 }),
+        fc.integer({ min: 1, max: 4 }),
+        (value, maxDepth, maxContainers, maxMembers) => {
+          const issue = jsonShapeIssue(JSON.stringify(value), { maxMembers, maxDepth, maxContainers });
+          const { depth, containers } = measure(value);
+          const broken = depth > maxDepth || containers > maxContainers || anyWider(value, maxMembers);
+          expect(issue !== undefined).toBe(broken);
+          if (issue?.reason === 'depth') expect(depth).toBeGreaterThan(maxDepth);
+          if (issue?.reason === 'containers') expect(containers).toBeGreaterThan(maxContainers);
+          if (issue?.reason === 'members') expect(anyWider(value, maxMembers)).toBe(true);
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -123,6 +170,13 @@ describe('jsonBody() and refuseFields() under hostile bodies', () => {
     expect(document.detail.length).toBeLessThan(200);
   });
 
+  it('refuses half a million nested arrays before parsing them', async () => {
+    const document = await bounded(await post(`{"a":${'['.repeat(MiB / 2 - 8)}${']'.repeat(MiB / 2 - 8)}}`));
+    expect(document.detail).toMatch(/deeper than 64 levels/);
+    const wide = await bounded(await post(`{"a":[${Array(200_000).fill('[]').join(',')}]}`));
+    expect(wide.detail).toMatch(/more than 10000 arrays and objects/);
+  });
+
   it('names a NUL in a 1 MiB key or a deep path within 100 characters', async () => {
     const key = `${'k'.repeat(MiB / 2)}\\u0000`;
     const document = await bounded(await post(`{"a":{"${key}":1}}`));
@@ -136,12 +190,17 @@ describe('jsonBody() and refuseFields() under hostile bodies', () => {
       return JSON.stringify(body);
     });
     const longKey = fc
-      .tuple(fc.constantFrom('x', '\u{1F600}', '\\u0000', '\\ud800', '/', '~'), fc.integer({ min: 50, max: 200_000 }))
+      .tuple(
+        fc.constantFrom('x', '\u{1F600}', '\\u0000', '\\ud800', '/', '~'),
+        fc.integer({ min: 50, max: 200_000 }),
+      )
       .map(([unit, n]) => `{"${unit.repeat(n)}":1}`);
     const nested = fc
       .tuple(fc.integer({ min: 1, max: 200 }), fc.constantFrom('[', '{"a":'))
       .map(([depth, open]) => open.repeat(depth) + '1' + (open === '[' ? ']' : '}').repeat(depth));
-    const arrays = fc.integer({ min: 0, max: 50_000 }).map((n) => `{"list":[${Array(n).fill('"\\ud800\\u0000"').join(',')}]}`);
+    const arrays = fc
+      .integer({ min: 0, max: 50_000 })
+      .map((n) => `{"list":[${Array(n).fill('"\\ud800\\u0000"').join(',')}]}`);
     await fc.assert(
       fc.asyncProperty(fc.oneof(manyKeys, longKey, nested, arrays), async (body) => {
         const response = await post(body);

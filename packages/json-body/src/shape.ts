@@ -1,9 +1,10 @@
 import { clipEcho, clipPointer, pointerToken } from '@holdfast/problem-details';
 
-// JSON.parse spends about as long on one object of 100,000 members as on a 1 MiB body of small
-// objects ten times over (V8 builds such an object as a hash table, member by member), and a
-// validator then walks every member again. This scan finds an object over the bound in the JSON
-// text itself, before anything is parsed, and stops there.
+// What JSON.parse costs depends on the shape more than on the size: a megabyte of numbers and
+// strings parses in a few milliseconds, one object of 100,000 members (built as a hash table,
+// member by member) or half a million nested arrays take a hundred times longer, and every walk
+// after the parse pays again. This scan finds such a shape in the JSON text itself, before
+// anything is parsed, and stops at the first bound broken.
 
 /** Where an object in a JSON text has more members than allowed. */
 export interface WideObject {
@@ -65,26 +66,55 @@ function locate(text: string, stack: readonly Frame[]): WideObject {
   };
 }
 
+/** The bounds {@link jsonShapeIssue} holds a JSON text to. */
+export interface ShapeLimits {
+  /** Most members in any one object. */
+  readonly maxMembers: number;
+  /** Deepest nesting of arrays and objects (the top-level value is depth 1). */
+  readonly maxDepth: number;
+  /** Most arrays and objects in the whole text. */
+  readonly maxContainers: number;
+}
+
+/** The first bound a JSON text breaks: an object with too many members (named), too deep, too many containers. */
+export type ShapeIssue =
+  | ({ readonly reason: 'members' } & WideObject)
+  | { readonly reason: 'depth' }
+  | { readonly reason: 'containers' };
+
+function countOf(text: string, char: string, stopAbove: number): number {
+  let count = 0;
+  for (let at = text.indexOf(char); at !== -1 && count <= stopAbove; at = text.indexOf(char, at + 1))
+    count += 1;
+  return count;
+}
+
 /**
- * The first object in the JSON text `source` with more than `max` members, found without
- * parsing it: one pass over the text that stops at that object (after a native count of the
- * colons, when there are too few for any object to be over). `undefined` when there is none, or
- * when the text is not JSON or nests deeper than `maxDepth` (the parser and the depth check
- * answer those). Linear in the text, whatever it holds.
+ * The first bound the JSON text `source` breaks, found without parsing it: an object with more
+ * than `maxMembers` members (named by pointer), nesting deeper than `maxDepth`, or more than
+ * `maxContainers` arrays and objects in all. JSON.parse spends far longer on one object of
+ * 100,000 members, or on half a million nested arrays, than on a megabyte of strings and
+ * numbers, and every walk after it (a depth check, a validator) pays again. One pass over the
+ * text that stops at the first issue, after native counts of colons and brackets, when there are
+ * too few for any bound to be broken. `undefined` when no bound is broken, or when the text is
+ * not JSON as far as the scan can tell (the parser answers that).
  *
  * @example
  * ```ts
- * widerThan('{"a":1,"b":2}', 1); // { pointer: '#', field: '(root)' }
- * widerThan('{"metadata":{"a":"1","b":"2"}}', 1)?.field; // 'metadata'
- * widerThan('{"a":1}', 1); // undefined
+ * const limits = { maxMembers: 1, maxDepth: 64, maxContainers: 10_000 };
+ * jsonShapeIssue('{"a":1,"b":2}', limits); // { reason: 'members', pointer: '#', field: '(root)' }
+ * jsonShapeIssue('{"metadata":{"a":"1","b":"2"}}', limits); // { reason: 'members', pointer: '#/metadata', ... }
+ * jsonShapeIssue('{"a":1}', limits); // undefined
  * ```
  */
-export function widerThan(source: string, max: number, maxDepth = 64): WideObject | undefined {
-  let colons = 0;
-  for (let at = source.indexOf(':'); at !== -1 && colons <= max; at = source.indexOf(':', at + 1))
-    colons += 1;
-  if (colons <= max) return undefined;
+export function jsonShapeIssue(source: string, limits: ShapeLimits): ShapeIssue | undefined {
+  const { maxMembers, maxDepth, maxContainers } = limits;
+  const openers = countOf(source, '{', maxContainers) + countOf(source, '[', maxContainers);
+  if (openers <= Math.min(maxDepth, maxContainers) && countOf(source, ':', maxMembers) <= maxMembers) {
+    return undefined;
+  }
   const stack: Frame[] = [];
+  let containers = 0;
   let expectKey = false;
   for (let i = 0; i < source.length; i += 1) {
     const unit = source.charCodeAt(i);
@@ -103,7 +133,9 @@ export function widerThan(source: string, max: number, maxDepth = 64): WideObjec
       }
       case OPEN_OBJECT:
       case OPEN_ARRAY:
-        if (stack.length >= maxDepth) return undefined;
+        containers += 1;
+        if (stack.length >= maxDepth) return { reason: 'depth' };
+        if (containers > maxContainers) return { reason: 'containers' };
         stack.push({ object: unit === OPEN_OBJECT, count: 0, keyStart: -1, keyEnd: -1 });
         expectKey = unit === OPEN_OBJECT;
         break;
@@ -119,7 +151,7 @@ export function widerThan(source: string, max: number, maxDepth = 64): WideObjec
       case COLON:
         if (top?.object) {
           top.count += 1;
-          if (top.count > max) return locate(source, stack);
+          if (top.count > maxMembers) return { reason: 'members', ...locate(source, stack) };
         }
         break;
     }
