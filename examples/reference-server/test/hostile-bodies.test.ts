@@ -1,5 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { API_KEYS, type MonitoredServer, type Shape, send, shapes, startMonitoredServer } from './hostile-harness';
+import {
+  API_KEYS,
+  type MonitoredServer,
+  type Shape,
+  send,
+  shapes,
+  startMonitoredServer,
+} from './hostile-harness';
 import { createStorage, type TestStorage } from './webhooks-harness';
 
 // Issue 28, finding 2: the largest bodies the limits allow (1 MiB) are answered within the
@@ -85,7 +92,9 @@ describe('the largest hostile bodies the limits allow', () => {
   it('counts the unknown fields beyond the 20 it lists, and echoes a 1 MiB name in 100 characters', async () => {
     const all = shapes(orderId);
     const pick = (name: string) => all.find((shape) => shape.name === name) ?? all[0];
-    const many = JSON.parse((await send(server.url, pick('about 990 unknown fields') as Shape)).text) as Problem;
+    const many = JSON.parse(
+      (await send(server.url, pick('about 990 unknown fields') as Shape)).text,
+    ) as Problem;
     expect(many.code).toBe('unknown_field');
     expect(many.errors).toHaveLength(20);
     expect(many.detail).toMatch(/… and \d{3} more\.$/);
@@ -93,7 +102,9 @@ describe('the largest hostile bodies the limits allow', () => {
     expect(long.code).toBe('unknown_field');
     expect(long.errors?.[0]?.field).toBe(`${'x'.repeat(99)}…`);
     expect(long.detail.length).toBeLessThan(200);
-    const metadata = JSON.parse((await send(server.url, pick('metadata, 1,000 keys') as Shape)).text) as Problem;
+    const metadata = JSON.parse(
+      (await send(server.url, pick('metadata, 1,000 keys') as Shape)).text,
+    ) as Problem;
     expect(metadata.detail).toBe('metadata: at most 50 keys');
   }, 60_000);
 });

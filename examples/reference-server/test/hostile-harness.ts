@@ -40,23 +40,111 @@ const deep = (depth: number) => '['.repeat(depth) + '0' + ']'.repeat(depth);
 export function shapes(orderId: string): Shape[] {
   const order = '"currency":"EUR","total":100,';
   return [
-    { name: 'normal order', method: 'POST', path: '/v1/orders', body: Buffer.from('{"currency":"EUR","total":4200,"description":"A normal order","metadata":{"reference":"A-1042"}}') },
-    { name: '100,000+ unknown fields', method: 'POST', path: '/v1/orders', body: fill(`{${order}`, '}', (i) => `"${i.toString(36)}":0`) },
-    { name: 'about 990 unknown fields', method: 'POST', path: '/v1/orders', body: fill(`{${order}`, '}', (i) => `"f${i}":0`, 999 * 8) },
-    { name: 'metadata, 100,000+ keys', method: 'POST', path: '/v1/orders', body: fill(`{${order}"metadata":{`, '}}', (i) => `"${i.toString(36)}":""`) },
-    { name: 'metadata, 1,000 keys', method: 'POST', path: '/v1/orders', body: Buffer.from(`{${order}"metadata":{${Array.from({ length: 1000 }, (_, i) => `"k${i}":"v"`).join(',')}}}`) },
-    { name: 'one 1 MiB field name', method: 'POST', path: '/v1/orders', body: Buffer.from(`{${order}"${'x'.repeat(MiB - 64)}":1}`) },
-    { name: 'one 1 MiB metadata key', method: 'POST', path: '/v1/orders', body: Buffer.from(`{${order}"metadata":{"${'\u{1F600}'.repeat((MiB - 80) / 4)}":"v"}}`) },
-    { name: 'nesting at the depth limit', method: 'POST', path: '/v1/orders', body: fill(`{${order}"metadata":[`, ']}', () => deep(62)) },
-    { name: 'nesting past the depth limit', method: 'POST', path: '/v1/orders', body: Buffer.from(`{"a":${'['.repeat(MiB / 2 - 16)}${']'.repeat(MiB / 2 - 16)}}`) },
-    { name: 'long array of wrong items', method: 'POST', path: '/v1/webhook-endpoints', body: fill('{"url":"https://example.com/hook","eventTypes":[', ']}', () => '0') },
-    { name: 'long array, unknown field', method: 'POST', path: '/v1/orders', body: fill(`{${order}"items":[`, ']}', (i) => String(i)) },
-    { name: 'many NULs', method: 'POST', path: '/v1/orders', body: fill(`{${order}"description":"`, '"}', () => '\\u0000') },
-    { name: 'many lone surrogates', method: 'POST', path: '/v1/orders', body: fill(`{${order}"notes":[`, ']}', () => '"\\ud800"') },
-    { name: 'lone surrogates, one string', method: 'POST', path: '/v1/orders', body: Buffer.from(`{${order}"description":"${'\\udc00'.repeat((MiB - 80) / 6)}"}`) },
-    { name: 'about 990 fields on cancel', method: 'POST', path: `/v1/orders/${orderId}/cancel`, body: fill('{', '}', (i) => `"f${i}":0`, 999 * 8) },
-    { name: '100,000+ fields on cancel', method: 'POST', path: `/v1/orders/${orderId}/cancel`, body: fill('{', '}', (i) => `"${i.toString(36)}":0`) },
-    { name: 'query, 1,000 unknown parameters', method: 'GET', path: `/v1/orders/${orderId}?${Array.from({ length: 1000 }, (_, i) => `q${i}=1`).join('&')}` },
+    {
+      name: 'normal order',
+      method: 'POST',
+      path: '/v1/orders',
+      body: Buffer.from(
+        '{"currency":"EUR","total":4200,"description":"A normal order","metadata":{"reference":"A-1042"}}',
+      ),
+    },
+    {
+      name: '100,000+ unknown fields',
+      method: 'POST',
+      path: '/v1/orders',
+      body: fill(`{${order}`, '}', (i) => `"${i.toString(36)}":0`),
+    },
+    {
+      name: 'about 990 unknown fields',
+      method: 'POST',
+      path: '/v1/orders',
+      body: fill(`{${order}`, '}', (i) => `"f${i}":0`, 999 * 8),
+    },
+    {
+      name: 'metadata, 100,000+ keys',
+      method: 'POST',
+      path: '/v1/orders',
+      body: fill(`{${order}"metadata":{`, '}}', (i) => `"${i.toString(36)}":""`),
+    },
+    {
+      name: 'metadata, 1,000 keys',
+      method: 'POST',
+      path: '/v1/orders',
+      body: Buffer.from(
+        `{${order}"metadata":{${Array.from({ length: 1000 }, (_, i) => `"k${i}":"v"`).join(',')}}}`,
+      ),
+    },
+    {
+      name: 'one 1 MiB field name',
+      method: 'POST',
+      path: '/v1/orders',
+      body: Buffer.from(`{${order}"${'x'.repeat(MiB - 64)}":1}`),
+    },
+    {
+      name: 'one 1 MiB metadata key',
+      method: 'POST',
+      path: '/v1/orders',
+      body: Buffer.from(`{${order}"metadata":{"${'\u{1F600}'.repeat((MiB - 80) / 4)}":"v"}}`),
+    },
+    {
+      name: 'nesting at the depth limit',
+      method: 'POST',
+      path: '/v1/orders',
+      body: fill(`{${order}"metadata":[`, ']}', () => deep(62)),
+    },
+    {
+      name: 'nesting past the depth limit',
+      method: 'POST',
+      path: '/v1/orders',
+      body: Buffer.from(`{"a":${'['.repeat(MiB / 2 - 16)}${']'.repeat(MiB / 2 - 16)}}`),
+    },
+    {
+      name: 'long array of wrong items',
+      method: 'POST',
+      path: '/v1/webhook-endpoints',
+      body: fill('{"url":"https://example.com/hook","eventTypes":[', ']}', () => '0'),
+    },
+    {
+      name: 'long array, unknown field',
+      method: 'POST',
+      path: '/v1/orders',
+      body: fill(`{${order}"items":[`, ']}', (i) => String(i)),
+    },
+    {
+      name: 'many NULs',
+      method: 'POST',
+      path: '/v1/orders',
+      body: fill(`{${order}"description":"`, '"}', () => '\\u0000'),
+    },
+    {
+      name: 'many lone surrogates',
+      method: 'POST',
+      path: '/v1/orders',
+      body: fill(`{${order}"notes":[`, ']}', () => '"\\ud800"'),
+    },
+    {
+      name: 'lone surrogates, one string',
+      method: 'POST',
+      path: '/v1/orders',
+      body: Buffer.from(`{${order}"description":"${'\\udc00'.repeat((MiB - 80) / 6)}"}`),
+    },
+    {
+      name: 'about 990 fields on cancel',
+      method: 'POST',
+      path: `/v1/orders/${orderId}/cancel`,
+      body: fill('{', '}', (i) => `"f${i}":0`, 999 * 8),
+    },
+    {
+      name: '100,000+ fields on cancel',
+      method: 'POST',
+      path: `/v1/orders/${orderId}/cancel`,
+      body: fill('{', '}', (i) => `"${i.toString(36)}":0`),
+    },
+    {
+      name: 'query, 1,000 unknown parameters',
+      method: 'GET',
+      path: `/v1/orders/${orderId}?${Array.from({ length: 1000 }, (_, i) => `q${i}=1`).join('&')}`,
+    },
   ];
 }
 
@@ -83,7 +171,9 @@ export function send(base: string, shape: Shape): Promise<Received> {
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
+        );
         res.on('error', reject);
       },
     );

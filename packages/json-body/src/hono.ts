@@ -32,12 +32,13 @@ export interface JsonBodyOptions {
    */
   maxMembers?: number;
   /**
-   * Most arrays and objects in the whole body; more is 400 `validation_failed`, found in the text
-   * before it is parsed (half a million nested arrays fit in 1 MiB and cost JSON.parse a hundred
-   * times what a megabyte of strings does).
+   * Most values in the whole body (the top-level value, every object member, every array item);
+   * more is 400 `validation_failed`, found in the text before it is parsed: half a million small
+   * values fit in 1 MiB, and cost JSON.parse and every walk after it tens of times what one
+   * megabyte-long string does.
    * @defaultValue 10000
    */
-  maxContainers?: number;
+  maxValues?: number;
   /**
    * The text rule: U+0000 in any key or string and a `__proto__` key are
    * 400 `validation_failed` naming the field; lone surrogates become U+FFFD. `'as-is'` skips it.
@@ -204,9 +205,9 @@ export function jsonBody(options: JsonBodyOptions = {}): MiddlewareHandler {
   const maxMembers = options.maxMembers ?? 1000;
   if (!Number.isInteger(maxMembers) || maxMembers < 1)
     throw new RangeError('maxMembers must be a positive integer');
-  const maxContainers = options.maxContainers ?? 10_000;
-  if (!Number.isInteger(maxContainers) || maxContainers < 1)
-    throw new RangeError('maxContainers must be a positive integer');
+  const maxValues = options.maxValues ?? 10_000;
+  if (!Number.isInteger(maxValues) || maxValues < 1)
+    throw new RangeError('maxValues must be a positive integer');
   const tooLarge = () =>
     problem('payload_too_large', { detail: `The request body is larger than ${maxBytes} bytes.` });
   return async (c, next) => {
@@ -246,12 +247,12 @@ export function jsonBody(options: JsonBodyOptions = {}): MiddlewareHandler {
       problem('validation_failed', {
         detail: `The request body nests arrays and objects deeper than ${maxDepth} levels.`,
       });
-    const issue = jsonShapeIssue(source, { maxMembers, maxDepth, maxContainers });
+    const issue = jsonShapeIssue(source, { maxMembers, maxDepth, maxValues });
     if (issue?.reason === 'members') throw tooManyMembers(issue, maxMembers);
     if (issue?.reason === 'depth') throw tooDeep();
-    if (issue?.reason === 'containers') {
+    if (issue?.reason === 'values') {
       throw problem('validation_failed', {
-        detail: `The request body has more than ${maxContainers} arrays and objects.`,
+        detail: `The request body has more than ${maxValues} values (object members and array items).`,
       });
     }
     try {

@@ -44,6 +44,15 @@ function stringEnd(text: string, start: number): number {
   }
 }
 
+/** Whether the next character after `from`, past JSON whitespace, is `]`. */
+function closesAt(text: string, from: number): boolean {
+  for (let at = from; at < text.length; at += 1) {
+    const unit = text.charCodeAt(at);
+    if (unit !== 0x20 && unit !== 0x09 && unit !== 0x0a && unit !== 0x0d) return unit === CLOSE_ARRAY;
+  }
+  return false;
+}
+
 function keyOf(text: string, frame: Frame): string {
   if (frame.keyStart < 0) return '';
   try {
@@ -72,15 +81,15 @@ export interface ShapeLimits {
   readonly maxMembers: number;
   /** Deepest nesting of arrays and objects (the top-level value is depth 1). */
   readonly maxDepth: number;
-  /** Most arrays and objects in the whole text. */
-  readonly maxContainers: number;
+  /** Most values in the whole text: the top-level one, every object member and every array item. */
+  readonly maxValues: number;
 }
 
-/** The first bound a JSON text breaks: an object with too many members (named), too deep, too many containers. */
+/** The first bound a JSON text breaks: an object with too many members (named), too deep, too many values. */
 export type ShapeIssue =
   | ({ readonly reason: 'members' } & WideObject)
   | { readonly reason: 'depth' }
-  | { readonly reason: 'containers' };
+  | { readonly reason: 'values' };
 
 function countOf(text: string, char: string, stopAbove: number): number {
   let count = 0;
@@ -92,29 +101,31 @@ function countOf(text: string, char: string, stopAbove: number): number {
 /**
  * The first bound the JSON text `source` breaks, found without parsing it: an object with more
  * than `maxMembers` members (named by pointer), nesting deeper than `maxDepth`, or more than
- * `maxContainers` arrays and objects in all. JSON.parse spends far longer on one object of
- * 100,000 members, or on half a million nested arrays, than on a megabyte of strings and
- * numbers, and every walk after it (a depth check, a validator) pays again. One pass over the
- * text that stops at the first issue, after native counts of colons and brackets, when there are
- * too few for any bound to be broken. `undefined` when no bound is broken, or when the text is
+ * `maxValues` values in all (the top-level value, every member, every item). JSON.parse spends
+ * far longer on one object of 100,000 members, or on half a million small values, than on a
+ * megabyte of one string, and every walk after it (a depth check, the text rule, a validator)
+ * pays again. One pass over the text that stops at the first issue, after native counts of
+ * colons, commas and brackets, when there are too few for any bound to be broken. `undefined` when no bound is broken, or when the text is
  * not JSON as far as the scan can tell (the parser answers that).
  *
  * @example
  * ```ts
- * const limits = { maxMembers: 1, maxDepth: 64, maxContainers: 10_000 };
+ * const limits = { maxMembers: 1, maxDepth: 64, maxValues: 10_000 };
  * jsonShapeIssue('{"a":1,"b":2}', limits); // { reason: 'members', pointer: '#', field: '(root)' }
  * jsonShapeIssue('{"metadata":{"a":"1","b":"2"}}', limits); // { reason: 'members', pointer: '#/metadata', ... }
  * jsonShapeIssue('{"a":1}', limits); // undefined
  * ```
  */
 export function jsonShapeIssue(source: string, limits: ShapeLimits): ShapeIssue | undefined {
-  const { maxMembers, maxDepth, maxContainers } = limits;
-  const openers = countOf(source, '{', maxContainers) + countOf(source, '[', maxContainers);
-  if (openers <= Math.min(maxDepth, maxContainers) && countOf(source, ':', maxMembers) <= maxMembers) {
-    return undefined;
-  }
+  const { maxMembers, maxDepth, maxValues } = limits;
+  // Values are at most 1 + colons + commas + opening brackets; members at most the colons.
+  const bound = Math.max(maxValues, maxDepth);
+  const colons = countOf(source, ':', bound);
+  const rough =
+    1 + colons + countOf(source, ',', bound) + countOf(source, '{', bound) + countOf(source, '[', bound);
+  if (rough <= Math.min(maxDepth, maxValues) && colons <= maxMembers) return undefined;
   const stack: Frame[] = [];
-  let containers = 0;
+  let values = 1;
   let expectKey = false;
   for (let i = 0; i < source.length; i += 1) {
     const unit = source.charCodeAt(i);
@@ -132,13 +143,16 @@ export function jsonShapeIssue(source: string, limits: ShapeLimits): ShapeIssue 
         break;
       }
       case OPEN_OBJECT:
-      case OPEN_ARRAY:
-        containers += 1;
+      case OPEN_ARRAY: {
         if (stack.length >= maxDepth) return { reason: 'depth' };
-        if (containers > maxContainers) return { reason: 'containers' };
-        stack.push({ object: unit === OPEN_OBJECT, count: 0, keyStart: -1, keyEnd: -1 });
-        expectKey = unit === OPEN_OBJECT;
+        const object = unit === OPEN_OBJECT;
+        // An array's first item is counted here, unless the array is empty; the rest at their commas.
+        if (!object && !closesAt(source, i + 1)) values += 1;
+        if (values > maxValues) return { reason: 'values' };
+        stack.push({ object, count: 0, keyStart: -1, keyEnd: -1 });
+        expectKey = object;
         break;
+      }
       case CLOSE_OBJECT:
       case CLOSE_ARRAY:
         stack.pop();
@@ -146,12 +160,18 @@ export function jsonShapeIssue(source: string, limits: ShapeLimits): ShapeIssue 
         break;
       case COMMA:
         if (top?.object) expectKey = true;
-        else if (top) top.count += 1;
+        else if (top) {
+          top.count += 1;
+          values += 1;
+          if (values > maxValues) return { reason: 'values' };
+        }
         break;
       case COLON:
         if (top?.object) {
           top.count += 1;
+          values += 1;
           if (top.count > maxMembers) return { reason: 'members', ...locate(source, stack) };
+          if (values > maxValues) return { reason: 'values' };
         }
         break;
     }
