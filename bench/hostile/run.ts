@@ -73,6 +73,7 @@ try {
       delay.maxMs.toFixed(1),
       delay.p99Ms.toFixed(1),
       perRequest.toFixed(1),
+      (delay.cpuMs / rounds).toFixed(1),
     ]);
   }
   const header = [

@@ -12,7 +12,11 @@ export interface LoopDelay {
   readonly maxMs: number;
   readonly p99Ms: number;
   readonly meanMs: number;
+  /** CPU time (user and system) the process used, all threads. */
+  readonly cpuMs: number;
 }
+
+let cpuSince = process.cpuUsage();
 
 process.on('message', (message) => {
   if (message !== 'loop-delay') return;
@@ -20,7 +24,9 @@ process.on('message', (message) => {
     maxMs: histogram.max / 1e6,
     p99Ms: histogram.percentile(99) / 1e6,
     meanMs: histogram.mean / 1e6,
+    cpuMs: (({ user, system }) => (user + system) / 1000)(process.cpuUsage(cpuSince)),
   };
+  cpuSince = process.cpuUsage();
   process.send?.({ loopDelay: delay });
   histogram.reset();
 });
