@@ -162,6 +162,8 @@ export function send(base: string, shape: Shape): Promise<Received> {
       url,
       {
         method: shape.method,
+        // A connection per request: a kept-alive socket the server times out can reset the next one.
+        agent: false,
         headers: {
           authorization: `Bearer ${KEY}`,
           ...(shape.body ? { 'content-type': 'application/json', 'content-length': shape.body.length } : {}),

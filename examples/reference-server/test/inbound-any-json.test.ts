@@ -75,10 +75,9 @@ async function stored(webhookId: string) {
 /** What the jsonb view holds: the value with U+0000 and lone surrogates as U+FFFD. */
 function storable(value: unknown): unknown {
   if (typeof value === 'string')
-    return value.replace(
-      /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g,
-      '\uFFFD',
-    );
+    return value
+      .replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD')
+      .replaceAll('\u0000', '\uFFFD');
   if (Array.isArray(value)) return value.map(storable);
   if (typeof value === 'object' && value !== null) {
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [storable(k) as string, storable(v)]));

@@ -24,9 +24,15 @@ let server: Child;
 let db: Database;
 
 beforeAll(async () => {
-  const env: Record<string, string> = realPostgres
-    ? (storage = await createStorage()).env
-    : { DATABASE_URL: '', HOLDFAST_DATA_DIR: (dataDir = await mkdtemp(join(tmpdir(), 'holdfast-logs-'))) };
+  // PGlite in a directory, so this process can join the server's database through its socket.
+  let env: Record<string, string>;
+  if (realPostgres) {
+    storage = await createStorage();
+    env = storage.env;
+  } else {
+    dataDir = await mkdtemp(join(tmpdir(), 'holdfast-logs-'));
+    env = { DATABASE_URL: '', HOLDFAST_DATA_DIR: dataDir };
+  }
   server = await startServerProcess({
     ...env,
     HOLDFAST_LOG_LEVEL: 'info',

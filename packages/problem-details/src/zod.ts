@@ -1,4 +1,11 @@
-import { clipEcho, clipPointer, formatCount, MAX_ENTRY_DETAIL_LENGTH, MAX_ERRORS, pointerToken } from './bounds';
+import {
+  clipEcho,
+  clipPointer,
+  formatCount,
+  MAX_ENTRY_DETAIL_LENGTH,
+  MAX_ERRORS,
+  pointerToken,
+} from './bounds';
 import { problem } from './catalogue';
 import type { FieldError, ProblemError } from './problem-error';
 

@@ -6,7 +6,8 @@ import { clipEcho, clipPointer, fromZodError, MAX_ECHO_LENGTH, MAX_ERRORS, probl
 // CONTRACT section 11, "Bounded answers": at most 20 entries in errors, detail saying how many
 // more there were, and client input echoed at most 100 characters long, however hostile the input.
 
-const isWellFormed = (text: string) => !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(text);
+const isWellFormed = (text: string) =>
+  !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(text);
 
 /** Every string a problem document carries that could echo input. */
 function echoes(document: ReturnType<ReturnType<typeof problem>['toJSON']>) {
@@ -15,7 +16,10 @@ function echoes(document: ReturnType<ReturnType<typeof problem>['toJSON']>) {
 
 describe('clipEcho', () => {
   it('property: at most 100 code units, a prefix of the input marked with …, never splitting a pair', () => {
-    const text = fc.string({ unit: fc.constantFrom('a', '€', '\u{1F600}', '\uD800', '~', '/'), maxLength: 400 });
+    const text = fc.string({
+      unit: fc.constantFrom('a', '€', '\u{1F600}', '\uD800', '~', '/'),
+      maxLength: 400,
+    });
     fc.assert(
       fc.property(text, (input) => {
         const out = clipEcho(input);
@@ -99,7 +103,11 @@ describe('fromZodError', () => {
   it('property: any mix of issues, keys and locations gives at most 20 entries, echoes of at most 100, and the right count', () => {
     const key = fc.oneof(
       fc.string({ maxLength: 8 }),
-      fc.string({ unit: fc.constantFrom('x', '/', '~', '\u{1F600}', '\uDC00'), minLength: 90, maxLength: 400 }),
+      fc.string({
+        unit: fc.constantFrom('x', '/', '~', '\u{1F600}', '\uDC00'),
+        minLength: 90,
+        maxLength: 400,
+      }),
     );
     const issue = fc.oneof(
       fc.record({
