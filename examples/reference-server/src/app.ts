@@ -18,6 +18,7 @@ import { renderDocs } from './docs';
 import { healthRoutes, type Readiness, readiness } from './health';
 import { htmlSecurityHeaders } from './html';
 import { observeRequests } from './observability/http-observer';
+import { errorLine } from './observability/logger';
 import { finalizeDocument } from './openapi';
 import { contractProblemPages } from './problem-pages';
 import { addressLimiter, perAddress, rateLimit } from './rate-limit';
@@ -114,7 +115,21 @@ export function buildApp(deps: Deps, options: AppOptions = {}): App {
     if (c.res.status === 413) c.res.headers.set('Connection', 'close');
   });
   app.use(htmlSecurityHeaders());
-  const onError = onProblem();
+  // A crash is logged without its data: a database error's row detail and parameters would
+  // carry body bytes (issue 28), so only what loggableError keeps is written.
+  const onError = onProblem({
+    log: (error, c) => {
+      const requestId: string | undefined = c.get('requestId');
+      if (deps.log?.isLevelEnabled('error')) {
+        deps.log.error(
+          { err: error, requestId, method: c.req.method, route: c.req.routePath },
+          'request failed',
+        );
+      } else {
+        console.error(`[${requestId ?? '-'}] ${c.req.method} ${c.req.routePath} failed: ${errorLine(error)}`);
+      }
+    },
+  });
   app.onError((error, c) => {
     // Hono's JSON validator refuses an empty body with a bare 400; jsonBody() has already
     // answered every body that is present but not JSON, so this one had no body at all.

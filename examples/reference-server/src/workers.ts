@@ -4,6 +4,7 @@ import type postgres from 'postgres';
 import type { Deps } from './context';
 import { processInbox } from './inbox';
 import { observeAttempt } from './observability/delivery-attempts';
+import { errorLine } from './observability/logger';
 
 /** A background loop that can be stopped; `stop` waits for the round in flight. */
 export interface Loop {
@@ -29,7 +30,7 @@ export function startLoop(
       try {
         handled = await tick();
       } catch (error) {
-        log(`${name}: ${error instanceof Error ? error.message : String(error)}`);
+        log(`${name}: ${errorLine(error, false)}`);
       }
       if (stopped) break;
       if (handled > 0) continue;

@@ -2,6 +2,7 @@ import { problem } from '@holdfast/problem-details';
 import type { Context, MiddlewareHandler } from 'hono';
 import { nestedDeeperThan } from './depth';
 import { noFieldsProblem } from './no-fields';
+import { jsonShapeIssue, type WideObject } from './shape';
 import { wellFormedJson } from './text';
 import { textProblem } from './text-problem';
 
@@ -17,17 +18,48 @@ export interface JsonBodyOptions {
   maxBytes?: number;
   /**
    * Deepest accepted nesting of arrays and objects (the top-level value is depth 1); deeper
-   * bodies get 400 `validation_failed`, before anything walks them recursively (a deep enough
+   * bodies get 400 `validation_failed`, found in the text before it is parsed (a deep enough
    * body would otherwise overflow the stack of `JSON.stringify`, zod or a fingerprint: a 500).
    * @defaultValue 64
    */
   maxDepth?: number;
+  /**
+   * Most members accepted in any one object of the body; an object with more is 400
+   * `validation_failed` (`too_many_members`, naming the object), found in the text before it is
+   * parsed: one object of 100,000 members costs JSON.parse and a validator far more than a
+   * request may block the server for.
+   * @defaultValue 1000
+   */
+  maxMembers?: number;
+  /**
+   * Most values in the whole body (the top-level value, every object member, every array item);
+   * more is 400 `validation_failed`, found in the text before it is parsed: half a million small
+   * values fit in 1 MiB, and cost JSON.parse and every walk after it tens of times what one
+   * megabyte-long string does.
+   * @defaultValue 10000
+   */
+  maxValues?: number;
   /**
    * The text rule: U+0000 in any key or string and a `__proto__` key are
    * 400 `validation_failed` naming the field; lone surrogates become U+FFFD. `'as-is'` skips it.
    * @defaultValue `'well-formed'`
    */
   text?: 'well-formed' | 'as-is';
+}
+
+/** 400 `validation_failed` for an object over `maxMembers`, naming it. */
+function tooManyMembers(wide: WideObject, max: number) {
+  return problem('validation_failed', {
+    detail: `The object at ${wide.field} in the request body has more than ${max} members.`,
+    errors: [
+      {
+        field: wide.field,
+        pointer: wide.pointer,
+        code: 'too_many_members',
+        detail: `At most ${max} members.`,
+      },
+    ],
+  });
 }
 
 const BODYLESS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS']);
@@ -170,6 +202,12 @@ export function jsonBody(options: JsonBodyOptions = {}): MiddlewareHandler {
   const maxDepth = options.maxDepth ?? 64;
   if (!Number.isInteger(maxDepth) || maxDepth < 1)
     throw new RangeError('maxDepth must be a positive integer');
+  const maxMembers = options.maxMembers ?? 1000;
+  if (!Number.isInteger(maxMembers) || maxMembers < 1)
+    throw new RangeError('maxMembers must be a positive integer');
+  const maxValues = options.maxValues ?? 10_000;
+  if (!Number.isInteger(maxValues) || maxValues < 1)
+    throw new RangeError('maxValues must be a positive integer');
   const tooLarge = () =>
     problem('payload_too_large', { detail: `The request body is larger than ${maxBytes} bytes.` });
   return async (c, next) => {
@@ -199,17 +237,31 @@ export function jsonBody(options: JsonBodyOptions = {}): MiddlewareHandler {
     }
     let value: unknown;
     let source: string;
+    const invalid = () => problem('invalid_json', { detail: 'The request body is not valid UTF-8 JSON.' });
     try {
       source = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes);
-      value = JSON.parse(source);
     } catch {
-      throw problem('invalid_json', { detail: 'The request body is not valid UTF-8 JSON.' });
+      throw invalid();
     }
-    if (nestedDeeperThan(value, maxDepth)) {
-      throw problem('validation_failed', {
+    const tooDeep = () =>
+      problem('validation_failed', {
         detail: `The request body nests arrays and objects deeper than ${maxDepth} levels.`,
       });
+    const issue = jsonShapeIssue(source, { maxMembers, maxDepth, maxValues });
+    if (issue?.reason === 'members') throw tooManyMembers(issue, maxMembers);
+    if (issue?.reason === 'depth') throw tooDeep();
+    if (issue?.reason === 'values') {
+      throw problem('validation_failed', {
+        detail: `The request body has more than ${maxValues} values (object members and array items).`,
+      });
     }
+    try {
+      value = JSON.parse(source);
+    } catch {
+      throw invalid();
+    }
+    // The scan has held the text to maxDepth already; this holds any text it could not read.
+    if (nestedDeeperThan(value, maxDepth)) throw tooDeep();
     let text: string | undefined;
     if (options.text !== 'as-is') {
       const checked = wellFormedJson(value, source);

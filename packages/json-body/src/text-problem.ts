@@ -1,4 +1,4 @@
-import { type ProblemError, problem } from '@holdfast/problem-details';
+import { clipEcho, type ProblemError, problem } from '@holdfast/problem-details';
 import type { TextIssue } from './text';
 
 /** 400 `validation_failed` for a body breaking the text rule, naming the field. */
@@ -7,7 +7,7 @@ export function textProblem(issue: TextIssue): ProblemError {
   return problem('validation_failed', {
     detail: nul
       ? 'The request body contains a NUL character (U+0000), which is never valid here.'
-      : `The request body has a "__proto__" key at ${issue.field}, which is never accepted.`,
+      : `The request body has a "__proto__" key at ${clipEcho(issue.field)}, which is never accepted.`,
     errors: [
       {
         field: issue.field,

@@ -2,6 +2,7 @@ import type { Context, ErrorHandler, NotFoundHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { Router } from 'hono/router';
 import type { RouterRoute } from 'hono/types';
+import { clipEcho } from './bounds';
 import { type HoldfastProblemCode, problem } from './catalogue';
 import { fromUnknown } from './from-unknown';
 import type { ProblemContext, ProblemError } from './problem-error';
@@ -73,10 +74,24 @@ export function toProblem(error: unknown): ProblemError {
   return fromUnknown(error);
 }
 
+/**
+ * What the default log prints of an error: its name, `code` and message (cut to 300 characters)
+ * and its call frames, never its other properties. A driver's error carries the failing row and
+ * the query's parameters in those (postgres.js: `detail`, `parameters`), which are request data.
+ */
+function describe(error: unknown): string {
+  if (!(error instanceof Error)) return `a thrown ${typeof error}`;
+  const code = 'code' in error && typeof error.code === 'string' ? ` (${error.code})` : '';
+  const frames = (error.stack ?? '').split('\n').filter((line) => line.startsWith('    at '));
+  return [`${error.name}${code}: ${error.message.slice(0, 300)}`, ...frames].join('\n');
+}
+
 export interface OnProblemOptions {
   /**
    * Called with the original error of every 5xx, for the server's own logs (never the
-   * response). @defaultValue logs to `console.error` with the request id
+   * response). @defaultValue logs to `console.error` with the request id, the route, and the
+   * error's name, code, message and frames (never its other properties: a database error's row
+   * detail and parameters stay out of the log)
    */
   log?: (error: unknown, c: Context) => void;
 }
@@ -94,7 +109,9 @@ export function onProblem(options: OnProblemOptions = {}): ErrorHandler {
   const log =
     options.log ??
     ((error: unknown, c: Context) => {
-      console.error(`[${c.get('requestId') ?? '-'}] ${c.req.method} ${c.req.path} failed:`, error);
+      console.error(
+        `[${c.get('requestId') ?? '-'}] ${c.req.method} ${c.req.routePath} failed: ${describe(error)}`,
+      );
     });
   return (error, c) => {
     const converted = toProblem(error);
@@ -145,12 +162,15 @@ export function notFoundProblem(app?: RoutedApp): NotFoundHandler {
       return problemResponse(
         c,
         problem('method_not_allowed', {
-          detail: `${c.req.method} is not allowed on ${c.req.path}; allowed: ${allowed.join(', ')}.`,
+          detail: `${c.req.method} is not allowed on ${clipEcho(c.req.path)}; allowed: ${allowed.join(', ')}.`,
           headers: { Allow: allowed.join(', ') },
         }),
       );
     }
-    return problemResponse(c, problem('not_found', { detail: `Nothing is found at ${c.req.path}.` }));
+    return problemResponse(
+      c,
+      problem('not_found', { detail: `Nothing is found at ${clipEcho(c.req.path)}.` }),
+    );
   };
 }
 export { type ProblemPagesOptions, problemPages } from './problem-pages';

@@ -1,4 +1,14 @@
 export {
+  CUT_MARK,
+  clipEcho,
+  clipPointer,
+  formatCount,
+  MAX_ECHO_LENGTH,
+  MAX_ENTRY_DETAIL_LENGTH,
+  MAX_ERRORS,
+  pointerToken,
+} from './bounds';
+export {
   type CatalogueOptions,
   type CreateArgs,
   DEFAULT_TYPE_BASE,

@@ -1,3 +1,5 @@
+import { clipEcho, clipPointer, formatCount, MAX_ENTRY_DETAIL_LENGTH, MAX_ERRORS } from './bounds';
+
 /** A per-field entry of `errors[]`. */
 export interface FieldError {
   /** Dotted path of the field at fault (`card.expMonth`, `sort`, `limit`). */
@@ -17,7 +19,10 @@ export type RetryAfter = number | Date;
 export interface ProblemInit {
   /** Explanation of this occurrence. Defaults to the title. */
   detail?: string;
-  /** Field-level entries. */
+  /**
+   * Field-level entries. At most 20 are kept (`MAX_ERRORS`): when more are given, the rest are
+   * dropped and `detail` says how many; `field` and `pointer` are cut to 100 characters.
+   */
   errors?: readonly FieldError[];
   /** Required for 429 and 503; rendered as `Retry-After`. */
   retryAfter?: RetryAfter;
@@ -102,8 +107,11 @@ export class ProblemError<C extends string = string> extends Error {
     this.status = init.status;
     this.title = init.title;
     this.type = init.type;
-    this.detail = init.detail ?? `${init.title}.`;
-    this.errors = init.errors ?? [];
+    const errors = init.errors ?? [];
+    const omitted = errors.length - MAX_ERRORS;
+    const detail = init.detail ?? `${init.title}.`;
+    this.detail = omitted > 0 ? `${detail} … and ${formatCount(omitted)} more errors, not listed.` : detail;
+    this.errors = (omitted > 0 ? errors.slice(0, MAX_ERRORS) : errors).map(boundedEntry);
     this.retryAfter = init.retryAfter;
     this.headers = init.headers ?? {};
     this.extensions = init.extensions ?? {};
@@ -147,6 +155,20 @@ export class ProblemError<C extends string = string> extends Error {
       headers: this.responseHeaders(context),
     });
   }
+}
+
+/** The entry with what it echoes cut to size (the same object when nothing needs cutting). */
+function boundedEntry(entry: FieldError): FieldError {
+  const field = clipEcho(entry.field);
+  const pointer = entry.pointer === undefined ? undefined : clipPointer(entry.pointer);
+  const detail = entry.detail === undefined ? undefined : clipEcho(entry.detail, MAX_ENTRY_DETAIL_LENGTH);
+  if (field === entry.field && pointer === entry.pointer && detail === entry.detail) return entry;
+  return {
+    ...entry,
+    field,
+    ...(pointer === undefined ? {} : { pointer }),
+    ...(detail === undefined ? {} : { detail }),
+  };
 }
 
 /** Renders `Retry-After` as delay-seconds or an HTTP-date (RFC 9110 section 10.2.3). */

@@ -83,12 +83,22 @@ function matcher(types: InboxProcessOptions['types']): (type: string | null) => 
   return (type) => type !== null && known(type);
 }
 
-/** What is kept of a processing failure: the SQLSTATE or error name, never payload data. */
+/**
+ * What is kept of a processing failure: the SQLSTATE or error name and the message, never payload
+ * data. A data exception's message (SQLSTATE class 22) quotes the offending value, and a
+ * `SyntaxError`'s quotes the text, so theirs are withheld; a driver error's other properties (its
+ * row detail, query parameters) are never read.
+ */
 function describeFailure(error: unknown): string {
   const code =
     error instanceof Error && 'code' in error && typeof error.code === 'string' ? error.code : undefined;
   const name = error instanceof Error ? error.name : typeof error;
-  const message = error instanceof Error ? error.message.slice(0, 200) : '';
+  const quotesData = error instanceof SyntaxError || code?.startsWith('22') === true;
+  const message = !(error instanceof Error)
+    ? ''
+    : quotesData
+      ? '(message withheld)'
+      : error.message.slice(0, 200);
   return code ? `${name} (SQLSTATE ${code}): ${message}` : `${name}: ${message}`;
 }
 
@@ -128,6 +138,9 @@ export function postgresInbox(sql: Sql, options: PostgresInboxOptions = {}): Pos
       const id = newId();
       const key = `${target.scope} ${event.id}`;
       const at = now();
+      // Any JSON value the signature covers is stored: an object, and also null, a number, a
+      // string or an array (they have no type). Wrapped in a one-element array and taken out in SQL,
+      // since a JSON null given as a parameter is SQL NULL, and the insert was a 500.
       const payload = storableJson(event.payload);
       const type =
         typeof payload === 'object' && payload !== null && !Array.isArray(payload) ? payload.type : null;
@@ -141,7 +154,7 @@ export function postgresInbox(sql: Sql, options: PostgresInboxOptions = {}): Pos
         )
         insert into holdfast_webhook_inbox (id, scope, tenant, webhook_id, type, payload, body)
         select ${id}, ${target.scope}, ${target.tenant ?? null}, ${event.id},
-          ${typeof type === 'string' && type.length > 0 ? type : null}, ${sql.json(payload)}, ${event.body}
+          ${typeof type === 'string' && type.length > 0 ? type : null}, (${sql.json([payload])}::jsonb -> 0), ${event.body}
         from claim
         on conflict (scope, webhook_id) do nothing
         returning id`;

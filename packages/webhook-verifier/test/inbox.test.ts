@@ -1,7 +1,9 @@
 import { createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
+import fc from 'fast-check';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { migrations, type PostgresInbox, postgresInbox } from '../src/postgres';
 import type { WebhookEvent } from '../src/receiver';
+import { storableJson } from '../src/storable-json';
 
 // The durable inbox on PostgreSQL: stored with the exact bytes and claimed in one statement,
 // processed in the background with types, stale-event discard, retries and failure records.
@@ -50,6 +52,45 @@ describe('postgresInbox().enqueue', () => {
     const [count] = await db.sql`select count(*)::int as n from holdfast_webhook_inbox`;
     expect(count?.n).toBe(2);
     expect((await row(first.receipt ?? '')).type).toBe('order.updated');
+  });
+
+  it('stores a signed null, number, string or array too, with a null type (issue 28: null was a NOT NULL 500)', async () => {
+    for (const [i, text] of ['null', '0', '-1.5e300', '"just text"', '[1,{"type":"x"}]', 'true'].entries()) {
+      const { receipt, duplicate } = await inbox.enqueue(event(`msg_kind_${i}`, text), { scope: 'billing' });
+      expect(duplicate).toBe(false);
+      const stored = await row(receipt ?? '');
+      expect(new TextDecoder().decode(stored.body)).toBe(text);
+      expect(stored.payload).toEqual(JSON.parse(text));
+      expect(stored.type).toBeNull();
+    }
+  });
+
+  it('property: any JSON value is stored exactly (its bytes as sent, its jsonb view as storableJson makes it)', async () => {
+    // Strings mix in U+0000 and lone surrogates, which jsonb refuses as they are.
+    const odd = fc.string({ unit: fc.constantFrom('a', '\u0000', '\ud800', '\udc00', '\u{1F600}', '"') });
+    const value = fc.letrec((tie) => ({
+      json: fc.oneof(
+        { depthSize: 'small' },
+        fc.constant(null),
+        fc.boolean(),
+        fc.double({ noNaN: true, noDefaultInfinity: true }),
+        odd,
+        fc.array(tie('json'), { maxLength: 4 }),
+        fc.dictionary(odd, tie('json'), { maxKeys: 4 }),
+      ),
+    })).json;
+    let n = 0;
+    await fc.assert(
+      fc.asyncProperty(value, async (json) => {
+        n += 1;
+        const text = JSON.stringify(json);
+        const { receipt } = await inbox.enqueue(event(`msg_prop_${n}`, text), { scope: 'property' });
+        const stored = await row(receipt ?? '');
+        expect(new TextDecoder().decode(stored.body)).toBe(text);
+        expect(stored.payload).toEqual(JSON.parse(JSON.stringify(storableJson(JSON.parse(text)))));
+      }),
+      { numRuns: 60 },
+    );
   });
 
   it('keeps the exact bytes of an event holding U+0000 and lone surrogates, and a jsonb view of it', async () => {
