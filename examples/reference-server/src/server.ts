@@ -12,6 +12,8 @@ import { buildApp } from './app';
 import { type Config, loadConfig } from './config';
 import type { Deps } from './context';
 import { allMigrations, cursorKeyring, openDatabase } from './db';
+import { demoReceiverRoutes } from './demo/receiver';
+import { databaseIsEmpty, httpApiCall, type SeedSummary, seedDemoData } from './demo/seed';
 import { startOperations } from './operations';
 import { startSettlementWorker } from './settlement';
 import { startWebhookWorkers } from './workers';
@@ -41,6 +43,8 @@ export interface RunningServer {
   readonly metricsUrl: string | undefined;
   /** A demo key created on this start (first run of a fresh database only): shown once. */
   readonly demoKey: string | undefined;
+  /** The demo data set written with the demo key on this start, if it was. */
+  readonly demoData: SeedSummary | undefined;
   /** Graceful stop: no new connections, in-flight requests and worker rounds finish, then the database closes. */
   close(): Promise<void>;
 }
@@ -89,8 +93,11 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       metrics: ops.metrics,
     };
     let url = '';
+    let demoData: SeedSummary | undefined;
+    // The demo's built-in receiver exists only where a loopback endpoint may be registered.
+    const demoReceiver = config.allowPrivateDestinations && !config.production;
     if (config.role !== 'worker') {
-      const app = buildApp(deps);
+      const app = buildApp(deps, demoReceiver ? { rootRoutes: [demoReceiverRoutes] } : {});
       const server = createHonoServer(app.fetch, { hostname: config.host, limits: config.http });
       server.listen(config.port, config.host);
       http = server;
@@ -101,6 +108,17 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       const address = server.address() as AddressInfo;
       const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
       url = `http://${host}:${address.port}`;
+      if (demoKey !== undefined && config.seedDemoData && (await databaseIsEmpty(db.sql))) {
+        // Through the API itself, over HTTP, as a client would: a failure leaves a working server.
+        demoData = await seedDemoData({
+          call: httpApiCall(url, demoKey),
+          receiverBase: demoReceiver ? url : undefined,
+        }).catch((error: unknown) => {
+          if (deps.log) deps.log.error({ err: error }, 'the demo data set could not be written');
+          else console.error('the demo data set could not be written:', error);
+          return undefined;
+        });
+      }
     }
     if (config.role !== 'api') {
       stoppables.push(startWebhookWorkers(deps));
@@ -120,6 +138,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       database: db.description,
       metricsUrl: ops.metricsUrl,
       demoKey,
+      demoData,
       close() {
         closing ??= (async () => {
           const server = http;
