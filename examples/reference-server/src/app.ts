@@ -12,7 +12,7 @@ import type { MiddlewareHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { validationHook } from './api/problem-responses';
 import type { App, AppEnv, Deps } from './context';
-import { dashboardRoutes } from './dashboard/index';
+import { dashboardRoutes, favicon } from './dashboard/index';
 import { destinationHint } from './destination-hint';
 import { renderDocs } from './docs';
 import { healthRoutes, type Readiness, readiness } from './health';
@@ -206,6 +206,7 @@ export function buildApp(deps: Deps, options: AppOptions = {}): App {
   app.route('/problems', contractProblemPages());
   app.get('/dashboard/', (c) => c.redirect('/dashboard', 308));
   app.route('/dashboard', dashboardRoutes());
+  app.get('/favicon.ico', () => favicon());
 
   const v1: App = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   strictQueries(v1);

@@ -97,6 +97,11 @@ export interface Config {
   readonly idempotencyRetentionHours: number;
   /** Seed a demo key on a fresh database (`npm start`), off in tests and production. */
   readonly seedDemoKey: boolean;
+  /**
+   * Seed the demo data set (`HOLDFAST_SEED_DEMO_DATA`) with the demo key on an empty database;
+   * on where the demo key is, never in production.
+   */
+  readonly seedDemoData: boolean;
   /** How long a 202 payment stays `processing` (`HOLDFAST_PAYMENT_SETTLE_DELAY`, default 2s). */
   readonly paymentSettleDelayMs: number;
   /** How slow clients are cut off (CONTRACT section 10). */
@@ -329,6 +334,11 @@ export function loadConfig(
       env.HOLDFAST_SEED_DEMO_KEY === undefined
         ? env.NODE_ENV !== 'test' && env.NODE_ENV !== 'production'
         : parseFlag(env.HOLDFAST_SEED_DEMO_KEY),
+    seedDemoData:
+      env.NODE_ENV !== 'production' &&
+      (env.HOLDFAST_SEED_DEMO_DATA === undefined
+        ? env.NODE_ENV !== 'test'
+        : parseFlag(env.HOLDFAST_SEED_DEMO_DATA)),
     paymentSettleDelayMs: parseDuration(
       env.HOLDFAST_PAYMENT_SETTLE_DELAY || '2s',
       'HOLDFAST_PAYMENT_SETTLE_DELAY',

@@ -27,6 +27,15 @@ if (server.demoKey) {
   lines.push(`    ${server.demoKey}`);
   if (server.url)
     lines.push(`  Try: curl -H "Authorization: Bearer ${server.demoKey}" ${server.url}/v1/orders`);
+  const seeded = server.demoData;
+  if (seeded) {
+    lines.push(
+      `  Demo data: ${seeded.orders} orders, ${seeded.payments} payments, a refund and a subscription;`,
+      seeded.endpoints > 0
+        ? `  ${seeded.endpoints} webhook endpoints on the built-in receiver (${server.url}/demo/receiver/...): see the dashboard.`
+        : '  no webhook endpoints (HOLDFAST_ALLOW_PRIVATE_DESTINATIONS=1 adds some on a built-in receiver).',
+    );
+  }
 } else if (server.url) {
   lines.push('');
   lines.push(

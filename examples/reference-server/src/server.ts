@@ -12,6 +12,8 @@ import { buildApp } from './app';
 import { type Config, loadConfig } from './config';
 import type { Deps } from './context';
 import { allMigrations, cursorKeyring, type Databases, openDatabases } from './db';
+import { demoReceiverRoutes } from './demo/receiver';
+import { databaseIsEmpty, httpApiCall, type SeedSummary, seedDemoData } from './demo/seed';
 import { type HealthServer, readiness, serveHealth } from './health';
 import { startOperations } from './operations';
 import { startSettlementWorker } from './settlement';
@@ -47,6 +49,8 @@ export interface RunningServer {
   readonly workerSql: postgres.Sql;
   /** A demo key created on this start (first run of a fresh database only): shown once. */
   readonly demoKey: string | undefined;
+  /** The demo data set written with the demo key on this start, if it was. */
+  readonly demoData: SeedSummary | undefined;
   /** Graceful stop: no new connections, in-flight requests and worker rounds finish, then the database closes. */
   close(): Promise<void>;
 }
@@ -108,8 +112,11 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       migrations.map((migration) => migration.id),
     );
     let url = '';
+    let demoData: SeedSummary | undefined;
+    // The demo's built-in receiver exists only where a loopback endpoint may be registered.
+    const demoReceiver = config.allowPrivateDestinations && !config.production;
     if (config.role !== 'worker') {
-      const app = buildApp(deps, { ready });
+      const app = buildApp(deps, demoReceiver ? { ready, rootRoutes: [demoReceiverRoutes] } : { ready });
       const server = createHonoServer(app.fetch, { hostname: config.host, limits: config.http });
       server.listen(config.port, config.host);
       http = server;
@@ -120,6 +127,17 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       const address = server.address() as AddressInfo;
       const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
       url = `http://${host}:${address.port}`;
+      if (demoKey !== undefined && config.seedDemoData && (await databaseIsEmpty(db.sql))) {
+        // Through the API itself, over HTTP, as a client would: a failure leaves a working server.
+        demoData = await seedDemoData({
+          call: httpApiCall(url, demoKey),
+          receiverBase: demoReceiver ? url : undefined,
+        }).catch((error: unknown) => {
+          if (deps.log) deps.log.error({ err: error }, 'the demo data set could not be written');
+          else console.error('the demo data set could not be written:', error);
+          return undefined;
+        });
+      }
     }
     if (config.role !== 'api') {
       const workerSql = dbs.worker.sql;
@@ -145,6 +163,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       healthUrl: health?.url,
       workerSql: dbs.worker.sql,
       demoKey,
+      demoData,
       close() {
         closing ??= (async () => {
           const server = http;

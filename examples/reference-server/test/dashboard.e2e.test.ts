@@ -23,6 +23,10 @@ const SCREENSHOTS = process.env.HOLDFAST_SCREENSHOTS === '1';
 /** Set to refresh the README's screenshot (docs/dashboard.png) from this run. */
 const UPDATE_DOCS = process.env.HOLDFAST_UPDATE_DASHBOARD_SCREENSHOT === '1';
 const DOCS_SCREENSHOT = new URL('../../../docs/dashboard.png', import.meta.url);
+const DOCS_DELIVERY_SCREENSHOT = new URL('../../../docs/dashboard-delivery.png', import.meta.url);
+const DOCS_HEALTH_SCREENSHOT = new URL('../../../docs/dashboard-health.png', import.meta.url);
+/** Markup in a payload: the page must show it as text (an element would set window.planted). */
+const PLANTED = '<img src=x onerror="window.planted=true"> & </pre>';
 
 const KEY = 'hf_test_dashboardE2eKey0123456789abcdef';
 const ACCOUNT = 'acct_dashboardE2e';
@@ -149,8 +153,30 @@ describe.skipIf(!hasChromium)('dashboard in Chromium (needs /usr/bin/chromium)',
     return json;
   };
 
+  /** Views checked for stray text by {@link shoot}: the test asserts every route was walked. */
+  const walked = new Set<string>();
+  /**
+   * Fails when the page shows `null`, `undefined` or `[object Object]` outside a JSON block (a
+   * payload may hold a real `null`): what a value rendered without a check looks like.
+   */
+  const expectNoStrayText = async (name: string): Promise<void> => {
+    await page.waitForLoadState('networkidle');
+    const text = await page.evaluate(() => {
+      const copy = document.body.cloneNode(true);
+      if (!(copy instanceof HTMLElement)) return '';
+      for (const block of copy.querySelectorAll('pre.json-block, pre.body-prefix')) block.remove();
+      // textContent, not innerText: text the stylesheet hides counts too (screen readers read it).
+      return copy.textContent ?? '';
+    });
+    expect(text, `${name} shows stray text`).not.toMatch(/\bnull\b|\bundefined\b|\[object Object\]/);
+    const view = new URL(page.url()).hash.replace(/\/[a-z]+_[A-Za-z0-9_-]+/g, '/:id').split('?')[0];
+    // No hash is the endpoints view, the dashboard's home.
+    walked.add(view === undefined || view === '' ? '#/endpoints' : view);
+  };
+
   /** Saves the current view at laptop width and at phone width (checking nothing overflows sideways). */
   const shoot = async (name: string, fullPage = true): Promise<void> => {
+    await expectNoStrayText(name);
     if (SCREENSHOTS)
       await page.screenshot({ path: new URL(`laptop-${name}.png`, ARTIFACTS).pathname, fullPage });
     await page.setViewportSize(PHONE);
@@ -309,6 +335,18 @@ describe.skipIf(!hasChromium)('dashboard in Chromium (needs /usr/bin/chromium)',
     await refresh();
     await row.waitFor();
     expect(await page.content()).not.toContain(secret);
+    // The pacing column says what its number is: the adaptive limit and its ceiling.
+    expect(await row.locator('td[data-label="Pacing"]').textContent()).toMatch(/^limit \d+ \(max \d+\)/);
+    expect(await row.textContent()).not.toContain('in flight');
+    // The URL wraps only at its separators: every text piece of it ends at one (or the end).
+    const pieces = await row
+      .locator('.url')
+      .first()
+      .evaluate((el) =>
+        [...el.childNodes].flatMap((n) => (n.nodeType === Node.TEXT_NODE ? [n.textContent ?? ''] : [])),
+      );
+    expect(pieces.join('')).toBe(receiver.url);
+    for (const piece of pieces.slice(0, -1)) expect(piece).toMatch(/[/?&]$/);
     await shoot('endpoints');
   });
 
@@ -335,7 +373,11 @@ describe.skipIf(!hasChromium)('dashboard in Chromium (needs /usr/bin/chromium)',
       type: 'card',
       card: { brand: 'visa', last4: '4242', expMonth: 12, expYear: 2030 },
     });
-    await api('POST', '/subscriptions', { paymentMethod: method.id, plan: 'pro' });
+    await api('POST', '/subscriptions', {
+      paymentMethod: method.id,
+      plan: 'pro',
+      metadata: { note: PLANTED },
+    });
 
     await page
       .getByRole('navigation', { name: 'Dashboard' })
@@ -424,6 +466,95 @@ describe.skipIf(!hasChromium)('dashboard in Chromium (needs /usr/bin/chromium)',
     }
   });
 
+  it('shows the delivery’s payload as escaped text and links its event', async () => {
+    const delivery = await api('GET', `/deliveries/${deliveryId}`);
+    const eventId = String(delivery.event ?? '');
+    expect(eventId).toMatch(/^evt_/);
+    const payload = main().locator('pre.json-block');
+    await payload.waitFor();
+    const event = await api('GET', `/events/${eventId}`);
+    // Pretty-printed: exactly the event as the API answers it, two-space indented.
+    expect(await payload.textContent()).toBe(JSON.stringify(event, null, 2));
+    // The markup planted in the subscription's metadata is text on the page, never an element.
+    expect(await payload.textContent()).toContain(JSON.stringify(PLANTED));
+    expect(await payload.locator('img, script').count()).toBe(0);
+    expect(await page.evaluate(() => (window as unknown as { planted?: boolean }).planted)).toBeUndefined();
+
+    await main().getByRole('link', { name: eventId }).click();
+    await main().getByRole('heading', { name: 'Event', level: 1 }).waitFor();
+    expect(page.url()).toContain(`#/events/${eventId}`);
+    await expect
+      .poll(() => main().locator('pre.json-block').textContent())
+      .toBe(JSON.stringify(event, null, 2));
+    await shoot('event');
+    if (UPDATE_DOCS) {
+      await page.goto(`${server.url}/dashboard#/deliveries/${deliveryId}`);
+      await main().locator('pre.json-block').waitFor();
+      await writeFile(DOCS_DELIVERY_SCREENSHOT, await page.screenshot({ fullPage: true }));
+    }
+  });
+
+  it('replays from Dead letters: the row leaves the view, a notice links it, and a reload agrees', {
+    timeout: 90_000,
+  }, async () => {
+    receiver.healthy = false;
+    const method = await api('POST', '/payment-methods', {
+      type: 'card',
+      card: { brand: 'visa', last4: '4242', expMonth: 12, expYear: 2030 },
+    });
+    const subscription = await api('POST', '/subscriptions', { paymentMethod: method.id, plan: 'team' });
+    const nav = page.getByRole('navigation', { name: 'Dashboard' });
+    await nav.getByRole('link', { name: 'Dead letters' }).click();
+    await main().getByRole('heading', { name: 'Dead letters', level: 1 }).waitFor();
+    // The new dead delivery is the one whose event is about this subscription.
+    let dead = '';
+    await until(
+      'the second delivery to die',
+      async () => {
+        const list = await api('GET', `/deliveries?status=dead&endpoint=${endpointId}`);
+        for (const d of Array.isArray(list.data) ? list.data : []) {
+          if (!isRecord(d) || d.id === deliveryId) continue;
+          const event = await api('GET', `/events/${String(d.event)}`);
+          const data = isRecord(event.data) && isRecord(event.data.object) ? event.data.object : {};
+          if (data.id === subscription.id) dead = String(d.id);
+        }
+        return dead !== '' && (await main().locator(`tr[data-id="${dead}"]`).count()) === 1;
+      },
+      refresh,
+    );
+    receiver.healthy = true;
+    await main()
+      .getByRole('button', { name: `Replay delivery ${dead}` })
+      .click();
+    const notice = main().getByRole('status').filter({ hasText: 'Replay queued' });
+    await notice.waitFor();
+    expect(await notice.getByRole('link', { name: dead }).getAttribute('href')).toBe(`#/deliveries/${dead}`);
+    // Gone from the view at once, not left behind as "pending" with an active Replay.
+    expect(await main().locator(`tr[data-id="${dead}"]`).count()).toBe(0);
+    expect(
+      await main()
+        .getByRole('button', { name: `Replay delivery ${dead}` })
+        .count(),
+    ).toBe(0);
+    await shoot('dead-letters-replayed');
+    await refresh();
+    await main()
+      .getByText(/Showing \d+|No dead letters/)
+      .waitFor();
+    expect(await main().locator(`tr[data-id="${dead}"]`).count()).toBe(0);
+    await notice
+      .getByRole('link', { name: dead })
+      .click()
+      .catch(async () => {
+        await page.goto(`${server.url}/dashboard#/deliveries/${dead}`);
+      });
+    await until(
+      'the replayed delivery to succeed',
+      async () => (await attemptRows(200).count()) === 1,
+      async () => {},
+    );
+  });
+
   it('draws the endpoint health chart from the stats API, with a text alternative, and recovers since a time', {
     timeout: 60_000,
   }, async () => {
@@ -468,7 +599,24 @@ describe.skipIf(!hasChromium)('dashboard in Chromium (needs /usr/bin/chromium)',
     await main().getByText('Show the numbers').click();
     expect(await main().locator('table.health-table tbody tr').count()).toBe(24);
     await main().getByText('Show the numbers').click();
+    // The axis ends carry their dates: the window's start and end, a day apart.
+    const start = await chart.locator('[data-axis="start"]').textContent();
+    const end = await chart.locator('[data-axis="end"]').textContent();
+    expect(start).toMatch(/^\d{1,2} [A-Z][a-z]{2}, \d{2}:00 UTC$/);
+    expect(end).toMatch(/^\d{1,2} [A-Z][a-z]{2}, \d{2}:00 UTC$/);
+    expect(start?.slice(-9)).toBe(end?.slice(-9));
+    expect(start).not.toBe(end);
+    // The chart spans its card (less the card's padding), not half of it.
+    const widths = await chart.evaluate((el) => ({
+      chart: el.getBoundingClientRect().width,
+      card: el.closest('figure')?.clientWidth ?? 0,
+    }));
+    expect(widths.chart).toBeGreaterThan(widths.card * 0.9);
+    // The Since input is styled like every other field.
+    const since = main().getByLabel('Since', { exact: true });
+    expect(await since.evaluate((el) => getComputedStyle(el).borderTopLeftRadius)).not.toBe('0px');
     await chart.scrollIntoViewIfNeeded();
+    if (UPDATE_DOCS) await writeFile(DOCS_HEALTH_SCREENSHOT, await page.screenshot({ fullPage: true }));
     if (SCREENSHOTS) {
       await page.screenshot({
         path: new URL('laptop-endpoint-health-chart.png', ARTIFACTS).pathname,
@@ -564,6 +712,28 @@ describe.skipIf(!hasChromium)('dashboard in Chromium (needs /usr/bin/chromium)',
     });
     expect(gone.status).toBe(404);
     await gone.arrayBuffer();
+  });
+
+  it('serves an icon at /favicon.ico', async () => {
+    const res = await fetch(`${server.url}/favicon.ico`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('image/svg+xml');
+    expect(await res.text()).toMatch(/^<svg /);
+  });
+
+  it('walked every view checking for stray text', () => {
+    for (const view of [
+      '#/endpoints',
+      '#/deliveries',
+      '#/dead-letters',
+      '#/deliveries/:id',
+      '#/events',
+      '#/events/:id',
+      '#/endpoints/:id',
+      '#/notifications',
+    ]) {
+      expect([...walked], view).toContain(view);
+    }
   });
 
   it('signs out, forgetting the key, and never leaked it', async () => {

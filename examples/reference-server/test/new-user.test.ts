@@ -55,6 +55,9 @@ it('npm start, the printed key, a local endpoint after reading the 422, a verifi
   const banner = server.output.join('');
   const key = /save it now:\s+(hf_test_[A-Za-z0-9_-]+)/.exec(banner)?.[1];
   expect(key, banner).toBeDefined();
+  // A fresh database gets the demo data set (issue 32); no endpoints without private destinations.
+  expect(banner).toContain('Demo data: 4 orders, 4 payments, a refund and a subscription');
+  expect(banner).toContain('no webhook endpoints (HOLDFAST_ALLOW_PRIVATE_DESTINATIONS=1 adds some');
   const call = (base: string, method: string, path: string, body?: unknown) =>
     fetch(`${base}${path}`, {
       method,

@@ -139,9 +139,10 @@ export async function startCommand(
 export async function runCli(
   args: string[],
   env: Record<string, string>,
+  script = 'src/cli.ts',
 ): Promise<{ code: number | null; output: string }> {
   const child = wrap(
-    spawn(process.execPath, ['--import', 'tsx', '--conditions=@holdfast/source', 'src/cli.ts', ...args], {
+    spawn(process.execPath, ['--import', 'tsx', '--conditions=@holdfast/source', script, ...args], {
       cwd: serverRoot,
       env: { ...process.env, NODE_ENV: 'test', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -2,6 +2,7 @@ export { decodeBase64, decodeBase64Into, decodedLength, encodeBase64 } from './b
 export {
   decodeSecret,
   ED25519_KEY_BYTES,
+  ED25519_SPKI_PREFIX,
   generateSecret,
   MIN_SECRET_BYTES,
   PUBLIC_KEY_PREFIX,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   decodeSecret,
+  ED25519_SPKI_PREFIX,
   encodeBase64,
   generateSecret,
   MIN_SECRET_BYTES,
@@ -32,6 +33,16 @@ describe('secrets and keys', () => {
     expect(() => parseSigningKey(`whpk_${b64(32)}`, 'secrets[0]')).toThrow(/secrets\[0\].*cannot sign/);
     expect(() => parseSigningKey(`whsk_${b64(31)}`)).toThrow(RangeError);
     expect(() => parseSigningKey(`whsk_${b64(33)}`)).toThrow(RangeError);
+    // The 64-byte form: seed, then the public half the signer checks.
+    const long = parseSigningKey(
+      `whsk_${encodeBase64(Uint8Array.of(...new Uint8Array(32).fill(1), ...new Uint8Array(32).fill(2)))}`,
+    );
+    expect(long).toEqual({
+      scheme: 'v1a',
+      seed: new Uint8Array(32).fill(1),
+      publicKey: new Uint8Array(32).fill(2),
+    });
+    expect(() => parseSigningKey(`whsk_${b64(64 + 1)}`)).toThrow(/32 bytes \(the seed\) or 64/);
     expect(() => parseSigningKey('whsk_!!')).toThrow(TypeError);
   });
 
@@ -43,6 +54,15 @@ describe('secrets and keys', () => {
     });
     expect(() => parseVerifyingKey(`whsk_${b64(32)}`)).toThrow(/whpk_/);
     expect(() => parseVerifyingKey(`whpk_${b64(16)}`)).toThrow(RangeError);
+    const der = Uint8Array.of(...ED25519_SPKI_PREFIX, ...new Uint8Array(32).fill(5));
+    expect(parseVerifyingKey(`whpk_${encodeBase64(der)}`)).toEqual({
+      scheme: 'v1a',
+      publicKey: new Uint8Array(32).fill(5),
+    });
+    der[0] = 0x31;
+    expect(() => parseVerifyingKey(`whpk_${encodeBase64(der)}`)).toThrow(
+      /not an ed25519 SubjectPublicKeyInfo/,
+    );
     expect(() => parseVerifyingKey(42 as unknown as string, 'secrets')).toThrow(/secrets must be a string/);
   });
 });

@@ -25,7 +25,8 @@ table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #d0d7de;
 a{color:#0a58ca}h2{margin-top:2.5rem;border-bottom:1px solid #d0d7de}
 .method{display:inline-block;min-width:4.5rem;font-weight:700}
 .op{margin:1.5rem 0;padding:1rem;border:1px solid #d0d7de;border-radius:8px}
-nav ul{columns:2}
+nav>ul{columns:2;column-gap:2rem}nav>ul>li{break-inside:avoid}nav ul ul{columns:auto;padding-left:1.25rem}nav code{overflow-wrap:anywhere}
+@media (max-width:40rem){nav>ul{columns:auto}}
 @media (prefers-color-scheme:dark){body{background:#0d1117;color:#e6edf3}pre{background:#161b22}a{color:#58a6ff}td,th,.op,h2{border-color:#30363d}}
 `;
 
@@ -44,7 +45,7 @@ nav ul{columns:2}
  */
 export const HTML_PAGE_CSP: string = [
   "default-src 'none'",
-  "style-src 'sha256-KWr7YvYnBrNQI0sXomFKtWpZPCbYcrpHTH5dJFQLUg8='",
+  "style-src 'sha256-iRnVmFapsa4I+1fSMjXTctKjRE13HcsBeWrXNotmY9Y='",
   "base-uri 'none'",
   "form-action 'none'",
   "frame-ancestors 'none'",

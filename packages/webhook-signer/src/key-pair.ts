@@ -5,7 +5,7 @@ import {
   parseSigningKey,
   SIGNING_KEY_PREFIX,
 } from '@holdfast/webhook-keys';
-import type { Ed25519 } from './sign';
+import { checkedSeed, type Ed25519 } from './sign';
 
 /** A `v1a` key pair: the sender keeps `secretKey`, receivers are given `publicKey`. */
 export interface KeyPair {
@@ -23,7 +23,7 @@ export function keyPairFactory(ed25519: Ed25519): {
   const publicKeyOf = (secretKey: string): string => {
     const key = parseSigningKey(secretKey, 'secretKey');
     if (key.scheme !== 'v1a') throw new TypeError(`secretKey must start with "${SIGNING_KEY_PREFIX}"`);
-    return PUBLIC_KEY_PREFIX + encodeBase64(ed25519.publicKey(key.seed));
+    return PUBLIC_KEY_PREFIX + encodeBase64(ed25519.publicKey(checkedSeed(ed25519, key, 'secretKey')));
   };
   return {
     generateKeyPair: () => {

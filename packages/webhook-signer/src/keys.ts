@@ -5,9 +5,9 @@ import * as keys from '@holdfast/webhook-keys';
 
 /** The prefix of `v1` secrets (Standard Webhooks, Svix). */
 export const SECRET_PREFIX: 'whsec_' = keys.SECRET_PREFIX;
-/** The prefix of `v1a` signing keys: base64 of the 32-byte ed25519 seed. */
+/** The prefix of `v1a` signing keys: base64 of the 32-byte ed25519 seed, or of the 64-byte seed and public key. */
 export const SIGNING_KEY_PREFIX: 'whsk_' = keys.SIGNING_KEY_PREFIX;
-/** The prefix of `v1a` public keys: base64 of the 32-byte ed25519 public key. */
+/** The prefix of `v1a` public keys: base64 of the 32-byte ed25519 public key, or of its 44-byte DER SubjectPublicKeyInfo. */
 export const PUBLIC_KEY_PREFIX: 'whpk_' = keys.PUBLIC_KEY_PREFIX;
 /** Secrets shorter than this are refused: HMAC-SHA256 keys below 192 bits are too weak to sign payments. */
 export const MIN_SECRET_BYTES: number = keys.MIN_SECRET_BYTES;

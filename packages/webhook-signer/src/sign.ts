@@ -25,7 +25,9 @@ export interface SignerOptions {
   /**
    * One key, or several during a rotation, each giving its own entry in order: `whsec_`
    * secrets sign `v1,` (HMAC-SHA256), `whsk_` signing keys sign `v1a,` (ed25519), so a
-   * rotation can move an endpoint from one scheme to the other.
+   * rotation can move an endpoint from one scheme to the other. A `whsk_` key is the 32-byte
+   * seed or the 64-byte seed and public key (as the Svix server issues them); the public half
+   * must be the seed's own, else this throws.
    */
   secrets: string | readonly string[];
 }
@@ -52,6 +54,28 @@ export interface Ed25519 {
   publicKey(seed: Uint8Array): Uint8Array;
 }
 
+/**
+ * The seed of a parsed `v1a` key, after checking that the public half of a 64-byte `whsk_` is
+ * the seed's own: a key pasted together from two pairs would sign with one and publish the other,
+ * and every receiver would refuse every delivery. Loud at start instead.
+ */
+export function checkedSeed(
+  ed25519: Ed25519,
+  key: { seed: Uint8Array; publicKey?: Uint8Array },
+  parameter: string,
+): Uint8Array {
+  if (key.publicKey !== undefined) {
+    const derived = ed25519.publicKey(key.seed);
+    const claimed = key.publicKey;
+    if (derived.length !== claimed.length || derived.some((byte, i) => byte !== claimed[i])) {
+      throw new TypeError(
+        `${parameter} is a 64-byte "whsk_" key whose last 32 bytes are not the public key of its first 32 (the seed)`,
+      );
+    }
+  }
+  return key.seed;
+}
+
 type EntrySigner = (prefix: string, body: string | Uint8Array, content: () => Uint8Array) => string;
 
 /**
@@ -64,12 +88,13 @@ export function signerFactory(hmacSha256: HmacSha256, ed25519: Ed25519): (option
     const list = typeof options.secrets === 'string' ? [options.secrets] : [...options.secrets];
     if (list.length === 0) throw new RangeError('secrets must hold at least one secret');
     const entries = list.map((secret, i): EntrySigner => {
-      const key = parseSigningKey(secret, single ? 'secrets' : `secrets[${i}]`);
+      const parameter = single ? 'secrets' : `secrets[${i}]`;
+      const key = parseSigningKey(secret, parameter);
       if (key.scheme === 'v1') {
         const mac = hmacSha256(key.secret);
         return (prefix, body) => `v1,${encodeBase64(mac(prefix, body))}`;
       }
-      const sign = ed25519.sign(key.seed);
+      const sign = ed25519.sign(checkedSeed(ed25519, key, parameter));
       return (_prefix, _body, content) => `v1a,${encodeBase64(sign(content()))}`;
     });
     const sign = (input: SignInput): string => {

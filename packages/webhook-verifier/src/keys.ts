@@ -5,7 +5,7 @@ import * as keys from '@holdfast/webhook-keys';
 
 /** Secrets shorter than this are refused: an HMAC-SHA256 key below 192 bits is too weak. */
 export const MIN_SECRET_BYTES: number = keys.MIN_SECRET_BYTES;
-/** The prefix of `v1a` public keys: base64 of the 32-byte ed25519 public key. */
+/** The prefix of `v1a` public keys: base64 of the 32-byte ed25519 public key, or of its 44-byte DER SubjectPublicKeyInfo. */
 export const PUBLIC_KEY_PREFIX: 'whpk_' = keys.PUBLIC_KEY_PREFIX;
 
 /**

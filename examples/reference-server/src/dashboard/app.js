@@ -22,6 +22,7 @@ import { deliveriesView } from './views/deliveries.js';
 import { deliveryView } from './views/delivery.js';
 import { endpointView } from './views/endpoint.js';
 import { endpointsView } from './views/endpoints.js';
+import { eventView } from './views/event.js';
 import { eventsView } from './views/events.js';
 import { notFoundView } from './views/not-found.js';
 import { notificationsView } from './views/notifications.js';
@@ -50,12 +51,14 @@ async function route() {
   }
   const deliveryMatch = /^\/deliveries\/([^/]+)$/.exec(r.path);
   const endpointMatch = /^\/endpoints\/([^/]+)$/.exec(r.path);
+  const eventMatch = /^\/events\/([^/]+)$/.exec(r.path);
   if (r.path === '/endpoints' || r.path === '/' || r.path === '') endpointsView(r);
   else if (r.path === '/deliveries') deliveriesView(r, { deadLetters: false });
   else if (r.path === '/dead-letters') deliveriesView(r, { deadLetters: true });
   else if (deliveryMatch?.[1] !== undefined) deliveryView(decodeURIComponent(deliveryMatch[1]));
   else if (endpointMatch?.[1] !== undefined) endpointView(decodeURIComponent(endpointMatch[1]), r.params);
   else if (r.path === '/events') eventsView();
+  else if (eventMatch?.[1] !== undefined) eventView(decodeURIComponent(eventMatch[1]));
   else if (r.path === '/notifications') notificationsView();
   else notFoundView();
   void refreshBanners();

@@ -11,9 +11,10 @@
 import { h } from './dom.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
-const WIDTH = 480;
-const HEIGHT = 220;
-const PAD = { top: 16, right: 44, bottom: 28, left: 36 };
+// Wide rather than tall: at a card's full width the chart stays about a third as high as wide.
+const WIDTH = 960;
+const HEIGHT = 300;
+const PAD = { top: 16, right: 64, bottom: 32, left: 40 };
 const OUTCOMES = /** @type {const} */ (['succeeded', 'failed', 'dead']);
 
 /**
@@ -26,6 +27,20 @@ function svg(tag, attrs, children = []) {
   for (const [name, value] of Object.entries(attrs)) el.setAttribute(name, String(value));
   for (const child of children) el.append(typeof child === 'string' ? document.createTextNode(child) : child);
   return el;
+}
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/**
+ * An axis end: the date as well as the hour, in UTC like the buckets, so "06:00" on the left and
+ * "06:00" on the right read as a day apart.
+ * @param {string} iso @param {'hour' | 'day'} size
+ */
+function axisLabel(iso, size) {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return '';
+  const day = `${d.getUTCDate()} ${MONTHS[d.getUTCMonth()] ?? ''}`;
+  return size === 'hour' ? `${day}, ${label(iso, size)} UTC` : day;
 }
 
 /** @param {string} iso @param {'hour' | 'day'} size */
@@ -83,10 +98,15 @@ export function healthChart({ buckets, bucketSize, title }) {
     const last = buckets[buckets.length - 1];
     if (first && last) {
       chart.append(
-        svg('text', { x: PAD.left, y: HEIGHT - 8, class: 'tick' }, [label(first.start, bucketSize)]),
-        svg('text', { x: PAD.left + plotW, y: HEIGHT - 8, class: 'tick', 'text-anchor': 'end' }, [
-          label(last.start, bucketSize),
+        // The axis spans the window: from the first bucket's start to the last one's end.
+        svg('text', { x: PAD.left, y: HEIGHT - 8, class: 'tick', 'data-axis': 'start' }, [
+          axisLabel(first.start, bucketSize),
         ]),
+        svg(
+          'text',
+          { x: PAD.left + plotW, y: HEIGHT - 8, class: 'tick', 'text-anchor': 'end', 'data-axis': 'end' },
+          [axisLabel(last.end || last.start, bucketSize)],
+        ),
       );
     }
   }

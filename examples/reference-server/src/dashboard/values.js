@@ -67,3 +67,38 @@ export function code(value) {
   const text = str(value);
   return text === undefined ? dash() : h('code', {}, text);
 }
+
+/**
+ * A URL that wraps only between its parts: a `<wbr>` after each `/`, `?` and `&` and before each
+ * `=`, so a narrow cell breaks it at a separator rather than mid-word.
+ * @param {unknown} value
+ * @param {string} [tag] the element to build, `span` unless given
+ * @param {Record<string, string>} [attrs]
+ */
+export function breakableUrl(value, tag = 'span', attrs = {}) {
+  const text = str(value);
+  if (text === undefined) return dash();
+  const el = document.createElement(tag);
+  for (const [name, v] of Object.entries(attrs)) el.setAttribute(name, v);
+  el.classList.add('mono', 'url');
+  for (const part of text.split(/(?<=[/?&])|(?==)/)) {
+    if (el.childNodes.length > 0) el.append(document.createElement('wbr'));
+    el.append(document.createTextNode(part));
+  }
+  return el;
+}
+
+/**
+ * JSON pretty-printed into a `<pre>` as text (never markup), so whatever a payload holds is
+ * shown, escaped, as it is.
+ * @param {unknown} value
+ * @param {string} label what the block is, for assistive technology
+ */
+export function jsonBlock(value, label) {
+  const pre = document.createElement('pre');
+  pre.className = 'json-block';
+  pre.tabIndex = 0;
+  pre.setAttribute('aria-label', label);
+  pre.textContent = JSON.stringify(value, null, 2) ?? '';
+  return pre;
+}

@@ -1,4 +1,5 @@
-// Runs the signer's and verifier's vectors (vectors.ts) on real runtimes: Node, Deno and Bun on
+// Runs the signer's and verifier's vectors (vectors.ts, and svix.ts: the Svix server's v1a keys
+// in their 64-byte whsk_ and DER whpk_ forms) on real runtimes: Node, Deno and Bun on
 // both builds (Deno and Bun match the `node` export condition, so they get the node:crypto build
 // by default; the portable build is what a bundler targeting them may pick), and workerd (the
 // Cloudflare Workers runtime) on the portable build, served over loopback HTTP. The binaries are
@@ -187,18 +188,21 @@ try {
       const outcomes = await run(runtime, kind);
       const bad = outcomes.filter((o) => !o.ok);
       failed += bad.length;
-      rows.push(`| ${runtime} | ${kind} | ${outcomes.length - bad.length} | ${bad.length} |`);
-      for (const o of bad) rows.push(`|   | ✗ ${o.name}: ${o.error ?? ''} | | |`);
+      const svix = outcomes.filter((o) => o.ok && o.name.startsWith('svix:')).length;
+      rows.push(`| ${runtime} | ${kind} | ${outcomes.length - bad.length} | ${svix} | ${bad.length} |`);
+      for (const o of bad) rows.push(`|   | ✗ ${o.name}: ${o.error ?? ''} | | | |`);
     } catch (error) {
       failed += 1;
-      rows.push(`| ${runtime} | ${kind} | 0 | ✗ ${error instanceof Error ? error.message : String(error)} |`);
+      rows.push(
+        `| ${runtime} | ${kind} | 0 | 0 | ✗ ${error instanceof Error ? error.message : String(error)} |`,
+      );
     }
   }
 } finally {
   rmSync(work, { recursive: true, force: true });
 }
 console.log(`Webhook vectors on real runtimes (from ${from})\n`);
-console.log('| runtime | build | passed | failed |\n|---|---|---:|---:|');
+console.log('| runtime | build | passed | of which Svix | failed |\n|---|---|---:|---:|---:|');
 for (const row of rows) console.log(row);
 if (failed > 0) {
   console.error(`\n${failed} failure(s)`);

@@ -3,6 +3,7 @@
 // bundled and run as it is on each of them (see run.ts), and under vitest on Node.
 import type { createSigner, generateKeyPair, publicKeyOf } from '@holdfast/webhook-signer';
 import type { createVerifier } from '@holdfast/webhook-verifier';
+import { svixVectors } from './svix';
 
 /** What the vectors need of the two packages: either build, the built dist or the source. */
 export interface Packages {
@@ -73,8 +74,12 @@ const headers = (id: string, timestamp: number, signature: string) => ({
   'webhook-signature': signature,
 });
 
-/** The checks, bound to one build of the two packages. */
+/** The checks, bound to one build of the two packages: ours, then the Svix server's (svix.ts). */
 export function vectors(p: Packages): Check[] {
+  return [...ownVectors(p), ...svixVectors(p)];
+}
+
+function ownVectors(p: Packages): Check[] {
   const at = (seconds: number) => () => seconds * 1000;
   const T = V1.timestamp;
   const verify = (secrets: string | string[], signature: string, body: string | Uint8Array = V1.body) =>

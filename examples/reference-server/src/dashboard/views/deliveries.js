@@ -12,7 +12,7 @@ import { attemptCount, deliveryEventType, replayButton } from '../delivery-parts
 import { append, byId, h } from '../dom.js';
 import { KNOWN_EVENT_TYPES } from '../event-types.js';
 import { pagedTable } from '../paged-table.js';
-import { code, dash, refId, statusBadge, str, time } from '../values.js';
+import { breakableUrl, code, dash, refId, statusBadge, str, time } from '../values.js';
 
 const DELIVERY_STATUSES = ['pending', 'failed', 'succeeded', 'dead'];
 
@@ -51,7 +51,11 @@ export function deliveriesView(route, mode) {
       }
       for (const cell of main.querySelectorAll('[data-endpoint-id]')) {
         const url = urls.get(cell.getAttribute('data-endpoint-id'));
-        if (url !== undefined) cell.textContent = url;
+        if (url !== undefined) {
+          const shown = breakableUrl(url);
+          cell.classList.add('mono', 'url');
+          cell.replaceChildren(...shown.childNodes);
+        }
       }
       for (const ep of asPage(data).data) {
         const id = str(ep.id);
@@ -100,6 +104,7 @@ export function deliveriesView(route, mode) {
     window.location.hash = query === '' ? base : `${base}?${query}`;
   });
 
+  const replayed = h('div', { class: 'replayed' });
   /** @type {Column[]} */
   const columns = [
     {
@@ -115,7 +120,10 @@ export function deliveriesView(route, mode) {
       className: 'wrap',
       cell: (d) => {
         const id = refId(d.endpoint);
-        return h('span', { class: 'mono', 'data-endpoint-id': id, title: id }, urls.get(id) ?? id ?? '—');
+        const url = urls.get(id);
+        return url !== undefined
+          ? breakableUrl(url, 'span', { 'data-endpoint-id': id ?? '', title: id ?? '' })
+          : h('span', { class: 'mono', 'data-endpoint-id': id, title: id }, id ?? '—');
       },
     },
     { label: 'Status', cell: (d) => statusBadge(d.status) },
@@ -126,8 +134,20 @@ export function deliveriesView(route, mode) {
     columns.push({
       label: 'Replay',
       cell: (d) =>
-        replayButton(d, (updated) => {
-          list.replace(str(d.id) ?? '', updated);
+        replayButton(d, () => {
+          // A replayed delivery is no longer dead: it leaves this view, and the notice above the
+          // list links to it, so the view keeps showing dead deliveries only.
+          const id = str(d.id) ?? '';
+          list.replace(id, null);
+          replayed.replaceChildren(
+            h(
+              'p',
+              { class: 'notice', role: 'status' },
+              'Replay queued for ',
+              h('a', { href: `#/deliveries/${encodeURIComponent(id)}`, class: 'mono' }, id),
+              '. It left the dead letters; follow it on its page.',
+            ),
+          );
         }),
     });
   }
@@ -156,6 +176,7 @@ export function deliveriesView(route, mode) {
         )
       : null,
     filters,
+    replayed,
     list.element,
   ]);
   main.querySelector('h1')?.focus();

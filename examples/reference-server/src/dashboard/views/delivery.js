@@ -12,7 +12,8 @@ import { attemptCount, deliveryEventType, replayButton } from '../delivery-parts
 import { announce, byId, h } from '../dom.js';
 import { pagedTable } from '../paged-table.js';
 import { pollAfter, stopPolling } from '../polling.js';
-import { code, dash, obj, refId, statusBadge, str, time } from '../values.js';
+import { breakableUrl, code, dash, jsonBlock, obj, refId, statusBadge, str, time } from '../values.js';
+import { eventLink } from './event.js';
 
 const DELIVERY_POLL_MS = 2_000;
 
@@ -26,6 +27,26 @@ export function deliveryView(id) {
   const main = byId('main');
   const summary = h('div', {});
   const poll = h('p', { class: 'muted' });
+  const payload = h('div', { class: 'payload' }, h('p', { class: 'muted' }, 'Loading…'));
+  /** The event whose payload is shown: read once, events never change. */
+  /** @type {string | undefined} */
+  let shownEvent;
+  /** @param {string} eventId */
+  const showPayload = async (eventId) => {
+    try {
+      const { data } = await api(`/events/${encodeURIComponent(eventId)}`);
+      payload.replaceChildren(
+        h(
+          'p',
+          { class: 'hint' },
+          'The event this delivery carries, as the API shows it (GET /v1/events/{id}).',
+        ),
+        jsonBlock(data, `Payload of event ${eventId}`),
+      );
+    } catch (error) {
+      payload.replaceChildren(errorBox(error, { retry: () => void showPayload(eventId) }));
+    }
+  };
   const attempts = pagedTable({
     path: `/deliveries/${encodeURIComponent(id)}/attempts`,
     caption: 'Attempts',
@@ -61,6 +82,8 @@ export function deliveryView(id) {
     ),
     pageHeading('Delivery', [refreshButton(() => void load(true))]),
     summary,
+    h('h2', {}, 'Payload'),
+    payload,
     h('h2', {}, 'Attempt log'),
     poll,
     attempts.element,
@@ -110,6 +133,7 @@ export function deliveryView(id) {
   /** @param {Json} d */
   const renderSummary = (d) => {
     const endpoint = refId(d.endpoint);
+    const eventId = refId(d.event) ?? str(d.eventId);
     const replay = replayButton(d, () => void load(true));
     replay.querySelector('button')?.setAttribute('data-focus-key', 'replay');
     summary.replaceChildren(
@@ -117,7 +141,7 @@ export function deliveryView(id) {
         'dl',
         { class: 'facts' },
         fact('Status', statusBadge(d.status)),
-        fact('Event', code(refId(d.event) ?? str(d.eventId))),
+        fact('Event', eventId === undefined ? dash() : eventLink(eventId)),
         fact('Event type', code(deliveryEventType(d))),
         fact(
           'Endpoint',
@@ -139,20 +163,27 @@ export function deliveryView(id) {
         fact('Created', time(d.createdAt)),
         fact('Updated', time(d.updatedAt)),
       ),
-      // Nothing to replay once a delivery succeeded.
-      str(d.status) === 'succeeded'
-        ? null
-        : h(
-            'div',
-            { class: 'replay-panel' },
+      // Replay is for deliveries that gave up or are failing; a pending or succeeded one has
+      // nothing to replay. Absent rather than null: replaceChildren would print "null".
+      ...(str(d.status) === 'dead' || str(d.status) === 'failed'
+        ? [
             h(
-              'p',
-              { class: 'hint' },
-              'Replay re-queues this delivery: the receiver gets the same Webhook-Id, signed afresh.',
+              'div',
+              { class: 'replay-panel' },
+              h(
+                'p',
+                { class: 'hint' },
+                'Replay re-queues this delivery: the receiver gets the same Webhook-Id, signed afresh.',
+              ),
+              replay,
             ),
-            replay,
-          ),
+          ]
+        : []),
     );
+    if (eventId !== undefined && eventId !== shownEvent) {
+      shownEvent = eventId;
+      void showPayload(eventId);
+    }
     // The endpoint's URL rather than its id, once known.
     if (endpoint !== undefined) {
       void api(`/webhook-endpoints/${encodeURIComponent(endpoint)}`)
@@ -160,7 +191,8 @@ export function deliveryView(id) {
           const url = str(obj(data)?.url);
           const link = summary.querySelector('[data-focus-key="endpoint"]');
           if (url !== undefined && link !== null) {
-            link.textContent = url;
+            link.replaceChildren(...breakableUrl(url).childNodes);
+            link.classList.add('url');
             link.setAttribute('title', endpoint);
           }
         })

@@ -12,7 +12,7 @@ import { announce, byId, h } from '../dom.js';
 import { KNOWN_EVENT_TYPES } from '../event-types.js';
 import { pagedTable } from '../paged-table.js';
 import { secretPanel } from '../secret-panel.js';
-import { dash, obj, statusBadge, str, time } from '../values.js';
+import { breakableUrl, dash, obj, statusBadge, str, time } from '../values.js';
 
 /** @param {Route} _route */
 export function endpointsView(_route) {
@@ -102,11 +102,7 @@ export function endpointsView(_route) {
       {
         label: 'URL',
         className: 'wrap',
-        cell: (ep) => [
-          h('span', { class: 'mono' }, str(ep.url) ?? '—'),
-          h('br'),
-          h('small', { class: 'muted' }, str(ep.id) ?? ''),
-        ],
+        cell: (ep) => [breakableUrl(ep.url), h('br'), h('small', { class: 'muted' }, str(ep.id) ?? '')],
       },
       { label: 'Description', cell: (ep) => str(ep.description) || dash() },
       {
@@ -129,12 +125,29 @@ export function endpointsView(_route) {
         label: 'Pacing',
         cell: (ep) => {
           const concurrency = obj(ep.concurrency);
+          const current = str(concurrency?.current);
+          const max = str(concurrency?.max);
+          // `current` is the adaptive limit on attempts in flight, not how many are in flight now;
+          // the API reports no in-flight count, so none is shown.
+          const inFlight = str(concurrency?.inFlight);
           const rate = typeof ep.maxPerSecond === 'number' ? `at most ${ep.maxPerSecond}/s` : 'no rate limit';
-          return h('span', {}, [
-            concurrency ? `${concurrency.current} of ${concurrency.max} in flight` : dash(),
+          return h(
+            'span',
+            {},
+            current !== undefined && max !== undefined
+              ? h(
+                  'span',
+                  {
+                    class: 'pacing-limit',
+                    title: 'Attempts allowed in flight at once: the adaptive limit now, and its ceiling.',
+                  },
+                  `limit ${current} (max ${max})`,
+                )
+              : dash(),
+            inFlight !== undefined ? [h('br', {}), `${inFlight} in flight`] : [],
             h('br', {}),
             h('span', { class: 'muted' }, rate),
-          ]);
+          );
         },
       },
       { label: 'Created', cell: (ep) => time(ep.createdAt) },

@@ -4,7 +4,8 @@
 import { pageHeading, refreshButton } from '../components.js';
 import { byId, h } from '../dom.js';
 import { pagedTable } from '../paged-table.js';
-import { code, dash, str, time } from '../values.js';
+import { code, dash, jsonBlock, str, time } from '../values.js';
+import { eventLink } from './event.js';
 
 export function eventsView() {
   const main = byId('main');
@@ -13,7 +14,13 @@ export function eventsView() {
     caption: 'Events',
     empty: 'No events yet. Creating or changing a resource emits one.',
     columns: [
-      { label: 'Event', cell: (e) => code(e.id) },
+      {
+        label: 'Event',
+        cell: (e) => {
+          const id = str(e.id);
+          return id === undefined ? dash() : eventLink(id);
+        },
+      },
       { label: 'Type', cell: (e) => code(e.type) },
       { label: 'Sequence', cell: (e) => str(e.sequence) ?? dash() },
       { label: 'Created', cell: (e) => time(e.createdAt) },
@@ -30,7 +37,7 @@ export function eventsView() {
               `Show data`,
               h('span', { class: 'visually-hidden' }, ` of ${str(e.id) ?? 'event'}`),
             ),
-            h('pre', { class: 'body-prefix' }, JSON.stringify(e.data ?? null, null, 2)),
+            jsonBlock(e.data ?? null, `Data of ${str(e.id) ?? 'the event'}`),
           ),
       },
     ],
