@@ -145,11 +145,15 @@ if (root === undefined) {
 }
 const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 let patched = 0;
+let already = 0;
 for (const build of ['src', 'cjs/src', 'cf/src']) {
   const file = join(root, build, 'connection.js');
   if (!existsSync(file)) continue;
   const source = readFileSync(file, 'utf8');
-  if (source.includes(MARK)) continue;
+  if (source.includes(MARK)) {
+    already += 1;
+    continue;
+  }
   let next = source;
   for (const { what, from, to } of REPLACEMENTS) {
     const at = next.indexOf(from);
@@ -167,4 +171,6 @@ for (const build of ['src', 'cjs/src', 'cf/src']) {
   renameSync(aside, file);
   patched += 1;
 }
-console.log(`patch-postgres: postgres ${version}: ${patched} build(s) guarded against closed sockets`);
+console.log(
+  `patch-postgres: postgres ${version}: ${patched} build(s) guarded against closed sockets, ${already} already were`,
+);

@@ -92,11 +92,11 @@ describe.skipIf(!realPostgres)('separate pools for the API and the workers (need
       const [row] = await t.server.sql<{ name: string }[]>`select current_schema() as name`;
       const schema = row?.name ?? 'public';
       const payments = `${schema}.holdfast_payments`;
-      // A second pool of the test's own on the same schema holds the lock; the server's workers'
+      // A pool of the test's own on the same schema (one connection holds the lock, one looks); the server's workers'
       // only connection then waits for it in the settlement round.
       const holder = await connect({
         databaseUrl: process.env.DATABASE_URL,
-        max: 1,
+        max: 2,
         searchPath: schema,
       });
       try {

@@ -6,7 +6,9 @@ import { startTestServer, type TestServer } from './api-harness';
 // neither needs a key nor touches a rate limit. A worker-only process serves both on
 // HOLDFAST_HEALTH_PORT, since it has no API port.
 
-async function get(url: string): Promise<{ status: number; headers: Headers; body: Record<string, unknown> }> {
+async function get(
+  url: string,
+): Promise<{ status: number; headers: Headers; body: Record<string, unknown> }> {
   const response = await fetch(url);
   return { status: response.status, headers: response.headers, body: await response.json() };
 }
@@ -100,7 +102,13 @@ describe('configuration', () => {
         HOLDFAST_WORKER_POOL_SIZE: '2',
         HOLDFAST_HEALTH_PORT: '9465',
       }).database,
-    ).toEqual({ statementTimeoutMs: 750, lockTimeoutMs: 1000, apiPoolSize: 4, workerPoolSize: 2, healthPort: 9465 });
+    ).toEqual({
+      statementTimeoutMs: 750,
+      lockTimeoutMs: 1000,
+      apiPoolSize: 4,
+      workerPoolSize: 2,
+      healthPort: 9465,
+    });
     for (const env of [
       { HOLDFAST_STATEMENT_TIMEOUT: 'soon' },
       { HOLDFAST_LOCK_TIMEOUT: '-1s' },
