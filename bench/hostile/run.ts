@@ -84,6 +84,7 @@ try {
     'loop max ms',
     'loop p99 ms',
     'ms per request',
+    'server CPU ms per request',
   ];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: string[]) =>

@@ -4,7 +4,7 @@ import { postgresApiKeyStore } from '@holdfast/api-keys/postgres';
 import { missingBody } from '@holdfast/json-body';
 import { jsonBody, refuseNul } from '@holdfast/json-body/hono';
 import { requestId } from '@holdfast/opaque-id/hono';
-import { problem } from '@holdfast/problem-details';
+import { clipEcho, problem } from '@holdfast/problem-details';
 import { notFoundProblem, onProblem, problemResponse } from '@holdfast/problem-details/hono';
 import { strictQueries } from '@holdfast/problem-details/openapi';
 import { OpenAPIHono } from '@hono/zod-openapi';
@@ -81,7 +81,7 @@ function scopeByPath(): MiddlewareHandler<AppEnv> {
     const family = SCOPE_OF_SEGMENT[segment];
     // A path under /v1 that names no resource family is refused here, before any handler:
     // nothing under /v1 runs without a scope check (CONTRACT section 10).
-    if (!family) throw problem('not_found', { detail: `No resource is at ${c.req.path}.` });
+    if (!family) throw problem('not_found', { detail: `No resource is at ${clipEcho(c.req.path)}.` });
     return requireScope<AppEnv>(scopeFor(family, c.req.method), { realm: 'holdfast' })(c, next);
   };
 }

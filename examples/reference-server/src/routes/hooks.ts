@@ -1,4 +1,5 @@
 import { tenantOf } from '@holdfast/api-keys';
+import { clipEcho } from '@holdfast/problem-details';
 import { setRateLimitHeaders } from '@holdfast/rate-limit/hono';
 import { createVerifier } from '@holdfast/webhook-verifier';
 import { webhookReceiver } from '@holdfast/webhook-verifier/hono';
@@ -110,7 +111,7 @@ export function hooksRoutes(app: App, deps: Deps, failures?: Limiter): void {
         throw problem(refusal.code, {
           detail:
             refusal.code === 'not_found'
-              ? `No webhook receiver is named "${c.req.param('name')}".`
+              ? `No webhook receiver is named "${clipEcho(c.req.param('name') ?? '')}".`
               : refusal.detail,
           ...(refusal.errors ? { errors: refusal.errors } : {}),
         });
