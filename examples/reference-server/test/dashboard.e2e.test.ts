@@ -211,6 +211,8 @@ describe.skipIf(!hasChromium)('dashboard in Chromium (needs /usr/bin/chromium)',
         HOLDFAST_API_KEYS: JSON.stringify([{ key: KEY, account: ACCOUNT, scopes: ['*'] }]),
         HOLDFAST_RETRY_SCHEDULE: '200ms,200ms',
         HOLDFAST_ALLOW_PRIVATE_DESTINATIONS: '1',
+        // The paging case needs more endpoints than a page holds (20), above the default quota of 16.
+        HOLDFAST_MAX_ENDPOINTS: '40',
         DATABASE_URL: realPostgres ? childDatabaseUrl(db) : '',
       },
     });
