@@ -17,6 +17,7 @@ import { type AttemptResult, writeOutcomes } from './outcomes';
 import { FAST_MS, isCongestion, MAX_PAUSE_MS } from './pacing';
 import { DEFAULT_RETRY_SCHEDULE, retryDelay } from './schedule';
 import { pinnedAgent, type Resolver } from './ssrf';
+import { listenForWork, type WakeSubscription, wakeChannel } from './wake';
 
 export type { Notifier } from './health';
 
@@ -52,8 +53,14 @@ export interface DeliveryWorkerOptions {
   concurrency?: number;
   /** How long a lease lives without renewal; running attempts renew theirs. @defaultValue timeout + 30 s */
   leaseMs?: number;
-  /** Idle wait between polls. @defaultValue 250 */
+  /**
+   * Idle wait between polls, which find retries coming due. New deliveries wake idle workers at
+   * once through `LISTEN` (PostgreSQL); on PGlite, whose one session cannot hold a listening
+   * connection beside the pool, the poll is how they are found. @defaultValue 250
+   */
   pollMs?: number;
+  /** Wake on the outbox's notifications (`false`: poll only). @defaultValue true, except on PGlite */
+  listen?: boolean;
   /** Local development and tests only: allow private and loopback destinations. */
   allowPrivateDestinations?: boolean;
   /** Production mode: https destinations only. */
@@ -170,6 +177,9 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
   let running = false;
   let loop: Promise<void> | undefined;
   let wake: (() => void) | undefined;
+  /** A notification came while a round ran: the loop runs another instead of waiting. */
+  let notified = false;
+  let subscription: WakeSubscription | undefined;
   let lastReconcile = 0;
   let lastLeased = 0;
   /** Rounds in a row that leased nothing while deliveries flow, and what the last round asked for. */
@@ -413,6 +423,28 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     return rows.length;
   }
 
+  /** Listens for the outbox's notifications unless told not to or on PGlite (see `pollMs`). */
+  async function subscribe(): Promise<WakeSubscription | undefined> {
+    if (options.listen === false) return undefined;
+    try {
+      const [row] = await sql<{ pglite: boolean; channel: string }[]>`
+        select version() like '%PGlite%' as pglite, ${wakeChannel(sql)} as channel`;
+      if (!row || (row.pglite && options.listen === undefined)) return undefined;
+      const subscription = listenForWork(sql, row.channel, () => {
+        notified = true;
+        wake?.();
+      });
+      void subscription.ready.then((r) => {
+        if (!r.listening) onError(r.error);
+      });
+      return subscription;
+    } catch (error) {
+      // Without notifications the poll still finds everything, later.
+      onError(error);
+      return undefined;
+    }
+  }
+
   async function housekeeping(): Promise<void> {
     await renew();
     if (now() - lastReconcile >= RECONCILE_MS) {
@@ -435,8 +467,10 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
         Math.max(250, Math.min(leaseMs / 3, RECONCILE_MS)),
       );
       loop = (async () => {
+        subscription = await subscribe();
         while (running) {
           let leased = 0;
+          notified = false;
           try {
             leased = await runOnce();
           } catch (error) {
@@ -446,7 +480,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
           if (leased > 0) lastLeased = now();
           // A round that got all it asked for may find more at once; one that got less has
           // taken what there is until attempts complete (which wake the loop) or time passes.
-          if (leased > 0 && leased >= asked && freeSlots(now()) > 0) {
+          if ((leased > 0 && leased >= asked && freeSlots(now()) > 0) || (notified && freeSlots(now()) > 0)) {
             misses = 0;
             continue;
           }
@@ -475,6 +509,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       running = false;
       wake?.();
       await loop;
+      await subscription?.stop();
       await Promise.all([...inFlight.values()].map((entry) => entry.task));
       await flushing;
       await Promise.all([...settling]);
