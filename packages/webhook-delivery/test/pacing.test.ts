@@ -126,7 +126,7 @@ describe('adaptive concurrency', () => {
     expect(new Set(hook.hits.map((h) => h.id)).size).toBe(EVENTS);
     expect(attempts.filter((a) => a.outcome === 'retry' && a.status === 429)).toHaveLength(MAX);
     await hook.close();
-  });
+  }, 120_000);
 
   it('waits while an endpoint is disabled, then sends what fell due once it is enabled again', async () => {
     const hook = await receiver(() => ({ status: 204 }));
@@ -147,7 +147,7 @@ describe('adaptive concurrency', () => {
     expect(new Set(hook.hits.map((h) => h.id)).size).toBe(3);
     await worker.stop();
     await hook.close();
-  });
+  }, 60_000);
 
   it('refuses a maxPerSecond that is not an integer of at least 1', async () => {
     const hook = await receiver(() => ({ status: 204 }));
@@ -218,5 +218,5 @@ describe('maxPerSecond', () => {
     }
     expect(new Set(hook.hits.map((h) => h.id)).size).toBe(EVENTS);
     await hook.close();
-  });
+  }, 120_000);
 });
