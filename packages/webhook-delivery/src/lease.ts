@@ -54,23 +54,21 @@ export interface LeaseRequest {
  *    the endpoint and event columns the attempts need: the whole round is one round trip.
  *
  * An endpoint's in-flight count is the places charged in its locked pacing row minus the places
- * released in its release stripes (migration 005), so the bound holds across every worker and
+ * released in its release stripes, so the bound holds across every worker and
  * process without a transaction, and outcome statements never queue behind a lease. The places
  * of this worker's `settled` attempts (answered, outcome not yet written) count as free, taken
- * from the leases in the statement's own snapshot (migration 007): a place is freed when its
+ * from the leases in the statement's own snapshot: a place is freed when its
  * answer arrives, not when its outcome commits, and never twice. The scans
- * it needs are index probes bounded by the limit, never by the backlog (see bench/delivery's
- * EXPLAIN). The statement is the function `holdfast_lease_deliveries` (migrations 006 and 007), whose plan
- * is pinned to those index probes whatever the statistics say.
+ * it needs are index probes bounded by the limit, never by the backlog. The statement is the
+ * function `holdfast_lease_deliveries`, defined once in `sql/lease-deliveries.ts`.
  */
 export async function leaseDue(sql: postgres.Sql, request: LeaseRequest): Promise<LeasedRow[]> {
   return [...(await leaseStatement(sql, request))];
 }
 
 /**
- * The lease statement of {@link leaseDue}, not yet run: `holdfast_lease_deliveries` (migration
- * 006, whose plan is pinned to index access). `bench/delivery` shows its plan's cost does not grow
- * with the backlog.
+ * The lease statement of {@link leaseDue}, not yet run (for EXPLAIN): `holdfast_lease_deliveries`
+ * (`sql/lease-deliveries.ts`) with named arguments.
  */
 export function leaseStatement(sql: Sql, request: LeaseRequest): postgres.PendingQuery<LeasedRow[]> {
   const { at } = request;
@@ -78,11 +76,17 @@ export function leaseStatement(sql: Sql, request: LeaseRequest): postgres.Pendin
   const settled = request.settled ?? [];
   return sql<LeasedRow[]>`
     select * from holdfast_lease_deliveries(
-      ${request.owner}, ${request.limit}::int, ${request.perEndpoint}::int, ${at}::timestamptz,
-      ${new Date(at.getTime() + request.leaseMs)}::timestamptz, ${sql.array([...request.paused])}::text[],
-      ${request.endpointShare}::int, ${sql.array(running.map(([id]) => id))}::text[],
-      ${sql.array(running.map(([, n]) => n))}::int[], ${sql.array(settled.map((s) => s.id))}::text[],
-      ${sql.array(settled.map((s) => s.attemptCount))}::int[])`;
+      p_owner => ${request.owner},
+      p_limit => ${request.limit}::int,
+      p_max => ${request.perEndpoint}::int,
+      p_at => ${at}::timestamptz,
+      p_lease_until => ${new Date(at.getTime() + request.leaseMs)}::timestamptz,
+      p_paused => ${sql.array([...request.paused])}::text[],
+      p_share => ${request.endpointShare}::int,
+      p_running_ids => ${sql.array(running.map(([id]) => id))}::text[],
+      p_running_n => ${sql.array(running.map(([, n]) => n))}::int[],
+      p_settled_ids => ${sql.array(settled.map((s) => s.id))}::text[],
+      p_settled_counts => ${sql.array(settled.map((s) => s.attemptCount))}::int[])`;
 }
 
 /**

@@ -2,14 +2,15 @@ import { opaqueId } from '@holdfast/opaque-id';
 import type { Sql } from '@holdfast/pg-migrate';
 import type postgres from 'postgres';
 import type { EventInput } from './outbox';
+import { wakeChannel } from './wake';
 
 /** What {@link eventWrites} returns: the CTEs to put in a statement, and the event they record. */
 export interface EventWrites {
   /**
    * Three comma-separated data-modifying CTEs, `holdfast_event_seq`, `holdfast_event` and
    * `holdfast_event_fan`, for the caller's `with` list: the resource's next sequence, the
-   * event carrying it, one delivery per active subscribed endpoint. One event per statement
-   * (the CTE names are fixed).
+   * event carrying it, one delivery per active subscribed endpoint (which notifies the workers,
+   * at commit, when there is one). One event per statement (the CTE names are fixed).
    */
   readonly ctes: postgres.PendingQuery<postgres.Row[]>;
   /** The event's id, as stored and sent (`Webhook-Id` of its deliveries). */
@@ -71,6 +72,7 @@ export function eventWrites(
       from holdfast_event ev, holdfast_webhook_endpoints e
       where e.account_id = ${input.account} and e.status = 'active' and e.deleted_at is null
         and (cardinality(e.event_types) = 0 or ${input.type} = any(e.event_types) or '*' = any(e.event_types))
+      returning pg_notify(${wakeChannel(sql)}, '')
     )`;
   return { ctes, id, createdAt: now.toISOString() };
 }

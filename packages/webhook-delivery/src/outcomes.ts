@@ -34,7 +34,7 @@ const DEADLOCK = '40P01';
  * the lease statements lock, so workers in several processes do not queue behind each other.
  * Only leases this worker still owns are released: one taken over after an expiry belongs to
  * its new owner, whose own outcome releases it. The statement is the function
- * `holdfast_write_outcomes` (migration 006), whose plan is pinned to index access.
+ * `holdfast_write_outcomes`, defined once in `sql/write-outcomes.ts`.
  */
 export async function writeOutcomes(
   sql: postgres.Sql,
@@ -50,21 +50,23 @@ export async function writeOutcomes(
     try {
       await sql`
         select holdfast_write_outcomes(
-          ${owner}, ${stripe}::int, ${perEndpoint}::int,
-          ${column((r) => r.row.id)}::text[],
-          ${column(() => opaqueId('att'))}::text[],
-          ${column((r) => r.row.account_id)}::text[],
-          ${column((r) => r.row.endpoint_id)}::text[],
-          ${column((r) => r.status ?? null)}::int[],
-          ${column((r) => r.error)}::text[],
-          ${column((r) => Math.max(0, Math.round(r.finished - r.started)))}::int[],
-          ${column((r) => r.prefix)}::text[],
-          ${column((r) => new Date(r.finished).toISOString())}::timestamptz[],
-          ${column((r) => r.nextStatus)}::text[],
-          ${column((r) => r.nextAttemptAt?.toISOString() ?? null)}::timestamptz[],
-          ${column((r) => (r.congested ? 't' : 'f'))}::text[]::bool[],
-          ${column((r) => (r.fast ? 't' : 'f'))}::text[]::bool[],
-          ${column((r) => r.pauseUntil?.toISOString() ?? null)}::timestamptz[])`;
+          p_owner => ${owner},
+          p_stripe => ${stripe}::int,
+          p_max => ${perEndpoint}::int,
+          p_ids => ${column((r) => r.row.id)}::text[],
+          p_attempt_ids => ${column(() => opaqueId('att'))}::text[],
+          p_account_ids => ${column((r) => r.row.account_id)}::text[],
+          p_endpoint_ids => ${column((r) => r.row.endpoint_id)}::text[],
+          p_statuses => ${column((r) => r.status ?? null)}::int[],
+          p_errors => ${column((r) => r.error)}::text[],
+          p_latencies => ${column((r) => Math.max(0, Math.round(r.finished - r.started)))}::int[],
+          p_prefixes => ${column((r) => r.prefix)}::text[],
+          p_finished => ${column((r) => new Date(r.finished).toISOString())}::timestamptz[],
+          p_next_statuses => ${column((r) => r.nextStatus)}::text[],
+          p_next_attempts => ${column((r) => r.nextAttemptAt?.toISOString() ?? null)}::timestamptz[],
+          p_congested => ${column((r) => (r.congested ? 't' : 'f'))}::text[]::bool[],
+          p_fast => ${column((r) => (r.fast ? 't' : 'f'))}::text[]::bool[],
+          p_pause_until => ${column((r) => r.pauseUntil?.toISOString() ?? null)}::timestamptz[])`;
       return;
     } catch (error) {
       // Two workers' batches can lock the same rows in different orders; PostgreSQL

@@ -16,7 +16,9 @@ import {
 import { type AttemptResult, writeOutcomes } from './outcomes';
 import { FAST_MS, isCongestion, MAX_PAUSE_MS } from './pacing';
 import { DEFAULT_RETRY_SCHEDULE, retryDelay } from './schedule';
+import { Slots } from './slots';
 import { pinnedAgent, type Resolver } from './ssrf';
+import { listenForWork, type WakeSubscription, wakeChannel } from './wake';
 
 export type { Notifier } from './health';
 
@@ -52,8 +54,14 @@ export interface DeliveryWorkerOptions {
   concurrency?: number;
   /** How long a lease lives without renewal; running attempts renew theirs. @defaultValue timeout + 30 s */
   leaseMs?: number;
-  /** Idle wait between polls. @defaultValue 250 */
+  /**
+   * Idle wait between polls, which find retries coming due. New deliveries wake idle workers at
+   * once through `LISTEN` (PostgreSQL); on PGlite, whose one session cannot hold a listening
+   * connection beside the pool, the poll is how they are found. @defaultValue 250
+   */
   pollMs?: number;
+  /** Wake on the outbox's notifications (`false`: poll only). @defaultValue true, except on PGlite */
+  listen?: boolean;
   /** Local development and tests only: allow private and loopback destinations. */
   allowPrivateDestinations?: boolean;
   /** Production mode: https destinations only. */
@@ -135,11 +143,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
   const fastMs = Math.min(FAST_MS, timeoutMs / 4);
   const owner = opaqueId('wrk');
   const stripe = releaseStripe(random);
-  // One endpoint may run at most three quarters of this worker's slots: a quarter always stays
-  // for the others, whatever one endpoint holds.
-  const endpointShare = Math.max(1, concurrency - Math.max(1, Math.floor(concurrency / 4)));
-  // An attempt running longer than this moves to the second budget (see freeSlots).
-  const slotMs = Math.min(SLOT_MS, fastMs);
+  const slots = new Slots({ concurrency, slowMs: Math.min(SLOT_MS, fastMs), now });
   const destination = {
     allowPrivateDestinations: options.allowPrivateDestinations ?? false,
     production: options.production ?? false,
@@ -153,23 +157,17 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
   };
   const agent: Agent = pinnedAgent({ ...destination, connectTimeoutMs: timeoutMs });
   const attemptContext = { destination, agent, timeoutMs };
-  /**
-   * Attempts by delivery id, from the lease until their outcome is written: when they started,
-   * when their lease was last set, the attempt count they were leased at, and whether their
-   * answer has arrived (then their place is free for the next lease, see `leaseDue`).
-   */
-  const inFlight = new Map<
-    string,
-    { task: Promise<void>; leasedAt: number; started: number; attemptCount: number; answered: boolean }
-  >();
-  /** Attempts per endpoint still waiting for their answer, for `endpointShare`. */
-  const perEndpointRunning = new Map<string, number>();
+  /** Each attempt's task, from the lease until its outcome is written. */
+  const tasks = new Map<string, Promise<void>>();
   /** Endpoints that asked this worker for a pause, until when: no lease for them before the
    *  outcome statement has written the pause for every worker (and until it ends). */
   const paused = new Map<string, number>();
   let running = false;
   let loop: Promise<void> | undefined;
   let wake: (() => void) | undefined;
+  /** A notification came while a round ran: the loop runs another instead of waiting. */
+  let notified = false;
+  let subscription: WakeSubscription | undefined;
   let lastReconcile = 0;
   let lastLeased = 0;
   /** Rounds in a row that leased nothing while deliveries flow, and what the last round asked for. */
@@ -273,22 +271,6 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     }
   }
 
-  /**
-   * An attempt's answer is in (or it ended without one): it no longer holds a slot, and its
-   * place counts as free in this worker's next lease round. It does not start that round: the
-   * next outcome commit or poll does. Waking the loop on every answer ran rounds back to back,
-   * and with two processes on one endpoint 42% of them found its pacing row held by the other
-   * (bench/delivery: 2 processes 0.85x of 1, against 0.99x this way).
-   */
-  function answered(row: LeasedRow): void {
-    const entry = inFlight.get(row.id);
-    if (!entry || entry.answered) return;
-    entry.answered = true;
-    const left = (perEndpointRunning.get(row.endpoint_id) ?? 1) - 1;
-    if (left > 0) perEndpointRunning.set(row.endpoint_id, left);
-    else perEndpointRunning.delete(row.endpoint_id);
-  }
-
   async function attempt(row: LeasedRow): Promise<void> {
     const started = now();
     const reply = await sendAttempt(
@@ -322,7 +304,9 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       paused.set(row.endpoint_id, Math.max(paused.get(row.endpoint_id) ?? 0, pauseUntil.getTime()));
     // Its place is free for the next lease now, unless the answer was overload news: then it
     // stays taken until the outcome statement has halved the limit or written the pause.
-    if (!congested && pauseUntil === null) answered(row);
+    // (Its next round starts on the next outcome commit or poll: waking the loop on every answer
+    // ran rounds back to back, which with two processes mostly found the pacing row held.)
+    if (!congested && pauseUntil === null) slots.answer(row.id);
     await new Promise<void>((done, failed) => {
       pending.push({
         result: {
@@ -355,44 +339,25 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
         await releaseLease(sql, { owner, id: row.id, stripe }).catch(onError);
       })
       .finally(() => {
-        answered(row);
-        inFlight.delete(row.id);
+        slots.release(row.id);
+        tasks.delete(row.id);
         wake?.();
       });
-    const at = now();
-    perEndpointRunning.set(row.endpoint_id, (perEndpointRunning.get(row.endpoint_id) ?? 0) + 1);
-    inFlight.set(row.id, {
-      task,
-      leasedAt: at,
-      started: at,
-      attemptCount: row.attempt_count,
-      answered: false,
-    });
+    slots.take(row.id, row.endpoint_id, row.attempt_count);
+    tasks.set(row.id, task);
   }
 
   /** Renews the leases of attempts running for more than a third of the lease. */
   async function renew(): Promise<void> {
-    const at = now();
-    const due = [...inFlight.entries()].filter(([, entry]) => at - entry.leasedAt > leaseMs / 3);
+    const due = slots.leasedBefore(leaseMs / 3);
     if (due.length === 0) return;
-    await renewLeases(sql, { owner, ids: due.map(([id]) => id), until: new Date(at + leaseMs) });
-    for (const [, entry] of due) entry.leasedAt = at;
-  }
-
-  /**
-   * Slots free for a lease round. An attempt running longer than `SLOT_MS` moves to a second
-   * budget of the same size: slow receivers then hold at most `concurrency` more attempts (and
-   * each endpoint its in-flight limit), never for long the slots fast endpoints need.
-   */
-  function freeSlots(at: number): number {
-    let young = 0;
-    for (const entry of inFlight.values()) if (!entry.answered && at - entry.started < slotMs) young += 1;
-    return Math.min(concurrency - young, 2 * concurrency - inFlight.size);
+    await renewLeases(sql, { owner, ids: due, until: new Date(now() + leaseMs) });
+    slots.renewed(due);
   }
 
   async function runOnce(): Promise<number> {
     const at = now();
-    const free = freeSlots(at);
+    const free = slots.free();
     asked = Math.max(0, free);
     if (free <= 0) return 0;
     for (const [endpoint, until] of paused) if (until <= at) paused.delete(endpoint);
@@ -403,14 +368,34 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       at: new Date(at),
       leaseMs,
       paused: [...paused.keys()],
-      endpointShare,
-      running: perEndpointRunning,
-      settled: [...inFlight].flatMap(([id, entry]) =>
-        entry.answered ? [{ id, attemptCount: entry.attemptCount }] : [],
-      ),
+      endpointShare: slots.share,
+      running: slots.running(),
+      settled: slots.settled(),
     });
     for (const row of rows) launch(row);
     return rows.length;
+  }
+
+  /** Listens for the outbox's notifications unless told not to or on PGlite (see `pollMs`). */
+  async function subscribe(): Promise<WakeSubscription | undefined> {
+    if (options.listen === false) return undefined;
+    try {
+      const [row] = await sql<{ pglite: boolean; channel: string }[]>`
+        select version() like '%PGlite%' as pglite, ${wakeChannel(sql)} as channel`;
+      if (!row || (row.pglite && options.listen === undefined)) return undefined;
+      const subscription = listenForWork(sql, row.channel, () => {
+        notified = true;
+        wake?.();
+      });
+      void subscription.ready.then((r) => {
+        if (!r.listening) onError(r.error);
+      });
+      return subscription;
+    } catch (error) {
+      // Without notifications the poll still finds everything, later.
+      onError(error);
+      return undefined;
+    }
   }
 
   async function housekeeping(): Promise<void> {
@@ -424,7 +409,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
   return {
     runOnce: async () => {
       const count = await runOnce();
-      await Promise.all([...inFlight.values()].map((entry) => entry.task));
+      await Promise.all([...tasks.values()]);
       return count;
     },
     start() {
@@ -435,8 +420,10 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
         Math.max(250, Math.min(leaseMs / 3, RECONCILE_MS)),
       );
       loop = (async () => {
+        subscription = await subscribe();
         while (running) {
           let leased = 0;
+          notified = false;
           try {
             leased = await runOnce();
           } catch (error) {
@@ -446,7 +433,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
           if (leased > 0) lastLeased = now();
           // A round that got all it asked for may find more at once; one that got less has
           // taken what there is until attempts complete (which wake the loop) or time passes.
-          if (leased > 0 && leased >= asked && freeSlots(now()) > 0) {
+          if ((leased > 0 && leased >= asked && slots.free() > 0) || (notified && slots.free() > 0)) {
             misses = 0;
             continue;
           }
@@ -456,7 +443,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
           // A round that found nothing while deliveries flow most often met an endpoint whose
           // pacing row another worker's lease round held (skipped, not waited for): ask again
           // as soon as that round is likely done, a few times, before waiting for a completion.
-          misses = leased === 0 && busy && freeSlots(now()) > 0 ? misses + 1 : 0;
+          misses = leased === 0 && busy && slots.free() > 0 ? misses + 1 : 0;
           const wait =
             misses > 0 && misses <= RETRY_MISSES ? RETRY_MS : busy ? Math.min(pollMs, BUSY_POLL_MS) : pollMs;
           await new Promise<void>((resolve) => {
@@ -475,7 +462,8 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
       running = false;
       wake?.();
       await loop;
-      await Promise.all([...inFlight.values()].map((entry) => entry.task));
+      await subscription?.stop();
+      await Promise.all([...tasks.values()]);
       await flushing;
       await Promise.all([...settling]);
       await agent.close();

@@ -50,7 +50,7 @@ const worker = () =>
   createDeliveryWorker({
     sql: db.sql,
     schedule: [0],
-    unsafeTimeoutMs: 1000,
+    unsafeTimeoutMs: 5000,
     allowPrivateDestinations: true,
     now: () => clock.now,
     onError: () => {},

@@ -100,23 +100,4 @@ describe('places of answered attempts', () => {
     });
     expect(await lease('wrk_b', settledOf(answered))).toHaveLength(4);
   });
-
-  it("still lease through the previous version's nine-argument call (a rolling deploy)", async () => {
-    const rows = await db.sql`
-      select * from holdfast_lease_deliveries(
-        'wrk_old', 10, 4, ${AT}::timestamptz, ${new Date(AT.getTime() + 40_000)}::timestamptz,
-        '{}'::text[], 10, '{}'::text[], '{}'::int[])`;
-    expect(rows).toHaveLength(0); // wrk_b holds the four places
-    // wrk_b's four attempts end (their leases cleared, their places released): room for four.
-    await db.sql`
-      update holdfast_deliveries set lease_owner = null, lease_expires_at = null, status = 'succeeded'
-      where lease_owner = 'wrk_b'`;
-    await db.sql`
-      insert into holdfast_endpoint_releases (endpoint_id, stripe, released) values (${endpointId}, 3, 4)`;
-    const again = await db.sql`
-      select * from holdfast_lease_deliveries(
-        'wrk_old', 10, 4, ${AT}::timestamptz, ${new Date(AT.getTime() + 40_000)}::timestamptz,
-        '{}'::text[], 10, '{}'::text[], '{}'::int[])`;
-    expect(again).toHaveLength(4);
-  });
 });

@@ -1,10 +1,6 @@
-import { tables } from './001_tables';
-import { pacing } from './002_pacing';
-import { signatureScheme } from './003_signature_scheme';
-import { attemptStatsIndex } from './004_attempt_stats_index';
-import { releaseStripes } from './005_release_stripes';
-import { pinnedPlans } from './006_pinned_plans';
-import { settledPlaces } from './007_settled_places';
+import { LEASE_FUNCTION } from '../sql/lease-deliveries';
+import { WRITE_OUTCOMES_FUNCTION } from '../sql/write-outcomes';
+import { schema } from './001_schema';
 
 /** A versioned migration: `id` is recorded once applied; `sql` runs once, in list order. */
 export interface Migration {
@@ -12,21 +8,36 @@ export interface Migration {
   readonly sql: string;
 }
 
+/** FNV-1a (32 bits) of `text`, in hex: names a version of the statements' text. */
+function fingerprint(text: string): string {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i += 1) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash.toString(16).padStart(8, '0');
+}
+
+const statements = `${LEASE_FUNCTION}\n${WRITE_OUTCOMES_FUNCTION}`;
+
 /**
- * The sender's versioned migrations, in apply order (ids `webhook-delivery/NNN_<what>`). Apply
- * each id once, in order, in a transaction under a lock (any `{ id, sql }` runner does).
+ * The hot statements' functions, defined once in `src/sql/`. Their id carries a fingerprint of
+ * their text, so a release that changes them applies it once more (`create or replace`), and one
+ * that does not leaves them be.
+ */
+const functions: Migration = {
+  id: `webhook-delivery/statements-${fingerprint(statements)}`,
+  sql: statements,
+};
+
+/**
+ * The sender's versioned migrations, in apply order: the tables and indexes
+ * (`webhook-delivery/001_schema`), then the hot statements (`webhook-delivery/statements-<hash>`).
+ * Apply each id once, in order, in a transaction under a lock (any `{ id, sql }` runner does).
  *
  * @example
  * ```ts
  * for (const m of migrations) if (!applied.has(m.id)) await tx.unsafe(m.sql);
  * ```
  */
-export const migrations: readonly Migration[] = [
-  tables,
-  pacing,
-  signatureScheme,
-  attemptStatsIndex,
-  releaseStripes,
-  pinnedPlans,
-  settledPlaces,
-];
+export const migrations: readonly Migration[] = [schema, functions];

@@ -1,37 +1,21 @@
 /**
- * Places of attempts that have answered count as free for the worker that ran them.
+ * The lease statement, held once, as a function so a round is one round trip whose plan is
+ * pinned (see the package README, "Plans": which plan, why, and the bench case that fails
+ * without it). The function is (re)created by the migration list's last entry, whose id changes
+ * with this text, so every release that changes it re-applies it. Called by `leaseStatement`
+ * (`../lease.ts`) with named arguments.
  *
- * An endpoint's in-flight place used to stay charged from the lease until the outcome statement
- * released it: through the HTTP exchange, then the wait for the outcome batch and its commit
- * (about 9 ms of a 30 ms cycle at full speed, bench/delivery). The bound is on requests in flight
- * to the receiver, and an attempt that has its answer is no longer one. The lease function now
- * takes the attempts of the calling worker that have answered and whose outcome is not yet
- * written (`p_settled_ids`, with the `attempt_count` each was leased at) and counts those places
- * as free in its room, so the worker's next round (started by its next outcome commit, as before)
- * leases such places again without waiting for their outcomes.
- *
- * The count is taken inside the statement, from the leases themselves, in the same snapshot as
- * the releases it subtracts: an attempt counts only while its delivery is still leased to this
- * worker at the attempt count it was leased at, and the lease has not expired. Once its outcome
- * statement committed (which clears the lease and counts the place released, atomically), or its
- * lease expired (another worker may take it over), it no longer counts: a place is never freed
- * twice, and one taken over is never freed under the worker now sending on it.
- *
- * The function also keeps one plan for good (`plan_cache_mode = force_generic_plan`). PL/pgSQL
- * planned its statement afresh on every round, which was a quarter of a round's time (3.1 ms
- * against 2.3 ms for a round of 48 beside 20,000 due). A plan kept for good must be right for any
- * table size, including the tiny tables of a fresh deployment where it is made; two shapes keep
- * it on key lookups whatever the statistics said then: the settled attempts are read through a
- * `lateral` subquery with `limit 1` (a join could walk the whole primary key instead, with the
- * array inside), and the "has due work" test is an `exists` with `offset 0` (a semi-join could
- * gather every due delivery first). `test/lease-plan.test.ts` fails without either.
- *
- * The nine-argument form of migration 006 stays, for workers of the previous version during a
- * rolling deploy: it calls this one with no settled attempts.
+ * 1. `settled`: this worker's answered attempts whose outcome is not written yet, counted only
+ *    while their lease is still this worker's at the attempt count they were leased at.
+ * 2. `candidates`: up to `p_limit` endpoints with due work, in random order, whose pacing row is
+ *    free (`skip locked`), not paused, with room under their adaptive limit (in flight = charged
+ *    minus released minus settled) or an expired lease to take over, and under this worker's
+ *    share of its slots.
+ * 3. `picked`: per endpoint, expired leases first (already counted in flight), then due unleased
+ *    deliveries, oldest first, up to the room, the `max_per_second` tokens and an equal share.
+ * 4. `paced`, `leased`: charge the pacing rows, lease the deliveries, return what the attempts need.
  */
-export const settledPlaces: { readonly id: string; readonly sql: string } = {
-  id: 'webhook-delivery/007_settled_places',
-  sql: `
+export const LEASE_FUNCTION = `
 create or replace function holdfast_lease_deliveries(
   p_owner text, p_limit integer, p_max integer, p_at timestamptz, p_lease_until timestamptz,
   p_paused text[], p_share integer, p_running_ids text[], p_running_n integer[],
@@ -153,19 +137,4 @@ begin
   join holdfast_events ev on ev.id = l.event_id;
 end
 $fn$;
-
-create or replace function holdfast_lease_deliveries(
-  p_owner text, p_limit integer, p_max integer, p_at timestamptz, p_lease_until timestamptz,
-  p_paused text[], p_share integer, p_running_ids text[], p_running_n integer[])
-returns table (
-  id text, account_id text, event_id text, endpoint_id text, event_type text, attempt_count integer,
-  retry_base integer, url text, secret text, previous_secret text, previous_secret_expires_at timestamptz,
-  payload text)
-language sql volatile
-as $fn$
-  select * from holdfast_lease_deliveries(
-    p_owner, p_limit, p_max, p_at, p_lease_until, p_paused, p_share, p_running_ids, p_running_n,
-    '{}'::text[], '{}'::integer[]);
-$fn$;
-`,
-};
+`;

@@ -1,0 +1,223 @@
+// bench/latency (issue 31): how soon a webhook reaches its receiver after the API answered. The
+// reference server runs as `npm start` runs it (src/main.ts through tsx, its own defaults) on
+// PostgreSQL, one endpoint subscribed to order.created points at a local receiver answering 204
+// at once. For each rate, POST /v1/orders is offered open loop (sent on schedule, whatever the
+// answers) for `LATENCY_SECONDS`; each webhook is matched to its order by the id in its payload
+// and timed from the order's 201 to the webhook's arrival. Ends with one line:
+// `latency: 200/s p50 <ms> p99 <ms>, 500/s p50 <ms> p99 <ms>`.
+//
+//   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npx tsx bench/latency/run.ts
+//   LATENCY_RATES (50,200,500,1000), LATENCY_SECONDS (15), LATENCY_ENV (extra server env, k=v,k=v)
+//
+// As in bench/soak, three settings differ from a bare `npm start`, none touching the delivery
+// engine: the per-key rate limit is lifted, private destinations are allowed (the receiver is on
+// 127.0.0.1), and the server runs in a fresh schema.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { fileURLToPath } from 'node:url';
+import postgres from 'postgres';
+import { Pool } from 'undici';
+
+const base = process.env.DATABASE_URL;
+if (!base) {
+  console.error('bench/latency needs DATABASE_URL (a real PostgreSQL).');
+  process.exit(1);
+}
+const rates = (process.env.LATENCY_RATES ?? '50,200,500,1000').split(',').map(Number);
+const seconds = Number(process.env.LATENCY_SECONDS ?? 15);
+const extraEnv = Object.fromEntries(
+  (process.env.LATENCY_ENV ?? '')
+    .split(',')
+    .filter(Boolean)
+    .map((pair) => pair.split('=') as [string, string]),
+);
+const schema = `bench_latency_${randomBytes(4).toString('hex')}`;
+const admin = postgres(base, { max: 1, onnotice: () => {} });
+await admin.unsafe(`create schema ${schema}`);
+const databaseUrl = new URL(base);
+databaseUrl.searchParams.set('options', `-c search_path=${schema}`);
+const KEY = `hf_test_${randomBytes(18).toString('base64url')}`;
+
+/** When each order's 201 came, and when its webhook arrived, by order id. */
+const answeredAt = new Map<string, number>();
+const arrivedAt = new Map<string, number>();
+const receiver = createServer((req, res) => {
+  const chunks: Buffer[] = [];
+  req.on('data', (chunk: Buffer) => chunks.push(chunk));
+  req.on('end', () => {
+    const at = performance.now();
+    res.statusCode = 204;
+    res.end();
+    const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+      data?: { object?: { id?: string } };
+    };
+    const id = body.data?.object?.id;
+    if (id && !arrivedAt.has(id)) arrivedAt.set(id, at);
+  });
+});
+const receiverPort = await new Promise<number>((resolve) =>
+  receiver.listen(0, '127.0.0.1', () => {
+    const address = receiver.address();
+    resolve(typeof address === 'object' && address ? address.port : 0);
+  }),
+);
+
+const serverDir = fileURLToPath(new URL('../../examples/reference-server/', import.meta.url));
+const child: ChildProcess = spawn(
+  process.execPath,
+  ['--import', 'tsx', '--conditions=@holdfast/source', 'src/main.ts'],
+  {
+    cwd: serverDir,
+    env: {
+      ...process.env,
+      ...extraEnv,
+      DATABASE_URL: databaseUrl.toString(),
+      PORT: '0',
+      HOLDFAST_API_KEYS: JSON.stringify([{ key: KEY, account: 'acct_latency', scopes: ['*'] }]),
+      HOLDFAST_RATE_LIMIT: '1000000/1s',
+      HOLDFAST_ALLOW_PRIVATE_DESTINATIONS: '1',
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  },
+);
+const url = await new Promise<string>((resolve, reject) => {
+  let out = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    out += chunk.toString('utf8');
+    const match = /listening on (http:\/\/[^\s]+)/.exec(out);
+    if (match?.[1]) resolve(match[1]);
+  });
+  child.once('exit', (code) => reject(new Error(`the server exited (${code}) before listening`)));
+});
+const origin = new URL(url).origin;
+const pool = new Pool(origin, { connections: 256, pipelining: 1 });
+const headers = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' };
+const body = JSON.stringify({ currency: 'EUR', total: 4200, description: 'latency' });
+
+/** Sends one order; records its id and when its 201 came, or counts a failure. */
+async function order(failures: { n: number }): Promise<void> {
+  try {
+    const res = await pool.request({ path: '/v1/orders', method: 'POST', headers, body });
+    const text = await res.body.text();
+    const at = performance.now();
+    if (res.statusCode !== 201) {
+      failures.n += 1;
+      return;
+    }
+    answeredAt.set((JSON.parse(text) as { id: string }).id, at);
+  } catch {
+    failures.n += 1;
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const percentile = (sorted: readonly number[], p: number) =>
+  sorted.length === 0
+    ? Number.NaN
+    : (sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)] ?? 0);
+
+interface Row {
+  rate: number;
+  achieved: number;
+  orders: number;
+  failures: number;
+  lost: number;
+  p50: number;
+  p95: number;
+  p99: number;
+  max: number;
+}
+
+/** Sends `rate` orders/s for `duration` seconds on schedule (open loop); resolves once all are answered. */
+async function offer(rate: number, duration: number, failures: { n: number }): Promise<number> {
+  const sends: Promise<void>[] = [];
+  const start = performance.now();
+  const total = Math.round(rate * duration);
+  while (sends.length < total) {
+    const due = Math.min(total, Math.floor(((performance.now() - start) / 1000) * rate) + 1);
+    while (sends.length < due) sends.push(order(failures));
+    await sleep(1);
+  }
+  await Promise.all(sends);
+  return (performance.now() - start) / 1000;
+}
+
+/** Offers `rate` orders/s for `seconds`, then waits for their webhooks. */
+async function measure(rate: number): Promise<Row> {
+  answeredAt.clear();
+  arrivedAt.clear();
+  const failures = { n: 0 };
+  const elapsed = await offer(rate, seconds, failures);
+  // Lost: not arrived once nothing more has arrived for 10 s.
+  let seen = arrivedAt.size;
+  let quietSince = performance.now();
+  while ([...answeredAt.keys()].some((id) => !arrivedAt.has(id)) && performance.now() - quietSince < 10_000) {
+    await sleep(50);
+    if (arrivedAt.size !== seen) {
+      seen = arrivedAt.size;
+      quietSince = performance.now();
+    }
+  }
+  const delays: number[] = [];
+  let lost = 0;
+  for (const [id, at] of answeredAt) {
+    const arrived = arrivedAt.get(id);
+    if (arrived === undefined) lost += 1;
+    else delays.push(arrived - at);
+  }
+  delays.sort((a, b) => a - b);
+  return {
+    rate,
+    achieved: answeredAt.size / elapsed,
+    orders: answeredAt.size,
+    failures: failures.n,
+    lost,
+    p50: percentile(delays, 0.5),
+    p95: percentile(delays, 0.95),
+    p99: percentile(delays, 0.99),
+    max: delays.at(-1) ?? Number.NaN,
+  };
+}
+
+const rows: Row[] = [];
+try {
+  const endpoint = await fetch(`${url}/v1/webhook-endpoints`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ url: `http://127.0.0.1:${receiverPort}/hook`, eventTypes: ['order.created'] }),
+  });
+  if (endpoint.status !== 201) throw new Error(`endpoint: ${endpoint.status} ${await endpoint.text()}`);
+  // Warm up (JIT, pools, plan caches) at a modest rate; not reported.
+  await offer(100, Math.min(3, seconds), { n: 0 });
+  await sleep(1_000);
+  for (const rate of rates) rows.push(await measure(rate));
+
+  const ms = (n: number) => (Number.isNaN(n) ? '-' : n.toFixed(1));
+  console.log(
+    `\nbench/latency: the reference server as npm start runs it, PostgreSQL, ${seconds} s per rate, open loop`,
+  );
+  if (Object.keys(extraEnv).length > 0) console.log(`server env: ${JSON.stringify(extraEnv)}`);
+  console.log(`machine load: ${readFileSync('/proc/loadavg', 'utf8').trim()}\n`);
+  console.log('| offered/s | answered/s | orders | non-201 | lost | p50 ms | p95 ms | p99 ms | max ms |');
+  console.log('|--:|--:|--:|--:|--:|--:|--:|--:|--:|');
+  for (const r of rows) {
+    console.log(
+      `| ${r.rate} | ${r.achieved.toFixed(0)} | ${r.orders} | ${r.failures} | ${r.lost} | ${ms(r.p50)} | ${ms(r.p95)} | ${ms(r.p99)} | ${ms(r.max)} |`,
+    );
+  }
+  const at = (rate: number) => rows.find((r) => r.rate === rate);
+  const part = (rate: number) => {
+    const r = at(rate);
+    return r ? `${rate}/s p50 ${ms(r.p50)} p99 ${ms(r.p99)}` : `${rate}/s not run`;
+  };
+  console.log(`\nlatency: ${part(200)}, ${part(500)}`);
+} finally {
+  await pool.close();
+  child.kill('SIGTERM');
+  await new Promise((r) => child.once('exit', r));
+  receiver.close();
+  await admin.unsafe(`drop schema ${schema} cascade`);
+  await admin.end();
+}
