@@ -17,7 +17,15 @@
 // or an example does not type-check.
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -99,9 +107,17 @@ const npm = (args: string[], cwd: string) =>
   });
 
 try {
-  // 1. Pack, in one npm run (each package's prepack builds it).
-  console.log(`Packing ${packages.length} packages into ${tarballs}`);
-  npm(['pack', '--pack-destination', tarballs, ...packages.flatMap((p) => ['-w', `packages/${p}`])], ROOT);
+  // 1. Pack, in one npm run (each package's prepack builds it). HOLDFAST_TARBALLS=<dir> reuses
+  // the tarballs of an earlier run (--keep prints where), for iterating on the examples.
+  const reuse = process.env.HOLDFAST_TARBALLS;
+  if (reuse) {
+    for (const file of readdirSync(reuse))
+      if (file.endsWith('.tgz')) copyFileSync(join(reuse, file), join(tarballs, file));
+    console.log(`Reusing the tarballs of ${reuse}`);
+  } else {
+    console.log(`Packing ${packages.length} packages into ${tarballs}`);
+    npm(['pack', '--pack-destination', tarballs, ...packages.flatMap((p) => ['-w', `packages/${p}`])], ROOT);
+  }
   const files = new Map<string, string>();
   for (const pkg of packages) {
     const manifest = JSON.parse(readFileSync(join(ROOT, 'packages', pkg, 'package.json'), 'utf8'));
@@ -118,11 +134,19 @@ try {
     if (listing.some((f) => f.startsWith('src/'))) fail(`${manifest.name}: the tarball ships src/`);
     if (JSON.stringify(packed.exports).includes('@holdfast/source'))
       fail(`${manifest.name}: the published exports keep the @holdfast/source condition`);
-    const targets = JSON.stringify(packed.exports).match(/"\.\/[^"]+"/g) ?? [];
+    const targets: string[] = [];
+    const collect = (value: unknown): void => {
+      if (typeof value === 'string') targets.push(value);
+      else if (value !== null && typeof value === 'object')
+        for (const inner of Object.values(value)) collect(inner);
+    };
+    collect(packed.exports);
+    for (const field of ['main', 'module', 'types'])
+      if (typeof packed[field] === 'string') targets.push(packed[field]);
     for (const target of targets) {
-      const path = target.slice(3, -1);
-      if (path !== 'package.json' && !listing.includes(path))
-        fail(`${manifest.name}: exports name ./${path}, which the tarball lacks`);
+      const path = target.replace(/^\.\//, '');
+      if (!listing.includes(path))
+        fail(`${manifest.name}: its manifest names ${target}, which the tarball lacks`);
     }
     if (packed.engines?.node !== '>=20.19') fail(`${manifest.name}: engines.node is not ">=20.19"`);
   }
@@ -164,6 +188,11 @@ try {
     ...rootManifest.devDependencies,
   };
   const peers = new Set(['typescript', '@types/node']);
+  // What the READMEs' install lines name (a peer an entry needs though no example imports it,
+  // such as @hono/node-server for /node), and what the examples import.
+  for (const pkg of packages)
+    for (const [, rest = ''] of readFileSync(join(ROOT, 'packages', pkg, 'README.md'), 'utf8').matchAll(/^npm install (.+)$/gm))
+      for (const name of rest.replace(/#.*/, '').trim().split(/\s+/)) if (!name.startsWith('@holdfast/')) peers.add(name);
   for (const example of examples)
     for (const [, spec = ''] of example.code.matchAll(/from '([^']+)'/g)) {
       if (
@@ -215,7 +244,7 @@ try {
       child.stderr.on('data', (chunk) => {
         output += chunk;
       });
-      const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
       child.on('close', (code) => {
         clearTimeout(timer);
         resolve({ code, output });

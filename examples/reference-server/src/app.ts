@@ -2,7 +2,7 @@ import { scopeFor } from '@holdfast/api-keys';
 import { apiKeyAuth, requireScope } from '@holdfast/api-keys/hono';
 import { postgresApiKeyStore } from '@holdfast/api-keys/postgres';
 import { problem } from '@holdfast/problem-details';
-import { notFoundProblem, onProblem, problemResponse } from '@holdfast/problem-details/hono';
+import { notFoundProblem, onProblem, problemResponse, problemTypeBase } from '@holdfast/problem-details/hono';
 import { strictQueries } from '@holdfast/problem-details/openapi';
 import { missingBody } from '@holdfast/request-guards';
 import { jsonBody, refuseNul, requestId } from '@holdfast/request-guards/hono';
@@ -17,6 +17,7 @@ import { renderDocs } from './docs';
 import { observeRequests } from './observability/http-observer';
 import { finalizeDocument } from './openapi';
 import { contractProblemPages } from './problem-pages';
+import { PROBLEM_TYPE_BASE } from './problems';
 import { addressLimiter, perAddress, rateLimit } from './rate-limit';
 import { eventRoutes } from './resources/events/routes';
 import { notificationRoutes } from './resources/notifications/routes';
@@ -93,6 +94,7 @@ export interface AppOptions {
 export function buildApp(deps: Deps, options: AppOptions = {}): App {
   const app: App = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   app.use(requestId());
+  app.use(problemTypeBase(PROBLEM_TYPE_BASE));
   app.use(observeRequests(deps));
   app.use(async (c, next) => {
     c.header('X-Content-Type-Options', 'nosniff');

@@ -13,6 +13,7 @@ import { type Config, loadConfig } from './config';
 import type { Deps } from './context';
 import { allMigrations, cursorKeyring, openDatabase } from './db';
 import { startOperations } from './operations';
+import { PROBLEM_TYPE_BASE } from './problems';
 import { startSettlementWorker } from './settlement';
 import { startWebhookWorkers } from './workers';
 
@@ -91,7 +92,11 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     let url = '';
     if (config.role !== 'worker') {
       const app = buildApp(deps);
-      const server = createHonoServer(app.fetch, { hostname: config.host, limits: config.http });
+      const server = createHonoServer(app.fetch, {
+        hostname: config.host,
+        limits: config.http,
+        typeBase: PROBLEM_TYPE_BASE,
+      });
       server.listen(config.port, config.host);
       http = server;
       await new Promise<void>((resolve, reject) => {

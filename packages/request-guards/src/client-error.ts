@@ -56,6 +56,8 @@ export interface ClientErrorOptions {
   requestIdHeader?: string;
   /** Request id generator. @defaultValue {@link newRequestId} */
   generateRequestId?: () => string;
+  /** The service's base of problem `type` URIs (see `ProblemContext.typeBase`). @defaultValue relative `/problems/` */
+  typeBase?: string;
 }
 
 function problemFor(code: string | undefined): ProblemError {
@@ -143,7 +145,11 @@ export function answerClientErrors(server: ClientErrorServer, options: ClientErr
     const requestId = generate();
     const instance = pathOf(error.rawPacket);
     const body = JSON.stringify(
-      problem.toJSON(instance === undefined ? { requestId } : { instance, requestId }),
+      problem.toJSON({
+        ...(instance === undefined ? {} : { instance }),
+        requestId,
+        ...(options.typeBase === undefined ? {} : { typeBase: options.typeBase }),
+      }),
     );
     const lines = [
       `HTTP/1.1 ${problem.status} ${REASONS[problem.status] ?? 'Error'}`,

@@ -6,6 +6,8 @@ declare module 'hono' {
   interface ContextVariableMap {
     /** Set by `requestId()`: the id sent as `Request-Id` and rendered in problem bodies. */
     requestId: string;
+    /** Set by `problemTypeBase()` of `@holdfast/problem-details/hono`: the service's base of problem `type` URIs. */
+    problemTypeBase: string;
   }
 }
 
@@ -43,7 +45,12 @@ export function requestId(options: RequestIdOptions = {}): MiddlewareHandler {
     } catch (thrown) {
       // Hono hands only Error instances to onError and re-throws anything else; answer those
       // here, as a 500 problem that reveals nothing, instead of the server's bare text.
-      c.res = fromUnknown(thrown).toResponse({ instance: c.req.path, requestId: id });
+      const typeBase: string | undefined = c.get('problemTypeBase');
+      c.res = fromUnknown(thrown).toResponse({
+        instance: c.req.path,
+        requestId: id,
+        ...(typeBase === undefined ? {} : { typeBase }),
+      });
     }
     // A handler that returned its own Response skipped the prepared headers.
     if (!c.res.headers.has(header)) c.res.headers.set(header, id);

@@ -30,6 +30,8 @@ export interface HonoServerOptions {
   readonly hostname: string;
   /** Timeouts and a connection cap; absent: Node's defaults. */
   readonly limits?: HttpLimits;
+  /** The service's base of problem `type` URIs (see `ProblemContext.typeBase`). @defaultValue relative `/problems/` */
+  readonly typeBase?: string;
 }
 
 /** The messages `@hono/node-server` refuses a request with, in the client's terms. */
@@ -40,9 +42,13 @@ const REFUSALS: Readonly<Record<string, string>> = {
 };
 
 /** A problem's status, headers and body, with a fresh request id and the target's path. */
-function render(problem: ProblemError, target: string | undefined) {
+function render(problem: ProblemError, target: string | undefined, typeBase: string | undefined) {
   const instance = pathOf(target);
-  const context = { ...(instance === undefined ? {} : { instance }), requestId: newRequestId() };
+  const context = {
+    ...(instance === undefined ? {} : { instance }),
+    requestId: newRequestId(),
+    ...(typeBase === undefined ? {} : { typeBase }),
+  };
   const headers = problem.responseHeaders(context);
   headers.set('X-Content-Type-Options', 'nosniff');
   return { status: problem.status, headers, body: JSON.stringify(problem.toJSON(context)) };
@@ -102,7 +108,7 @@ export function createHonoServer(
   fetch: (request: Request) => Response | Promise<Response>,
   options: HonoServerOptions,
 ): Server {
-  const { hostname, limits } = options;
+  const { hostname, limits, typeBase } = options;
   // The target being adapted: the adapter calls errorHandler synchronously, inside listener().
   let target: string | undefined;
   const listener = getRequestListener(fetch, {
@@ -113,6 +119,7 @@ export function createHonoServer(
       const { status, headers, body } = render(
         httpFramingProblems.create('malformed_request', { detail }),
         target,
+        typeBase,
       );
       return new Response(body, { status, headers });
     },
@@ -135,6 +142,7 @@ export function createHonoServer(
         const { status, headers, body } = render(
           httpFramingProblems.create('malformed_request', { detail }),
           incoming.url,
+          typeBase,
         );
         headers.set('Connection', 'close');
         headers.set('Content-Length', String(Buffer.byteLength(body)));
@@ -151,7 +159,7 @@ export function createHonoServer(
       }
     },
   );
-  answerClientErrors(server);
+  answerClientErrors(server, typeBase === undefined ? {} : { typeBase });
   if (limits) server.maxConnections = limits.maxConnections;
   return server;
 }

@@ -77,7 +77,7 @@ function expectProblem(parsed: Parsed, status: number, code: string): void {
   expect(parsed.headers.get('connection')).toBe('close');
   expect(parsed.headers.get('request-id')).toMatch(/^req_[A-Za-z0-9_-]{22}$/);
   expect(parsed.body).toMatchObject({ status, code, requestId: parsed.headers.get('request-id') });
-  expect(parsed.body.type).toBe(`https://holdfast.dev/problems/${code}`);
+  expect(parsed.body.type).toBe(`/problems/${code}`);
   expect(typeof parsed.body.title).toBe('string');
   expect(typeof parsed.body.detail).toBe('string');
 }
