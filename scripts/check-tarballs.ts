@@ -191,8 +191,11 @@ try {
   // What the READMEs' install lines name (a peer an entry needs though no example imports it,
   // such as @hono/node-server for /node), and what the examples import.
   for (const pkg of packages)
-    for (const [, rest = ''] of readFileSync(join(ROOT, 'packages', pkg, 'README.md'), 'utf8').matchAll(/^npm install (.+)$/gm))
-      for (const name of rest.replace(/#.*/, '').trim().split(/\s+/)) if (!name.startsWith('@holdfast/')) peers.add(name);
+    for (const [, rest = ''] of readFileSync(join(ROOT, 'packages', pkg, 'README.md'), 'utf8').matchAll(
+      /^npm install (.+)$/gm,
+    ))
+      for (const name of rest.replace(/#.*/, '').trim().split(/\s+/))
+        if (!name.startsWith('@holdfast/')) peers.add(name);
   for (const example of examples)
     for (const [, spec = ''] of example.code.matchAll(/from '([^']+)'/g)) {
       if (
