@@ -1,12 +1,11 @@
 import { scopeFor } from '@holdfast/api-keys';
 import { apiKeyAuth, requireScope } from '@holdfast/api-keys/hono';
 import { postgresApiKeyStore } from '@holdfast/api-keys/postgres';
-import { missingBody } from '@holdfast/json-body';
-import { jsonBody, refuseNul } from '@holdfast/json-body/hono';
-import { requestId } from '@holdfast/opaque-id/hono';
 import { clipEcho, problem } from '@holdfast/problem-details';
-import { notFoundProblem, onProblem, problemResponse } from '@holdfast/problem-details/hono';
+import { notFoundProblem, onProblem, problemResponse, problemTypeBase } from '@holdfast/problem-details/hono';
 import { strictQueries } from '@holdfast/problem-details/openapi';
+import { missingBody } from '@holdfast/request-guards';
+import { jsonBody, refuseNul, requestId } from '@holdfast/request-guards/hono';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
@@ -21,6 +20,7 @@ import { observeRequests } from './observability/http-observer';
 import { errorLine } from './observability/logger';
 import { finalizeDocument } from './openapi';
 import { contractProblemPages } from './problem-pages';
+import { PROBLEM_TYPE_BASE } from './problems';
 import { addressLimiter, perAddress, rateLimit } from './rate-limit';
 import { eventRoutes } from './resources/events/routes';
 import { notificationRoutes } from './resources/notifications/routes';
@@ -105,6 +105,7 @@ export interface AppOptions {
 export function buildApp(deps: Deps, options: AppOptions = {}): App {
   const app: App = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   app.use(requestId());
+  app.use(problemTypeBase(PROBLEM_TYPE_BASE));
   app.use(observeRequests(deps));
   app.use(async (c, next) => {
     c.header('X-Content-Type-Options', 'nosniff');

@@ -1,10 +1,10 @@
-import { renderReference } from '@holdfast/api-reference';
 import { receivingWebhooks } from './docs-webhooks';
 import { page } from './html';
 import type { JsonObject } from './json-value';
+import { renderReference } from './reference/index';
 
 /**
- * `/docs`: the API reference rendered from the OpenAPI document by `@holdfast/api-reference`,
+ * `/docs`: the API reference rendered from the OpenAPI document by `./reference`,
  * with the links a reader needs next and the "Receiving webhooks" section.
  */
 export function renderDocs(document: JsonObject): string {

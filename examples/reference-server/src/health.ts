@@ -1,9 +1,9 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { requestId } from '@holdfast/opaque-id/hono';
 import { problem } from '@holdfast/problem-details';
 import { notFoundProblem, onProblem } from '@holdfast/problem-details/hono';
 import { problemResponsesFor } from '@holdfast/problem-details/openapi';
+import { requestId } from '@holdfast/request-guards/hono';
 import { getRequestListener } from '@hono/node-server';
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import type postgres from 'postgres';

@@ -1,5 +1,5 @@
-import { HTML_PAGE_CSP, htmlPage } from '@holdfast/api-reference';
 import type { MiddlewareHandler } from 'hono';
+import { HTML_PAGE_CSP, htmlPage } from './reference/index';
 
 /** The server's HTML pages (`/docs`, `/problems`): a self-contained page titled `… · Holdfast`. */
 export function page(title: string, body: string): string {

@@ -1,7 +1,7 @@
-import { httpFramingDefinitions } from '@holdfast/node-client-error';
 import { problemPages } from '@holdfast/problem-details/hono';
+import { httpFramingDefinitions } from '@holdfast/request-guards';
 import { page } from './html';
-import { contractDefinitions } from './problems';
+import { contractDefinitions, PROBLEM_TYPE_BASE } from './problems';
 
 /** What each code means and what a client should do, for `/problems/{code}`. */
 const ADVICE: Record<keyof typeof contractDefinitions | keyof typeof httpFramingDefinitions, string> = {
@@ -62,6 +62,7 @@ export function contractProblemPages() {
   return problemPages({
     definitions: { ...contractDefinitions, ...httpFramingDefinitions },
     advice: ADVICE,
+    typeBase: PROBLEM_TYPE_BASE,
     layout: page,
   });
 }

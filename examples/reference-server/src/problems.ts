@@ -35,6 +35,13 @@ export const contractDefinitions = {
 /** A code of the contract's catalogue. */
 export type ContractProblemCode = keyof typeof contractDefinitions;
 
+/**
+ * This API's own base of problem `type` URIs (CONTRACT section 2: absolute, ending in the code,
+ * documented at `/problems/{code}`). The packages' codes default to relative `/problems/<code>`;
+ * `problemTypeBase()` in app.ts, `createHonoServer()` and the webhook receiver put them under it.
+ */
+export const PROBLEM_TYPE_BASE = 'https://holdfast.dev/problems/';
+
 const contractProblems: ProblemCatalogue<typeof contractDefinitions> = defineProblems(contractDefinitions);
 
 /** Builds a problem of the contract's catalogue (429 and 503 require `retryAfter`). */

@@ -4,9 +4,9 @@ import { createKey } from '@holdfast/api-keys';
 import { postgresApiKeyStore } from '@holdfast/api-keys/postgres';
 import { schedulePurge } from '@holdfast/idempotency';
 import { postgresIdempotencyStore } from '@holdfast/idempotency/postgres';
-import { createHonoServer } from '@holdfast/node-client-error/hono';
 import type { Database } from '@holdfast/pg';
 import { migrate } from '@holdfast/pg-migrate';
+import { createHonoServer } from '@holdfast/request-guards/node';
 import type postgres from 'postgres';
 import { buildApp } from './app';
 import { type Config, loadConfig } from './config';
@@ -16,6 +16,7 @@ import { demoReceiverRoutes } from './demo/receiver';
 import { databaseIsEmpty, httpApiCall, type SeedSummary, seedDemoData } from './demo/seed';
 import { type HealthServer, readiness, serveHealth } from './health';
 import { startOperations } from './operations';
+import { PROBLEM_TYPE_BASE } from './problems';
 import { startSettlementWorker } from './settlement';
 import { startWebhookWorkers } from './workers';
 
@@ -117,7 +118,11 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     const demoReceiver = config.allowPrivateDestinations && !config.production;
     if (config.role !== 'worker') {
       const app = buildApp(deps, demoReceiver ? { ready, rootRoutes: [demoReceiverRoutes] } : { ready });
-      const server = createHonoServer(app.fetch, { hostname: config.host, limits: config.http });
+      const server = createHonoServer(app.fetch, {
+        hostname: config.host,
+        limits: config.http,
+        typeBase: PROBLEM_TYPE_BASE,
+      });
       server.listen(config.port, config.host);
       http = server;
       await new Promise<void>((resolve, reject) => {

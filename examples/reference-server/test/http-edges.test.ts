@@ -1,6 +1,6 @@
 import { connect, type Socket } from 'node:net';
 import { gzipSync } from 'node:zlib';
-import { httpFramingDefinitions } from '@holdfast/node-client-error';
+import { httpFramingDefinitions } from '@holdfast/request-guards';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config';
 import { contractDefinitions } from '../src/problems';

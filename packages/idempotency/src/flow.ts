@@ -66,7 +66,10 @@ export async function runIdempotentFlow<R>(
     stopLease();
     if (isClientProblem(error) && lostLeases.has(error)) throw error;
     if (isClientProblem(error)) {
-      const stored = await storeResponse(problemToResponse(error, request.path), options.storedHeaders);
+      const stored = await storeResponse(
+        problemToResponse(error, request.path, request.typeBase),
+        options.storedHeaders,
+      );
       await store.complete(held, stored, expiry(options));
     } else {
       await store.release(held).catch(() => {});

@@ -28,6 +28,7 @@ async function bodyOf(c: Context): Promise<unknown> {
 
 async function requestOf(c: Context, account: string, required: boolean): Promise<IdempotentRequest> {
   const requestId: string | undefined = c.get('requestId');
+  const typeBase: string | undefined = c.get('problemTypeBase');
   return {
     key: c.req.header('Idempotency-Key'),
     account,
@@ -36,6 +37,7 @@ async function requestOf(c: Context, account: string, required: boolean): Promis
     body: await bodyOf(c),
     required,
     ...(requestId === undefined ? {} : { requestId }),
+    ...(typeBase === undefined ? {} : { typeBase }),
   };
 }
 

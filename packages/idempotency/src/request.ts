@@ -20,6 +20,8 @@ export interface IdempotentRequest {
   readonly required?: boolean;
   /** This request's id, written into replayed problem bodies. */
   readonly requestId?: string;
+  /** The service's base of problem `type` URIs, for stored problem bodies (`ProblemContext.typeBase`). */
+  readonly typeBase?: string;
 }
 
 /** A request whose key was read and fingerprinted, ready to claim. */

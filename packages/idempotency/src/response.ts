@@ -41,8 +41,8 @@ export function toResponse(result: HandlerResult): Response {
 }
 
 /** The response a thrown 4xx problem is answered with, before the request id is known. */
-export function problemToResponse(error: ProblemError, path: string): Response {
-  return error.toResponse({ instance: path });
+export function problemToResponse(error: ProblemError, path: string, typeBase?: string): Response {
+  return error.toResponse(typeBase === undefined ? { instance: path } : { instance: path, typeBase });
 }
 
 /** Whether a thrown value is a 4xx problem: an answer worth storing, not a crash. */

@@ -1,4 +1,6 @@
-import { ProblemError, type ProblemInit, type RetryAfter } from './problem-error';
+import { DEFAULT_TYPE_BASE, ProblemError, type ProblemInit, type RetryAfter } from './problem-error';
+
+export { DEFAULT_TYPE_BASE };
 
 /** One problem type as a service declares it: the stable code's HTTP status and short title. */
 export interface ProblemDefinition {
@@ -24,7 +26,7 @@ export type CreateArgs<D extends ProblemDefinition> = D['status'] extends RetryS
 export interface ProblemCatalogue<D extends ProblemDefinitions> {
   /** The definitions, as declared. */
   readonly definitions: D;
-  /** The absolute type URI of a code: the base followed by the code. */
+  /** The type URI of a code: the base followed by the code. */
   typeUri(code: keyof D & string): string;
   /** Builds the problem for `code`; 429/503 codes require `retryAfter`. */
   create<C extends keyof D & string>(code: C, ...args: CreateArgs<D[C]>): ProblemError<C>;
@@ -34,8 +36,10 @@ export interface ProblemCatalogue<D extends ProblemDefinitions> {
 
 export interface CatalogueOptions {
   /**
-   * The absolute URI every type starts with; the code is appended, so `type` ends in the code.
-   * @defaultValue `https://holdfast.dev/problems/`
+   * What every type starts with, an absolute URI or an absolute path; the code is appended, so
+   * `type` ends in the code. The default is relative, and a service renders it under its own
+   * base with `typeBase` of the problem's context (`onProblem()` does, given `problemTypeBase()`).
+   * @defaultValue `/problems/`
    */
   typeBase?: string;
 }
@@ -58,8 +62,8 @@ export function defineProblems<const D extends ProblemDefinitions>(
   options: CatalogueOptions = {},
 ): ProblemCatalogue<D> {
   const typeBase = options.typeBase ?? DEFAULT_TYPE_BASE;
-  if (!/^[a-z][a-z0-9+.-]*:/i.test(typeBase)) {
-    throw new TypeError(`typeBase must be an absolute URI, got ${JSON.stringify(typeBase)}`);
+  if (!/^[a-z][a-z0-9+.-]*:/i.test(typeBase) && !/^\/(?!\/)/.test(typeBase)) {
+    throw new TypeError(`typeBase must be an absolute URI or path, got ${JSON.stringify(typeBase)}`);
   }
   for (const [code, definition] of Object.entries(definitions)) {
     if (!/^[a-z][a-z0-9_]*$/.test(code)) {
@@ -92,9 +96,6 @@ export function defineProblems<const D extends ProblemDefinitions>(
     },
   };
 }
-
-/** The default base of type URIs. */
-export const DEFAULT_TYPE_BASE = 'https://holdfast.dev/problems/';
 
 /**
  * The general HTTP problems every Holdfast package and service shares: validation, auth, not

@@ -1,4 +1,4 @@
-import type { Context, ErrorHandler, NotFoundHandler } from 'hono';
+import type { Context, ErrorHandler, MiddlewareHandler, NotFoundHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { Router } from 'hono/router';
 import type { RouterRoute } from 'hono/types';
@@ -11,9 +11,11 @@ declare module 'hono' {
   interface ContextVariableMap {
     /**
      * The request's id, rendered in problem bodies when a request-id middleware set it
-     * (`requestId()` from `@holdfast/opaque-id/hono` does).
+     * (`requestId()` from `@holdfast/request-guards/hono` does).
      */
     requestId: string;
+    /** Set by `problemTypeBase()`: the service's base of problem `type` URIs. */
+    problemTypeBase: string;
   }
 }
 
@@ -27,7 +29,38 @@ declare module 'hono' {
  */
 export function problemContext(c: Context): ProblemContext {
   const requestId: string | undefined = c.get('requestId');
-  return { instance: c.req.path, ...(requestId === undefined ? {} : { requestId }) };
+  const typeBase: string | undefined = c.get('problemTypeBase');
+  return {
+    instance: c.req.path,
+    ...(requestId === undefined ? {} : { requestId }),
+    ...(typeBase === undefined ? {} : { typeBase }),
+  };
+}
+
+/**
+ * The one setting that puts every problem `type` of an app under the service's own base:
+ * problems built with the default base (relative `/problems/<code>`, the codes of every
+ * Holdfast package) render as `<base><code>`, in `onProblem()`, `notFoundProblem()`,
+ * `problemResponse()` and every package door that renders through `problemContext(c)`.
+ * Register it first. Without it, types stay relative and resolve against the API's own URL
+ * (RFC 9457 section 3.1.1).
+ *
+ * @example
+ * ```ts
+ * app.use(problemTypeBase('https://api.example.com/problems/'));
+ * app.onError(onProblem());
+ * ```
+ */
+export function problemTypeBase(base: string): MiddlewareHandler {
+  if (!/^[a-z][a-z0-9+.-]*:\/\/[^/]/i.test(base) || !base.endsWith('/')) {
+    throw new TypeError(
+      `the problem type base must be an absolute URI ending in /, got ${JSON.stringify(base)}`,
+    );
+  }
+  return async (c, next) => {
+    c.set('problemTypeBase', base);
+    await next();
+  };
 }
 
 /**

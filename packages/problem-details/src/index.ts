@@ -32,6 +32,7 @@ export {
   type ProblemDocument,
   ProblemError,
   type ProblemInit,
+  problemType,
   type RetryAfter,
 } from './problem-error';
 export { type FromZodOptions, fromZodError, type ZodLikeError, type ZodLikeIssue } from './zod';

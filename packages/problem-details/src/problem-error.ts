@@ -40,6 +40,35 @@ export interface ProblemContext {
   instance?: string;
   /** The request id, also sent as the `Request-Id` header. */
   requestId?: string;
+  /**
+   * The service's own base for problem `type` URIs (`https://api.example.com/problems/`).
+   * Every problem built with the default base (relative `/problems/<code>`: the codes of every
+   * Holdfast package) is rendered under it; a type built with another base is left as it is.
+   * In Hono, `problemTypeBase(base)` of `/hono` sets it for every response of an app.
+   */
+  typeBase?: string;
+}
+
+/**
+ * The base of every problem `type` unless a catalogue names its own: `/problems/`, a relative
+ * reference (RFC 9457 section 3.1.1) that resolves against the API's own URL. A service makes
+ * the types absolute under its own domain with `typeBase` when rendering (see
+ * {@link ProblemContext}), never under ours.
+ */
+export const DEFAULT_TYPE_BASE = '/problems/';
+
+/**
+ * `type` rendered under `typeBase`: a type under {@link DEFAULT_TYPE_BASE} moves under
+ * `typeBase`; any other type, or no `typeBase`, leaves it as it is.
+ *
+ * @example
+ * ```ts
+ * problemType('/problems/not_found', 'https://api.example.com/problems/'); // 'https://api.example.com/problems/not_found'
+ * ```
+ */
+export function problemType(type: string, typeBase: string | undefined): string {
+  if (typeBase === undefined || !type.startsWith(DEFAULT_TYPE_BASE)) return type;
+  return typeBase + type.slice(DEFAULT_TYPE_BASE.length);
 }
 
 /** The RFC 9457 document Holdfast renders. */
@@ -128,7 +157,7 @@ export class ProblemError<C extends string = string> extends Error {
     }
     return {
       ...extensions,
-      type: this.type,
+      type: problemType(this.type, context.typeBase),
       title: this.title,
       status: this.status,
       detail: this.detail,

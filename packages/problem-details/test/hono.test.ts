@@ -5,7 +5,7 @@ import { notFoundProblem, onProblem } from '../src/hono';
 import { problem } from '../src/index';
 
 // The error and not-found handlers alone; with the request-id and body middleware of the other
-// packages they are exercised together in @holdfast/json-body's tests.
+// packages they are exercised together in @holdfast/request-guards' tests.
 function buildApp() {
   const app = new Hono();
   app.use(async (c, next) => {

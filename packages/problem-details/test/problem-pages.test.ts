@@ -26,7 +26,7 @@ describe('problemPages', () => {
     expect(response.headers.get('content-type')).toMatch(/^text\/html/);
     const page = await response.text();
     expect(page).toContain('Ask for &lt;the&gt; scope.');
-    expect(page).toContain('https://holdfast.dev/problems/forbidden');
+    expect(page).toContain('Type URI: <code>/problems/forbidden</code>');
     expect(await (await app.request('/problems/not_found')).text()).toContain('Check the <code>id</code>.');
   });
 

@@ -75,7 +75,7 @@ export interface WebhookReceiverOptions<E extends Env = Env> {
   problem?: (c: Context<E>, problem: ReceiverProblem) => Response | Promise<Response>;
   /** Renders a 2xx acknowledgement. Default: 204 for an accepted event, 200 otherwise, no body. */
   acknowledge?: (c: Context<E>, ack: Acknowledgement) => Response | Promise<Response>;
-  /** Base of problem `type` URIs. Default `https://holdfast.dev/problems/`. */
+  /** Base of problem `type` URIs: the service's own (`https://api.example.com/problems/`). Default relative `/problems/`. */
   typeBase?: string;
   /** The request id to put in problem documents, when the app has one. */
   requestId?: (c: Context<E>) => string | undefined;
@@ -116,7 +116,7 @@ export function webhookReceiver<E extends Env = Env>(
 ): MiddlewareHandler<E> {
   const maxBytes = options.maxBytes ?? 1024 * 1024;
   const maxIdLength = options.maxIdLength ?? 255;
-  const typeBase = options.typeBase ?? 'https://holdfast.dev/problems/';
+  const typeBase = options.typeBase ?? '/problems/';
   const verifiers = new Map<string, Verifier>();
   const receiver = createReceiver<Context<E>>({
     onEvent: options.onEvent,

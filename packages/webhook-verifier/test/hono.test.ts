@@ -92,7 +92,7 @@ describe('webhookReceiver (Hono)', () => {
     expect(bad.status).toBe(401);
     expect(bad.headers.get('content-type')).toBe('application/problem+json');
     expect(await bad.json()).toEqual({
-      type: 'https://holdfast.dev/problems/webhook_signature_invalid',
+      type: '/problems/webhook_signature_invalid',
       title: 'Webhook signature invalid',
       status: 401,
       detail: 'No signature matches a configured secret.',

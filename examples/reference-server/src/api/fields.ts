@@ -1,5 +1,5 @@
-import { isCurrency } from '@holdfast/currency-codes';
 import { z } from '@hono/zod-openapi';
+import { isCurrency } from '../currency/index';
 
 // Field schemas shared by the commerce resources (CONTRACT section 1): the single source for
 // validation and the OpenAPI document.
@@ -16,7 +16,7 @@ export const minorUnits = (description: string) =>
     .max(Number.MAX_SAFE_INTEGER)
     .meta({ description: `${description} Integer minor units (cents for EUR, yen for JPY).`, example: 4200 });
 
-/** An ISO 4217 code, upper case, checked against the active list of @holdfast/currency-codes. */
+/** An ISO 4217 code, upper case, checked against the active list of ./currency. */
 export const currency = z
   .string()
   .regex(/^[A-Z]{3}$/, 'an upper-case ISO 4217 code such as EUR')

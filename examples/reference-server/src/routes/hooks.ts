@@ -7,7 +7,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import { problemResponses } from '../api/problem-responses';
 import type { App, AppEnv, Deps } from '../context';
 import { serverInbox } from '../inbox';
-import { problem } from '../problems';
+import { PROBLEM_TYPE_BASE, problem } from '../problems';
 import { clientAddress, type Limiter, limiterFor } from '../rate-limit';
 import { parseReceiverSecrets } from '../receivers';
 
@@ -87,6 +87,7 @@ export function hooksRoutes(app: App, deps: Deps, failures?: Limiter): void {
       secrets: (c) => receivers.get(c.req.param('name') ?? '')?.secrets,
       scope: (c) => c.req.param('name') ?? '',
       now: () => deps.now(),
+      typeBase: PROBLEM_TYPE_BASE,
       // An address whose bad signatures spent its bucket is refused before any verification.
       beforeVerify: async (c) => {
         const address = clientAddress(c);

@@ -1,7 +1,7 @@
 import { paginate } from '@holdfast/cursor-pagination/postgres';
 import { listQueryShape, pageSchema } from '@holdfast/cursor-pagination/zod';
-import { noFieldsBody } from '@holdfast/json-body';
-import { refuseFields } from '@holdfast/json-body/hono';
+import { noFieldsBody } from '@holdfast/request-guards';
+import { refuseFields } from '@holdfast/request-guards/hono';
 import {
   createEndpoint as createWebhookEndpoint,
   deleteEndpoint as deleteWebhookEndpoint,
