@@ -98,9 +98,10 @@ function streamOf(req: IncomingMessage): ReadableStream<Uint8Array> {
 }
 
 /** A body some Node middleware already read, as bytes: JSON-serialised when it was parsed. */
-function readBody(body: unknown): Uint8Array | string | undefined {
+function readBody(body: unknown): BodyInit | undefined {
   if (body === undefined) return undefined;
-  if (typeof body === 'string' || body instanceof Uint8Array) return body;
+  if (typeof body === 'string') return body;
+  if (body instanceof Uint8Array) return new Uint8Array(body);
   // A parsed value: its JSON is the best that can be recovered (not the original bytes).
   return JSON.stringify(body);
 }
@@ -134,7 +135,7 @@ export function toRequest(req: NodeRequest, options: ToRequestOptions = {}): Req
     };
     res.once('close', onClose);
   }
-  let body: ReadableStream<Uint8Array> | Uint8Array | string | null = null;
+  let body: BodyInit | null = null;
   if (!BODYLESS.has(method)) {
     const read = options.ignoreParsedBody ? undefined : readBody('body' in options ? options.body : req.body);
     body = read ?? (req.readableEnded ? null : streamOf(req));
