@@ -11,10 +11,9 @@ import { randomBytes } from 'node:crypto';
 import { createServer, connect as netConnect } from 'node:net';
 import { withIdempotency } from '@holdfast/idempotency/hono';
 import { migrations } from '@holdfast/idempotency/postgres';
-import { jsonBody } from '@holdfast/json-body/hono';
-import { requestId } from '@holdfast/opaque-id/hono';
 import { migrate } from '@holdfast/pg-migrate';
 import { onProblem } from '@holdfast/problem-details/hono';
+import { jsonBody, requestId } from '@holdfast/request-guards/hono';
 import { Hono } from 'hono';
 import postgres from 'postgres';
 

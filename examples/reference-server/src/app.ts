@@ -1,12 +1,11 @@
 import { scopeFor } from '@holdfast/api-keys';
 import { apiKeyAuth, requireScope } from '@holdfast/api-keys/hono';
 import { postgresApiKeyStore } from '@holdfast/api-keys/postgres';
-import { missingBody } from '@holdfast/json-body';
-import { jsonBody, refuseNul } from '@holdfast/json-body/hono';
-import { requestId } from '@holdfast/opaque-id/hono';
 import { problem } from '@holdfast/problem-details';
 import { notFoundProblem, onProblem, problemResponse } from '@holdfast/problem-details/hono';
 import { strictQueries } from '@holdfast/problem-details/openapi';
+import { missingBody } from '@holdfast/request-guards';
+import { jsonBody, refuseNul, requestId } from '@holdfast/request-guards/hono';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';

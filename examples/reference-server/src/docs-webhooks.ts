@@ -1,4 +1,4 @@
-import { escapeHtml } from '@holdfast/api-reference';
+import { escapeHtml } from './reference/index';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };

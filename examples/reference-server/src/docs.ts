@@ -1,7 +1,7 @@
-import { renderReference } from '@holdfast/api-reference';
 import { receivingWebhooks } from './docs-webhooks';
 import { page } from './html';
 import type { JsonObject } from './json-value';
+import { renderReference } from './reference/index';
 
 /**
  * `/docs`: the API reference rendered from the OpenAPI document by `@holdfast/api-reference`,

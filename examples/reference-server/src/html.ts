@@ -1,4 +1,4 @@
-import { htmlPage } from '@holdfast/api-reference';
+import { htmlPage } from './reference/index';
 
 /** The server's HTML pages (`/docs`, `/problems`): a self-contained page titled `… · Holdfast`. */
 export function page(title: string, body: string): string {

@@ -1,4 +1,4 @@
-import { opaqueId } from '@holdfast/opaque-id';
+import { opaqueId } from '@holdfast/request-guards';
 import { type PostgresInbox, postgresInbox } from '@holdfast/webhook-verifier/postgres';
 import { eventVersion } from '@holdfast/webhook-verifier/receiver';
 import type postgres from 'postgres';

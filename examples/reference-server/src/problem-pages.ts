@@ -1,5 +1,5 @@
-import { httpFramingDefinitions } from '@holdfast/node-client-error';
 import { problemPages } from '@holdfast/problem-details/hono';
+import { httpFramingDefinitions } from '@holdfast/request-guards';
 import { page } from './html';
 import { contractDefinitions } from './problems';
 

@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { requestId } from '@holdfast/opaque-id/hono';
+import { requestId } from '@holdfast/request-guards/hono';
 import { Hono } from 'hono';
 import { expect, it } from 'vitest';
 import type { AppEnv } from '../src/context';

@@ -54,16 +54,19 @@ describe('toRequest', () => {
   });
 
   it('aborts the signal when the client goes away before the answer', async () => {
-    let aborted: Promise<boolean> | undefined;
+    let arrived: (aborted: Promise<boolean>) => void = () => {};
+    const handled = new Promise<Promise<boolean>>((resolve) => {
+      arrived = resolve;
+    });
     const url = await listen((req, res) => {
       const request = toRequest(req, { res });
-      aborted = new Promise((resolve) => request.signal.addEventListener('abort', () => resolve(true)));
+      arrived(new Promise((resolve) => request.signal.addEventListener('abort', () => resolve(true))));
     });
     const { port } = new URL(url);
     const client = httpRequest({ port, host: '127.0.0.1', path: '/', method: 'GET' });
     client.on('error', () => {});
     client.end();
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    const aborted = await handled;
     client.destroy();
     expect(await aborted).toBe(true);
   });

@@ -1,16 +1,23 @@
-import { opaqueId } from '@holdfast/opaque-id';
-import type { Migration, Sql } from '@holdfast/pg-migrate';
+import type { ISql as Sql } from 'postgres';
+import { opaqueId } from './id';
 import { hashKey } from './key';
 import type { ApiKeyStore } from './store';
 
+/** One versioned migration: record `id` once `sql` is applied, never apply it again. */
+export interface Migration {
+  readonly id: string;
+  readonly sql: string;
+}
+
 /**
- * The keys' table as versioned migrations, for `migrate()` of `@holdfast/pg-migrate`. Only the
+ * The keys' table as versioned migrations, for any runner that records applied ids (each is also
+ * shipped as a plain `.sql` file under `migrations/`). Only the
  * SHA-256 of each key is stored, with its first 12 characters (`key_prefix`) to tell keys apart
  * in a list. `if not exists`, so a database that made the same table before adopts it.
  *
  * @example
  * ```ts
- * import { migrate } from '@holdfast/pg-migrate';
+ * import { migrate } from './your-migration-runner';
  * await migrate(sql, [...migrations, ...yourOwnMigrations]);
  * ```
  */

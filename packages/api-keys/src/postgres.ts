@@ -1,1 +1,1 @@
-export { migrations, postgresApiKeyStore } from './postgres-store';
+export { type Migration, migrations, postgresApiKeyStore } from './postgres-store';

@@ -1,6 +1,6 @@
-import type { Sql } from '@holdfast/pg-migrate';
 import { joinFragments, type SortExpression } from '@holdfast/sort-allowlist/postgres';
 import type postgres from 'postgres';
+import type { ISql as Sql } from 'postgres';
 
 type Fragment = postgres.Fragment;
 

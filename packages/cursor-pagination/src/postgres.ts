@@ -1,4 +1,3 @@
-import type { Sql } from '@holdfast/pg-migrate';
 import { problem } from '@holdfast/problem-details';
 import { parseSort, type Sort, type SortAllowlist } from '@holdfast/sort-allowlist';
 import {
@@ -8,6 +7,7 @@ import {
   sortExpressions,
 } from '@holdfast/sort-allowlist/postgres';
 import type postgres from 'postgres';
+import type { ISql as Sql } from 'postgres';
 import { cursorBinding, decodeCursor, encodeCursor, type FilterValue } from './cursor-codec';
 import { cappedTotal, type Page, pageEnvelope, TOTAL_COUNT_CAP, type TotalCount } from './envelope';
 import { parseInclude } from './include';

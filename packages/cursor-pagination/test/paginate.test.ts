@@ -1,7 +1,7 @@
-import { requestId } from '@holdfast/opaque-id/hono';
 import { createTestDatabase, type TestDatabase } from '@holdfast/pg/testing';
 import { isProblemError } from '@holdfast/problem-details';
 import { onProblem } from '@holdfast/problem-details/hono';
+import { requestId } from '@holdfast/request-guards/hono';
 import { parseSort } from '@holdfast/sort-allowlist';
 import { orderBy } from '@holdfast/sort-allowlist/postgres';
 import fc from 'fast-check';

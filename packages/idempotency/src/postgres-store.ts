@@ -1,17 +1,22 @@
-import type { Migration } from '@holdfast/pg-migrate';
 import type postgres from 'postgres';
 import type { ClaimInput, ClaimResult, HeldKey, IdempotencyStore, StoredResponse } from './store';
 
+/** One versioned migration: record `id` once `sql` is applied, never apply it again. */
+export interface Migration {
+  readonly id: string;
+  readonly sql: string;
+}
+
 /**
- * The store's table as versioned migrations, for `migrate()` of `@holdfast/pg-migrate` (or any
- * runner that records applied ids). A normal logged table: an unlogged one would lose every
+ * The store's table as versioned migrations, for any runner that records applied ids (each is
+ * also shipped as a plain `.sql` file under `migrations/`). A normal logged table: an unlogged one would lose every
  * stored answer in a crash, exactly when clients retry. `token` names the attempt holding an
  * unanswered key and `locked_until` ends its lease; `expires_at` drives the purge. The first
  * migration says `if not exists` so databases that applied the former idempotent DDL adopt it.
  *
  * @example
  * ```ts
- * import { migrate } from '@holdfast/pg-migrate';
+ * import { migrate } from './your-migration-runner';
  * await migrate(sql, [...migrations, ...yourOwnMigrations]);
  * ```
  */

@@ -1,5 +1,5 @@
-import type { Sql } from '@holdfast/pg-migrate';
 import type postgres from 'postgres';
+import type { ISql as Sql } from 'postgres';
 import type { NullPlacement, ResolvedSortField, Sort, SortDirection } from './allowlist';
 
 type Fragment = postgres.Fragment;

@@ -1,7 +1,7 @@
-import { opaqueId } from '@holdfast/opaque-id';
-import type { Sql } from '@holdfast/pg-migrate';
 import { problem } from '@holdfast/problem-details';
 import { generateKeyPair, generateSecret } from '@holdfast/webhook-signer';
+import type { ISql as Sql } from 'postgres';
+import { opaqueId } from './id';
 import { deliveryProblems } from './problems';
 import {
   type EndpointConcurrency,

@@ -1,6 +1,6 @@
-import { opaqueId } from '@holdfast/opaque-id';
 import type postgres from 'postgres';
 import type { Outcome } from './classify';
+import { opaqueId } from './id';
 import { type Notification, toNotification } from './rows';
 
 /** Told about every notification the sender writes for an account, e.g. to send an email. */

@@ -1,5 +1,5 @@
-import type { Sql } from '@holdfast/pg-migrate';
 import type postgres from 'postgres';
+import type { ISql as Sql } from 'postgres';
 
 /** A leased delivery with what its attempt needs, read in the lease statement itself. */
 export interface LeasedRow {

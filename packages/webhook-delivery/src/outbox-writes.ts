@@ -1,6 +1,6 @@
-import { opaqueId } from '@holdfast/opaque-id';
-import type { Sql } from '@holdfast/pg-migrate';
 import type postgres from 'postgres';
+import type { ISql as Sql } from 'postgres';
+import { opaqueId } from './id';
 import type { EventInput } from './outbox';
 
 /** What {@link eventWrites} returns: the CTEs to put in a statement, and the event they record. */

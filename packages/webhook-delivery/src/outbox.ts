@@ -1,4 +1,4 @@
-import type { Sql } from '@holdfast/pg-migrate';
+import type { ISql as Sql } from 'postgres';
 import type { AccountRef } from './endpoints';
 import { releaseStripe } from './lease';
 import { eventWrites } from './outbox-writes';

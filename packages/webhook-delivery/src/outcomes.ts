@@ -1,6 +1,6 @@
-import { opaqueId } from '@holdfast/opaque-id';
 import type postgres from 'postgres';
 import type { Outcome } from './classify';
+import { opaqueId } from './id';
 import type { LeasedRow } from './lease';
 
 /** What one attempt came to, waiting to be written with the rest of its batch. */

@@ -1,4 +1,4 @@
-import type { Sql } from '@holdfast/pg-migrate';
+import type { ISql as Sql } from 'postgres';
 
 /** What {@link recoverDeliveries} re-queues: one endpoint's deliveries created in `[since, until)`. */
 export interface RecoverInput {

@@ -1,4 +1,4 @@
-import type { Sql } from '@holdfast/pg-migrate';
+import type { ISql as Sql } from 'postgres';
 
 /** The two windows of {@link endpointStats}: 24 hourly buckets, or 7 daily ones. */
 export type StatsWindow = '24h' | '7d';

@@ -1,10 +1,10 @@
-import { opaqueId } from '@holdfast/opaque-id';
 import { createSigner } from '@holdfast/webhook-signer';
 import type postgres from 'postgres';
 import type { Agent } from 'undici';
 import { sendAttempt } from './attempt';
 import { classifyAttempt, type Outcome } from './classify';
 import { DAY_MS, type HealthContext, type Notifier, recordFailure } from './health';
+import { opaqueId } from './id';
 import {
   type LeasedRow,
   leaseDue,

@@ -1,12 +1,12 @@
-import type { Sql } from '@holdfast/pg-migrate';
+import type { ISql as Sql } from 'postgres';
 import type { DedupStore } from './dedup';
 import type { VersionStore } from './versions';
 
 /**
  * A postgres.js client: the pool, or a transaction or savepoint of it.
  *
- * @deprecated Use `Sql` from `@holdfast/pg-migrate`, the one handle type of every Holdfast
- * PostgreSQL API (this alias is the same type).
+ * @deprecated Use postgres.js's own `ISql` type (`import type { ISql } from 'postgres'`), the
+ * one handle type of every Holdfast PostgreSQL API (this alias is the same type).
  */
 export type Client = Sql;
 

@@ -1,5 +1,5 @@
-import { missingBody } from '@holdfast/json-body';
 import { fromZodError } from '@holdfast/problem-details';
+import { missingBody } from '@holdfast/request-guards';
 import type { RouteConfig } from '@hono/zod-openapi';
 import { z } from '@hono/zod-openapi';
 import type { Context } from 'hono';

@@ -1,5 +1,5 @@
-import { isCurrency } from '@holdfast/currency-codes';
 import { z } from '@hono/zod-openapi';
+import { isCurrency } from '../currency/index';
 
 // Field schemas shared by the commerce resources (CONTRACT section 1): the single source for
 // validation and the OpenAPI document.

@@ -1,5 +1,5 @@
-import { missingBody } from '@holdfast/json-body';
 import { validationHook as problemHook, problemResponsesFor } from '@holdfast/problem-details/openapi';
+import { missingBody } from '@holdfast/request-guards';
 
 /**
  * The problem+json responses of a route, by status, with the contract's codes in each

@@ -1,8 +1,8 @@
 import { paginate } from '@holdfast/cursor-pagination/postgres';
 import { listQueryShape, pageSchema } from '@holdfast/cursor-pagination/zod';
-import { noFieldsBody } from '@holdfast/json-body';
-import { refuseFields } from '@holdfast/json-body/hono';
 import { problem } from '@holdfast/problem-details';
+import { noFieldsBody } from '@holdfast/request-guards';
+import { refuseFields } from '@holdfast/request-guards/hono';
 import { defineSortAllowlist } from '@holdfast/sort-allowlist';
 import {
   getDelivery as getStoredDelivery,

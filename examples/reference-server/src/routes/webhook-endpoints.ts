@@ -2,9 +2,9 @@ import { hasScope } from '@holdfast/api-keys';
 import { insufficientScope } from '@holdfast/api-keys/hono';
 import { paginate } from '@holdfast/cursor-pagination/postgres';
 import { listQueryShape, pageSchema } from '@holdfast/cursor-pagination/zod';
-import { noFieldsBody } from '@holdfast/json-body';
-import { refuseFields } from '@holdfast/json-body/hono';
 import { problem } from '@holdfast/problem-details';
+import { noFieldsBody } from '@holdfast/request-guards';
+import { refuseFields } from '@holdfast/request-guards/hono';
 import {
   createEndpoint as createWebhookEndpoint,
   deleteEndpoint as deleteWebhookEndpoint,

@@ -2,7 +2,7 @@ import { isLive } from '@holdfast/api-keys';
 import type { Keyring } from '@holdfast/cursor-pagination';
 import { paginate } from '@holdfast/cursor-pagination/postgres';
 import type { Fragment } from '@holdfast/idempotency/postgres';
-import { opaqueId } from '@holdfast/opaque-id';
+import { opaqueId } from '@holdfast/request-guards';
 import { eventWrites } from '@holdfast/webhook-delivery/postgres';
 import type postgres from 'postgres';
 import { isoTime } from '../../iso-time';

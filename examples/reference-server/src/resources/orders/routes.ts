@@ -1,5 +1,5 @@
 import { withIdempotency, withIdempotentStatement } from '@holdfast/idempotency/hono';
-import { refuseFields } from '@holdfast/json-body/hono';
+import { refuseFields } from '@holdfast/request-guards/hono';
 import { z } from '@hono/zod-openapi';
 import { answerRoute } from '../../api/answer-route';
 import type { App, Deps } from '../../context';

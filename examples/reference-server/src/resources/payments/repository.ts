@@ -1,6 +1,6 @@
 import { isLive } from '@holdfast/api-keys';
-import { opaqueId } from '@holdfast/opaque-id';
 import { problem } from '@holdfast/problem-details';
+import { opaqueId } from '@holdfast/request-guards';
 import type { z } from '@hono/zod-openapi';
 import type postgres from 'postgres';
 import { isoTime } from '../../iso-time';

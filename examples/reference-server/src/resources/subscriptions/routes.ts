@@ -1,5 +1,5 @@
 import { paginate } from '@holdfast/cursor-pagination/postgres';
-import { refuseFields } from '@holdfast/json-body/hono';
+import { refuseFields } from '@holdfast/request-guards/hono';
 import type { App, Deps } from '../../context';
 import {
   cancelSubscription,

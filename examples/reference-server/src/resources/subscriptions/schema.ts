@@ -1,5 +1,5 @@
 import { listQueryShape, pageSchema } from '@holdfast/cursor-pagination/zod';
-import { noFieldsBody } from '@holdfast/json-body';
+import { noFieldsBody } from '@holdfast/request-guards';
 import { defineSortAllowlist } from '@holdfast/sort-allowlist';
 import { createRoute, z } from '@hono/zod-openapi';
 import { json, livemode, locationHeader, metadata, timestamp } from '../../api/fields';

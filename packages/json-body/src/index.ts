@@ -1,4 +1,0 @@
-export { nestedDeeperThan } from './depth';
-export { missingBody, noFieldsBody, noFieldsProblem } from './no-fields';
-export { type TextIssue, toWellFormedText, type WellFormedResult, wellFormedJson } from './text';
-export { textProblem } from './text-problem';

@@ -1,3 +1,0 @@
-import { defineConfig, holdfastBuild } from '../../tsup.config.base';
-
-export default defineConfig(holdfastBuild({ index: 'src/index.ts', hono: 'src/hono.ts' }));

@@ -1,1 +1,0 @@
-export { newRequestId, opaqueId } from './opaque-id';
