@@ -54,19 +54,21 @@ describe('toRequest', () => {
   });
 
   it('aborts the signal when the client goes away before the answer', async () => {
-    let arrived: (aborted: Promise<boolean>) => void = () => {};
-    const handled = new Promise<Promise<boolean>>((resolve) => {
+    let arrived: (request: { aborted: Promise<boolean> }) => void = () => {};
+    const handled = new Promise<{ aborted: Promise<boolean> }>((resolve) => {
       arrived = resolve;
     });
     const url = await listen((req, res) => {
       const request = toRequest(req, { res });
-      arrived(new Promise((resolve) => request.signal.addEventListener('abort', () => resolve(true))));
+      arrived({
+        aborted: new Promise((resolve) => request.signal.addEventListener('abort', () => resolve(true))),
+      });
     });
     const { port } = new URL(url);
     const client = httpRequest({ port, host: '127.0.0.1', path: '/', method: 'GET' });
     client.on('error', () => {});
     client.end();
-    const aborted = await handled;
+    const { aborted } = await handled;
     client.destroy();
     expect(await aborted).toBe(true);
   });
