@@ -246,6 +246,8 @@ export interface CapturedResponse {
   readonly response: Promise<Response>;
   /** Sends `response` (the captured one, or another) to the client for real. */
   release(response: Response): Promise<void>;
+  /** Stops capturing without sending: what is written next goes to the client. */
+  restore(): void;
 }
 
 /**
@@ -311,6 +313,9 @@ export function captureResponse(res: ServerResponse): CapturedResponse {
     async release(answer) {
       Object.assign(res, original);
       await writeResponse(res, answer);
+    },
+    restore() {
+      Object.assign(res, original);
     },
   };
 }
