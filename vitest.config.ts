@@ -4,10 +4,14 @@ import { defineConfig } from 'vitest/config';
 // Tests run against live sources through the "@holdfast/source" export condition, so no
 // package needs building before its dependents are tested (the zod monorepo does the same).
 const conditions = ['@holdfast/source', 'node', 'import', 'module', 'default'];
+// vitest hands the SSR conditions to Node as --conditions flags: with 'import' among them, a
+// CommonJS require() of a dual package (express's router requiring is-promise) gets the ESM
+// namespace instead of the function. Vite adds 'import' itself to the imports it resolves.
+const ssrConditions = conditions.filter((condition) => condition !== 'import');
 
 export default defineConfig({
   resolve: { conditions },
-  ssr: { resolve: { conditions, externalConditions: ['@holdfast/source'] } },
+  ssr: { resolve: { conditions: ssrConditions, externalConditions: ['@holdfast/source'] } },
   test: {
     include: [
       'packages/*/test/**/*.test.ts',

@@ -1,5 +1,11 @@
 import { defineConfig, holdfastBuild } from '../../tsup.config.base';
 
 export default defineConfig(
-  holdfastBuild({ index: 'src/index.ts', redis: 'src/redis.ts', hono: 'src/hono.ts' }),
+  holdfastBuild({
+    index: 'src/index.ts',
+    redis: 'src/redis.ts',
+    hono: 'src/hono.ts',
+    express: 'src/express.ts',
+    fastify: 'src/fastify.ts',
+  }),
 );

@@ -10,7 +10,8 @@ const entries = {
 };
 
 // The Node build swaps the noble HMAC and ed25519 for node:crypto; everything else is the same
-// source. @holdfast/webhook-keys (private) is bundled in: dist never imports it.
+// source. @holdfast/webhook-keys and @holdfast/node-bridge (private) are bundled in: dist never
+// imports them. The Express and Fastify doors run on Node only: they are in the Node build alone.
 const nodeCrypto: Plugin = {
   name: 'holdfast-node-crypto',
   setup(build) {
@@ -19,12 +20,18 @@ const nodeCrypto: Plugin = {
     }));
   },
 };
-const noExternal = ['@holdfast/webhook-keys'];
+const noExternal = ['@holdfast/webhook-keys', '@holdfast/node-bridge'];
 
 export default defineConfig([
   holdfastBuild(entries, { clean: false, platform: 'neutral', noExternal }),
   holdfastBuild(
-    { index: entries.index, hono: entries.hono },
+    {
+      index: entries.index,
+      receiver: entries.receiver,
+      hono: entries.hono,
+      express: 'src/express.ts',
+      fastify: 'src/fastify.ts',
+    },
     { clean: false, outDir: 'dist/node', platform: 'node', esbuildPlugins: [nodeCrypto], noExternal },
   ),
 ]);

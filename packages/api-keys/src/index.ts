@@ -1,3 +1,10 @@
+export {
+  type ApiKeyAuthOptions,
+  apiKeyAuthenticator,
+  type FailureLimit,
+  insufficientScope,
+  type Principal,
+} from './authenticate';
 export { generateKey, hashKey, type KeyMode, parseBearer } from './key';
 export { hasScope, type Scoped, scopeFor } from './scope';
 export { type ApiKeyRecord, type ApiKeyStore, createKey, memoryApiKeyStore, type NewApiKey } from './store';

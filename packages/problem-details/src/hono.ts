@@ -2,9 +2,8 @@ import type { Context, ErrorHandler, MiddlewareHandler, NotFoundHandler } from '
 import { HTTPException } from 'hono/http-exception';
 import type { Router } from 'hono/router';
 import type { RouterRoute } from 'hono/types';
-import { clipEcho } from './bounds';
-import { type HoldfastProblemCode, problem } from './catalogue';
 import { fromUnknown } from './from-unknown';
+import { allowedBy, notFoundOrNotAllowed, problemForStatus } from './http';
 import type { ProblemContext, ProblemError } from './problem-error';
 
 declare module 'hono' {
@@ -75,18 +74,6 @@ export function problemResponse(c: Context, error: ProblemError): Response {
   return error.toResponse(problemContext(c));
 }
 
-const HTTP_EXCEPTION_CODES: Readonly<Record<number, HoldfastProblemCode>> = {
-  400: 'validation_failed',
-  401: 'unauthenticated',
-  403: 'forbidden',
-  404: 'not_found',
-  405: 'method_not_allowed',
-  409: 'invalid_state_transition',
-  413: 'payload_too_large',
-  415: 'unsupported_media_type',
-  422: 'unprocessable',
-};
-
 /**
  * Maps a thrown value to a problem: `ProblemError` as is, Hono's `HTTPException` by status
  * (its message is not trusted to be safe, so the catalogue's wording is used), anything else
@@ -99,10 +86,8 @@ const HTTP_EXCEPTION_CODES: Readonly<Record<number, HoldfastProblemCode>> = {
  */
 export function toProblem(error: unknown): ProblemError {
   if (error instanceof HTTPException) {
-    if (error.status === 429) return problem('rate_limited', { retryAfter: 1, cause: error });
-    if (error.status === 503) return problem('service_unavailable', { retryAfter: 1, cause: error });
-    const code = HTTP_EXCEPTION_CODES[error.status];
-    if (code) return problem(code, { cause: error });
+    const converted = problemForStatus(error.status, error);
+    if (converted) return converted;
   }
   return fromUnknown(error);
 }
@@ -153,8 +138,6 @@ export function onProblem(options: OnProblemOptions = {}): ErrorHandler {
   };
 }
 
-const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
-
 /** The part of a Hono app `notFoundProblem` reads: its router. */
 export interface RoutedApp {
   readonly router: Router<[unknown, RouterRoute]>;
@@ -169,14 +152,10 @@ export interface RoutedApp {
  * ```
  */
 export function allowedMethods(app: RoutedApp, path: string): string[] {
-  const allowed: string[] = [];
-  for (const method of METHODS) {
+  return allowedBy((method) => {
     const [matches] = app.router.match(method, path);
-    if (matches.some(([[, route]]: [[unknown, RouterRoute], unknown]) => route.method === method))
-      allowed.push(method);
-  }
-  if (allowed.includes('GET')) allowed.splice(allowed.indexOf('GET') + 1, 0, 'HEAD');
-  return allowed;
+    return matches.some(([[, route]]: [[unknown, RouterRoute], unknown]) => route.method === method);
+  });
 }
 
 /**
@@ -191,19 +170,7 @@ export function allowedMethods(app: RoutedApp, path: string): string[] {
 export function notFoundProblem(app?: RoutedApp): NotFoundHandler {
   return (c) => {
     const allowed = app ? allowedMethods(app, c.req.path) : [];
-    if (allowed.length > 0) {
-      return problemResponse(
-        c,
-        problem('method_not_allowed', {
-          detail: `${c.req.method} is not allowed on ${clipEcho(c.req.path)}; allowed: ${allowed.join(', ')}.`,
-          headers: { Allow: allowed.join(', ') },
-        }),
-      );
-    }
-    return problemResponse(
-      c,
-      problem('not_found', { detail: `Nothing is found at ${clipEcho(c.req.path)}.` }),
-    );
+    return problemResponse(c, notFoundOrNotAllowed(c.req.method, c.req.path, allowed));
   };
 }
 export { type ProblemPagesOptions, problemPages } from './problem-pages';

@@ -24,6 +24,15 @@ export {
 } from './catalogue';
 export { fromUnknown } from './from-unknown';
 export {
+  allowedBy,
+  notFoundOrNotAllowed,
+  type ProblemResponseOptions,
+  problemContextOf,
+  problemForStatus,
+  ROUTE_METHODS,
+  toProblemResponse,
+} from './http';
+export {
   type FieldError,
   formatRetryAfter,
   isProblemError,

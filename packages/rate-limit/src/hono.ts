@@ -1,5 +1,5 @@
 import type { Context, Env, MiddlewareHandler } from 'hono';
-import type { Limiter, RateLimitHeaders } from './limiter';
+import { applyRateLimitHeaders, type Limiter, type RateLimitHeaders } from './limiter';
 
 /**
  * Sets the `RateLimit` headers of an admitted request on `c`: prepared before the handler runs,
@@ -34,9 +34,6 @@ export function rateLimit<E extends Env>(
     setRateLimitHeaders(c, headers);
     await next();
     // A response the handler built itself (or an error's) did not get the prepared headers.
-    if (!c.res.headers.has('RateLimit')) {
-      c.res.headers.set('RateLimit', headers.RateLimit);
-      c.res.headers.set('RateLimit-Policy', headers['RateLimit-Policy']);
-    }
+    applyRateLimitHeaders(c.res.headers, headers);
   };
 }

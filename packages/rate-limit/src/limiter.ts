@@ -95,3 +95,19 @@ export function rateLimiter(config: RateLimitConfig, options: RateLimiterOptions
     },
   };
 }
+
+/**
+ * Puts the `RateLimit` headers of an admitted request on a response's headers, unless the
+ * response carries its own (a 429 does): what every door does after the handler answered.
+ *
+ * @example
+ * ```ts
+ * const response = await handle(request);
+ * applyRateLimitHeaders(response.headers, await limiter.take(key));
+ * ```
+ */
+export function applyRateLimitHeaders(target: Headers, headers: RateLimitHeaders): void {
+  if (target.has('RateLimit')) return;
+  target.set('RateLimit', headers.RateLimit);
+  target.set('RateLimit-Policy', headers['RateLimit-Policy']);
+}

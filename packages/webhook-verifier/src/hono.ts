@@ -1,96 +1,11 @@
 import type { Context, Env, MiddlewareHandler } from 'hono';
-import type { DedupStore } from './dedup';
-import { hmacSha256 } from './hmac';
-import { readBodyCapped } from './read-body';
-import { type Acknowledgement, createReceiver, type HandOff, type WebhookEvent } from './receive';
-import { type Verifier, type VerifyFailure, verifierFactory } from './verify';
-import type { VersionStore } from './versions';
+import { type WebhookHandlerOptions, webhookHandler } from './receiver-handler';
 
 export type { Acknowledgement, HandOff, WebhookEvent } from './receive';
+export type { ReceiverProblem } from './receiver-handler';
 
-const createVerifier = verifierFactory(hmacSha256);
-
-/** A refusal the receiver answers with, before it is rendered as `application/problem+json`. */
-export interface ReceiverProblem {
-  code: keyof typeof TITLES;
-  status: number;
-  title: string;
-  detail: string;
-  /** Field errors, for `validation_failed`. */
-  errors?: { field: string; code: string; detail: string }[];
-}
-
-/** A hook's answer: `undefined` to go on, or a `Response` to answer with instead (a 429, say). */
-type HookResult = Response | undefined | void;
-
-export interface WebhookReceiverOptions<E extends Env = Env> {
-  /** The secrets of the receiver this request is for; `undefined` answers 404 `not_found`. */
-  secrets: (c: Context<E>) => readonly string[] | undefined;
-  /**
-   * Hand-off to background processing; must be fast. Throwing answers 5xx (via `app.onError`).
-   * A durable inbox that claims the id in its own insert (`postgresInbox`) resolves to a
-   * {@link HandOff}, so the claim and the stored event are one statement.
-   */
-  onEvent: (
-    event: WebhookEvent,
-    c: Context<E>,
-  ) => Promise<HandOff | undefined | void> | HandOff | undefined | void;
-  /** Deduplication by `webhook-id`: duplicates are acknowledged without calling `onEvent`. */
-  dedup?: DedupStore;
-  /** Namespace of the dedup keys and versions. Default: the request path (one per receiver). */
-  scope?: (c: Context<E>) => string;
-  /** Seconds ids stay recorded. Default 7 days. */
-  retentionSeconds?: number;
-  /** Known event types (a list or a test); others are acknowledged with 200 and not handed off. */
-  types?: readonly string[] | ((type: string) => boolean);
-  /** Stale-event discard by `sequence` or `updatedAt` per resource. */
-  versions?: {
-    store: VersionStore;
-    of: (event: WebhookEvent) => { resource: string; version: number | string | Date } | undefined;
-  };
-  /** Timestamp tolerance in seconds. Default 300. */
-  toleranceSeconds?: number;
-  /** Largest body accepted, in bytes. Default 1 MiB; larger answers 413, and reading stops there. */
-  maxBytes?: number;
-  /**
-   * Longest `webhook-id` accepted; longer answers 400 `validation_failed` before anything is
-   * read. Default 255: ids are stored as deduplication keys, and Standard Webhooks ids are short.
-   */
-  maxIdLength?: number;
-  /** Deepest payload nesting accepted; deeper answers 400 `validation_failed`. Default 64. */
-  maxDepth?: number;
-  /**
-   * Runs before the body is read or verified. Return a `Response` (or throw) to refuse: where a
-   * per-address limiter turns away an address whose bad signatures spent its tokens.
-   */
-  beforeVerify?: (c: Context<E>) => HookResult | Promise<HookResult>;
-  /** Runs when verification fails, before the 400/401 answer: where bad signatures spend a token. */
-  onInvalid?: (c: Context<E>, failure: VerifyFailure) => void | Promise<void>;
-  /**
-   * Runs once the signature verified, before the event is handed off. Return a `Response` (or
-   * throw) to refuse: where a per-receiver rate limit counts genuine deliveries only.
-   */
-  onVerified?: (c: Context<E>) => HookResult | Promise<HookResult>;
-  /** Renders a refusal. Default: `application/problem+json` built from `typeBase` and `requestId`. */
-  problem?: (c: Context<E>, problem: ReceiverProblem) => Response | Promise<Response>;
-  /** Renders a 2xx acknowledgement. Default: 204 for an accepted event, 200 otherwise, no body. */
-  acknowledge?: (c: Context<E>, ack: Acknowledgement) => Response | Promise<Response>;
-  /** Base of problem `type` URIs: the service's own (`https://api.example.com/problems/`). Default relative `/problems/`. */
-  typeBase?: string;
-  /** The request id to put in problem documents, when the app has one. */
-  requestId?: (c: Context<E>) => string | undefined;
-  /** Current time in ms. Default `Date.now`. */
-  now?: () => number;
-}
-
-const TITLES = {
-  webhook_timestamp_out_of_window: 'Webhook timestamp out of window',
-  webhook_signature_invalid: 'Webhook signature invalid',
-  invalid_json: 'Invalid JSON',
-  validation_failed: 'Validation failed',
-  not_found: 'Not found',
-  payload_too_large: 'Payload too large',
-} as const;
+/** Options of {@link webhookReceiver}: the core's options, its hooks given Hono's `Context`. */
+export type WebhookReceiverOptions<E extends Env = Env> = WebhookHandlerOptions<Context<E>>;
 
 /**
  * A Hono handler that receives Standard Webhooks (https://www.standardwebhooks.com/): reads the
@@ -114,96 +29,10 @@ const TITLES = {
 export function webhookReceiver<E extends Env = Env>(
   options: WebhookReceiverOptions<E>,
 ): MiddlewareHandler<E> {
-  const maxBytes = options.maxBytes ?? 1024 * 1024;
-  const maxIdLength = options.maxIdLength ?? 255;
-  const typeBase = options.typeBase ?? '/problems/';
-  const verifiers = new Map<string, Verifier>();
-  const receiver = createReceiver<Context<E>>({
-    onEvent: options.onEvent,
-    ...(options.dedup ? { dedup: options.dedup } : {}),
-    ...(options.retentionSeconds !== undefined ? { retentionSeconds: options.retentionSeconds } : {}),
-    ...(options.types ? { types: options.types } : {}),
-    ...(options.versions ? { versions: options.versions } : {}),
-    ...(options.maxDepth !== undefined ? { maxDepth: options.maxDepth } : {}),
-    ...(options.now ? { now: options.now } : {}),
+  // Hono's own empty answer keeps the headers a middleware prepared with c.header().
+  const handle = webhookHandler<Context<E>>({
+    ...options,
+    acknowledge: options.acknowledge ?? ((c, ack) => c.body(null, ack.status === 204 ? 204 : 200)),
   });
-
-  const defaultProblem = (c: Context<E>, refusal: ReceiverProblem): Response => {
-    const requestId = options.requestId?.(c);
-    const document = {
-      type: typeBase + refusal.code,
-      title: refusal.title,
-      status: refusal.status,
-      detail: refusal.detail,
-      instance: new URL(c.req.url).pathname,
-      code: refusal.code,
-      ...(refusal.errors ? { errors: refusal.errors } : {}),
-      ...(requestId !== undefined ? { requestId } : {}),
-    };
-    return new Response(JSON.stringify(document), {
-      status: refusal.status,
-      headers: { 'content-type': 'application/problem+json' },
-    });
-  };
-  const render = options.problem ?? defaultProblem;
-  const problem = (
-    c: Context<E>,
-    code: keyof typeof TITLES,
-    status: number,
-    detail: string,
-    errors?: ReceiverProblem['errors'],
-  ): Response | Promise<Response> =>
-    render(c, { code, status, title: TITLES[code], detail, ...(errors ? { errors } : {}) });
-
-  const verifierFor = (secrets: readonly string[]): Verifier => {
-    const cacheKey = secrets.join('\n');
-    let verifier = verifiers.get(cacheKey);
-    if (!verifier) {
-      verifier = createVerifier({
-        secrets,
-        ...(options.toleranceSeconds !== undefined ? { toleranceSeconds: options.toleranceSeconds } : {}),
-        ...(options.now ? { now: options.now } : {}),
-      });
-      // Secrets change rarely; a bound keeps a rotation-happy config from growing the cache.
-      if (verifiers.size >= 256) verifiers.clear();
-      verifiers.set(cacheKey, verifier);
-    }
-    return verifier;
-  };
-
-  return async (c) => {
-    const secrets = options.secrets(c);
-    if (secrets === undefined || secrets.length === 0) {
-      return problem(c, 'not_found', 404, 'No webhook receiver is configured here.');
-    }
-    const webhookId = c.req.header('webhook-id');
-    if (webhookId !== undefined && webhookId.length > maxIdLength) {
-      return problem(
-        c,
-        'validation_failed',
-        400,
-        `The webhook-id header is longer than ${maxIdLength} characters.`,
-        [{ field: 'webhook-id', code: 'too_long', detail: `At most ${maxIdLength} characters.` }],
-      );
-    }
-    const refused = await options.beforeVerify?.(c);
-    if (refused) return refused;
-    // Step 1: the raw bytes, never a parsed and re-serialised body; a chunked body is cut off
-    // at the cap instead of being buffered whole.
-    const body = await readBodyCapped(c.req.raw, maxBytes);
-    if (body === undefined) {
-      return problem(c, 'payload_too_large', 413, `The body exceeds ${maxBytes} bytes.`);
-    }
-    const verified = verifierFor(secrets).verify(c.req.raw.headers, body);
-    if (!verified.ok) {
-      await options.onInvalid?.(c, verified);
-      return problem(c, verified.code, verified.status, verified.detail);
-    }
-    const limited = await options.onVerified?.(c);
-    if (limited) return limited;
-    const outcome = await receiver.handle(verified, c, options.scope ? options.scope(c) : c.req.path);
-    if (!outcome.ok) return problem(c, outcome.code, outcome.status, outcome.detail);
-    if (options.acknowledge) return options.acknowledge(c, outcome);
-    return outcome.status === 204 ? c.body(null, 204) : c.body(null, 200);
-  };
+  return (c) => handle(c.req.raw, c);
 }

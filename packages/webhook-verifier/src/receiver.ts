@@ -10,4 +10,5 @@ export {
   type ReceiverOptions,
   type WebhookEvent,
 } from './receive';
+export { type ReceiverProblem, type WebhookHandlerOptions, webhookHandler } from './receiver-handler';
 export { memoryVersionStore, type VersionStore, versionOf } from './versions';

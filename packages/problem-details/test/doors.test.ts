@@ -1,0 +1,169 @@
+import {
+  type DoorCase,
+  listenFastify,
+  listenFetch,
+  listenHono,
+  listenNode,
+  runDoorSuite,
+} from '@holdfast/node-bridge/testing';
+import express from 'express';
+import Fastify from 'fastify';
+import { Hono } from 'hono';
+import { z } from 'zod';
+import * as expressDoor from '../src/express';
+import * as fastifyDoor from '../src/fastify';
+import * as honoDoor from '../src/hono';
+import { allowedBy, fromZodError, notFoundOrNotAllowed, problem, toProblemResponse } from '../src/index';
+
+// The behaviour, written once: each door routes to these and renders what they throw.
+const Query = z.object({ n: z.coerce.number().int() });
+const routes = {
+  thing: (id: string) => ({ id }),
+  conflict: () => {
+    throw problem('version_conflict', { detail: 'ETag mismatch.' });
+  },
+  limited: () => {
+    throw problem('rate_limited', { retryAfter: 7 });
+  },
+  crash: () => {
+    throw new Error('connection to db-7.internal failed');
+  },
+  validated: (n: string | undefined) => {
+    const parsed = Query.safeParse({ n });
+    if (!parsed.success) throw fromZodError(parsed.error);
+    return { n: parsed.data.n };
+  },
+};
+const quiet = { log: () => {} };
+
+const cases: DoorCase[] = [
+  { name: 'a route answers', path: '/things/7', expect: { status: 200, body: { id: '7' } } },
+  {
+    name: 'a thrown ProblemError is rendered as it is',
+    path: '/conflict',
+    expect: {
+      status: 409,
+      code: 'version_conflict',
+      body: { status: 409, detail: 'ETag mismatch.', instance: '/conflict' },
+    },
+  },
+  {
+    name: 'a retryable problem carries Retry-After',
+    path: '/limited',
+    expect: { status: 429, code: 'rate_limited', headers: { 'retry-after': '7' } },
+  },
+  {
+    name: 'an unknown error is a 500 that reveals nothing',
+    path: '/crash',
+    expect: {
+      status: 500,
+      code: 'internal_error',
+      body: { detail: 'An unexpected error occurred. Quote the request id when reporting it.' },
+    },
+  },
+  {
+    name: 'a zod error is 400 validation_failed naming the field',
+    path: '/validated?n=abc',
+    expect: { status: 400, code: 'validation_failed', body: { errors: [{ field: 'n' }] } },
+  },
+  { name: 'validated input passes', path: '/validated?n=5', expect: { status: 200, body: { n: 5 } } },
+  {
+    name: 'an unknown path is 404 not_found',
+    path: '/nowhere?x=1',
+    expect: { status: 404, code: 'not_found', body: { instance: '/nowhere' } },
+  },
+  {
+    name: 'a known path under another method is 405 with Allow',
+    method: 'DELETE',
+    path: '/things/7',
+    expect: {
+      status: 405,
+      code: 'method_not_allowed',
+      headers: { allow: 'GET, HEAD, POST' },
+      body: { detail: 'DELETE is not allowed on /things/7; allowed: GET, HEAD, POST.' },
+    },
+  },
+];
+
+function honoApp(): Hono {
+  const app = new Hono();
+  app.onError(honoDoor.onProblem(quiet));
+  app.notFound(honoDoor.notFoundProblem(app));
+  app.get('/things/:id', (c) => c.json(routes.thing(c.req.param('id'))));
+  app.post('/things/:id', (c) => c.json(routes.thing(c.req.param('id')), 201));
+  app.get('/conflict', routes.conflict);
+  app.get('/limited', routes.limited);
+  app.get('/crash', routes.crash);
+  app.get('/validated', (c) => c.json(routes.validated(c.req.query('n'))));
+  return app;
+}
+
+function expressApp(): express.Express {
+  const app = express();
+  app.get('/things/:id', (req, res) => {
+    res.json(routes.thing(req.params.id));
+  });
+  app.post('/things/:id', (req, res) => {
+    res.status(201).json(routes.thing(req.params.id));
+  });
+  app.get('/conflict', routes.conflict);
+  app.get('/limited', routes.limited);
+  app.get('/crash', async () => routes.crash());
+  app.get('/validated', (req, res) => {
+    res.json(routes.validated(typeof req.query.n === 'string' ? req.query.n : undefined));
+  });
+  app.use(expressDoor.notFoundProblem(app));
+  app.use(expressDoor.onProblem(quiet));
+  return app;
+}
+
+function fastifyApp() {
+  const app = Fastify();
+  app.setErrorHandler(fastifyDoor.onProblem(quiet));
+  app.setNotFoundHandler(fastifyDoor.notFoundProblem(app));
+  app.get<{ Params: { id: string } }>('/things/:id', async (request) => routes.thing(request.params.id));
+  app.post<{ Params: { id: string } }>('/things/:id', async (request, reply) =>
+    reply.code(201).send(routes.thing(request.params.id)),
+  );
+  app.get('/conflict', routes.conflict);
+  app.get('/limited', routes.limited);
+  app.get('/crash', routes.crash);
+  app.get<{ Querystring: { n?: string } }>('/validated', async (request) =>
+    routes.validated(request.query.n),
+  );
+  return app;
+}
+
+// A bare Fetch handler (what a Next.js route, Bun or a Worker writes) calls the core directly.
+const fetchRoutes: Record<string, (url: URL) => unknown> = {
+  'GET /conflict': routes.conflict,
+  'GET /limited': routes.limited,
+  'GET /crash': routes.crash,
+  'GET /validated': (url) => routes.validated(url.searchParams.get('n') ?? undefined),
+};
+async function fetchHandler(request: Request): Promise<Response> {
+  const url = new URL(request.url);
+  try {
+    const thing = /^\/things\/([^/]+)$/.exec(url.pathname);
+    if (thing?.[1] !== undefined && (request.method === 'GET' || request.method === 'POST')) {
+      return Response.json(routes.thing(thing[1]), { status: request.method === 'POST' ? 201 : 200 });
+    }
+    const route = fetchRoutes[`${request.method} ${url.pathname}`];
+    if (route) return Response.json(route(url));
+    const allowed = allowedBy(
+      (method) =>
+        (thing !== null && (method === 'GET' || method === 'POST')) ||
+        `${method} ${url.pathname}` in fetchRoutes,
+    );
+    throw notFoundOrNotAllowed(request.method, url.pathname, allowed);
+  } catch (error) {
+    return toProblemResponse(error, request);
+  }
+}
+
+runDoorSuite('problem-details', cases, {
+  hono: () => listenHono(honoApp()),
+  express: () => listenNode(expressApp()),
+  fastify: () => listenFastify(fastifyApp()),
+  fetch: () => listenFetch(fetchHandler),
+});
