@@ -19,11 +19,15 @@ const contractCodes: ReadonlyArray<[string, number]> = [
   ['invalid_state_transition', 409],
   ['version_conflict', 409],
   ['idempotency_key_in_use', 409],
+  // CONTRACT section 11: the endpoint quota.
+  ['endpoint_limit_reached', 409],
   ['payload_too_large', 413],
   ['unsupported_media_type', 415],
   ['idempotency_key_reused', 422],
   ['unprocessable', 422],
   ['refund_exceeds_amount', 422],
+  // A payment above what its order has left to pay (issue 28).
+  ['payment_exceeds_total', 422],
   ['destination_url_forbidden', 422],
   ['rate_limited', 429],
   ['internal_error', 500],
