@@ -7,7 +7,15 @@ const conditions = ['@holdfast/source', 'node', 'import', 'module', 'default'];
 
 export default defineConfig({
   resolve: { conditions },
-  ssr: { resolve: { conditions, externalConditions: ['@holdfast/source'] } },
+  // vitest hands the SSR conditions to Node as --conditions, so `import` is left out of them: a
+  // CommonJS require (node-postgres requiring pg-pool) would otherwise load the ES module
+  // build. Vite adds `import` or `require` by itself for each import it resolves.
+  ssr: {
+    resolve: {
+      conditions: conditions.filter((condition) => condition !== 'import'),
+      externalConditions: ['@holdfast/source'],
+    },
+  },
   test: {
     include: [
       'packages/*/test/**/*.test.ts',
