@@ -1,12 +1,15 @@
 import { randomUUID } from 'node:crypto';
+import { paginate } from '@holdfast/cursor-pagination';
 import { idempotent } from '@holdfast/idempotency';
 import { migrations as idempotencyMigrations } from '@holdfast/idempotency/postgres';
 import { createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
+import { defineSortAllowlist } from '@holdfast/sort-allowlist';
 import {
   createEndpoint,
   migrations as deliveryMigrations,
   enqueueEvent,
 } from '@holdfast/webhook-delivery/postgres';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type Driver,
@@ -21,6 +24,25 @@ import {
 // Real PostgreSQL only: the cases run 20 transactions at once on separate connections, and
 // PGlite serves one session (one connection) at a time.
 const ACCOUNT = 'acct_drivers';
+const itemSort = defineSortAllowlist({
+  fields: {
+    createdAt: { column: 'created_at', type: 'timestamp' },
+    total: { column: 'total', type: 'number', nullable: true },
+    status: { column: 'status', type: 'enum', rank: ['pending', 'shipped', 'cancelled'] },
+  },
+  id: { column: 'id' },
+  default: '-createdAt',
+});
+const keyring = { current: 'k1', keys: { k1: 'drivers-test-secret-drivers-test-secret-01' } };
+const sortSpec = fc
+  .subarray(['createdAt', 'total', 'status'], { minLength: 1 })
+  .chain((aliases) =>
+    fc.tuple(
+      fc.constant(aliases),
+      fc.array(fc.boolean(), { minLength: aliases.length, maxLength: aliases.length }),
+    ),
+  )
+  .map(([aliases, descending]) => aliases.map((alias, i) => (descending[i] ? `-${alias}` : alias)).join(','));
 
 let db: TestDatabase;
 
@@ -30,6 +52,13 @@ beforeAll(async () => {
   for (const migration of [...idempotencyMigrations, ...deliveryMigrations])
     await db.sql.unsafe(migration.sql);
   await db.sql`create table drivers_orders (id text primary key, amount int not null)`;
+  // 1,000 rows with many ties: 5 timestamps, 10 totals and NULL, 3 statuses.
+  await db.sql`create table drivers_items (id text primary key, created_at timestamptz(3) not null,
+    total int, status text not null)`;
+  await db.sql`insert into drivers_items
+    select 'itm_' || lpad(i::text, 4, '0'), '2026-01-01T00:00:00.123Z'::timestamptz + (i % 5) * interval '1 day',
+           case when i % 11 = 0 then null else i % 10 end, (array['pending', 'shipped', 'cancelled'])[1 + i % 3]
+    from generate_series(1, 1000) as i`;
   await createEndpoint(
     db.sql,
     { account: ACCOUNT, url: 'http://127.0.0.1:9/hooks' },
@@ -135,5 +164,35 @@ describe.skipIf(!realPostgres).each(makers)(
       expect(new Set(bodies.map((b) => JSON.stringify(b))).size).toBe(1);
       expect(await effects(key)).toEqual({ orders: 1, keys: 1, events: 1, deliveries: 1 });
     });
+
+    it('walks 1,000 rows with ties page by page in its own transaction, each row once, under any mixed sort', async () => {
+      await fc.assert(
+        fc.asyncProperty(sortSpec, fc.integer({ min: 50, max: 200 }), async (sort, limit) => {
+          const seen = await driver.transaction(async (tx) => {
+            const ids: string[] = [];
+            let cursor: string | null = null;
+            for (let page = 0; page < 100; page += 1) {
+              const result: Awaited<ReturnType<typeof paginate>> = await paginate(tx, {
+                from: 'drivers_items',
+                select: 'id',
+                allowlist: itemSort,
+                sort,
+                cursor,
+                limit,
+                binding: { account: ACCOUNT, resource: 'items' },
+                keyring,
+              });
+              for (const row of result.data) ids.push(String(row.id));
+              cursor = result.pageInfo.nextCursor;
+              if (cursor === null) break;
+            }
+            return ids;
+          });
+          expect(seen.length).toBe(1000);
+          expect(new Set(seen).size).toBe(1000);
+        }),
+        { numRuns: 6 },
+      );
+    }, 120_000);
   },
 );
