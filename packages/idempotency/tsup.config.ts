@@ -1,6 +1,6 @@
 import { defineConfig, holdfastBuild } from '../../tsup.config.base';
 
-// @holdfast/node-bridge (private) is bundled into the Express door: dist never imports it.
+// @holdfast/node-bridge and @holdfast/db (private) are bundled in: dist never imports them.
 export default defineConfig(
   holdfastBuild(
     {
@@ -10,6 +10,6 @@ export default defineConfig(
       express: 'src/express.ts',
       fastify: 'src/fastify.ts',
     },
-    { noExternal: ['@holdfast/node-bridge'] },
+    { noExternal: ['@holdfast/node-bridge', '@holdfast/db'] },
   ),
 );

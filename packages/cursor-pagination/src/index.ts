@@ -1,4 +1,19 @@
 export {
+  type Db,
+  type DrizzleLike,
+  type DrizzleSqlTag,
+  fromDrizzle,
+  fromKysely,
+  fromPg,
+  fromPostgres,
+  fromPrisma,
+  type KyselyLike,
+  type KyselyRawQuery,
+  type PgLike,
+  type PostgresJsLike,
+  type PrismaLike,
+} from '@holdfast/db';
+export {
   type CursorBindingInput,
   type CursorExpectation,
   type CursorPayload,
@@ -10,6 +25,7 @@ export {
   MAX_CURSOR_LENGTH,
   MAX_CURSOR_VALUE_LENGTH,
 } from './cursor-codec';
+export { type DbCondition, type DbPaginateMapOptions, type DbPaginateOptions, paginate } from './db-paginate';
 export {
   cappedTotal,
   type Page,

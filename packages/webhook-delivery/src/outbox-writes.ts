@@ -76,3 +76,68 @@ export function eventWrites(
     )`;
   return { ctes, id, createdAt: now.toISOString() };
 }
+
+/**
+ * The outbox write of one event as one statement of text with `$1..$7`, for any driver (see
+ * {@link enqueueEvent}): the same three writes as {@link eventWrites}, each value cast so every
+ * driver passes the same text, and the sequence read back as text. The fan-out notifies the
+ * delivery workers of this schema (delivered at commit, once per transaction).
+ */
+export const ENQUEUE_EVENT = `
+with holdfast_event_seq as (
+  insert into holdfast_resource_sequences (resource_id, sequence)
+  select $1::text, 1
+  on conflict (resource_id) do update set sequence = holdfast_resource_sequences.sequence + 1
+  returning sequence
+),
+holdfast_event as (
+  insert into holdfast_events (id, account_id, type, resource_id, sequence, payload, created_at)
+  select $2::text, $3::text, $4::text, $1::text, s.sequence,
+         $5::text || s.sequence::text || $6::text, $7::timestamptz
+  from holdfast_event_seq s
+  returning id
+),
+holdfast_event_fan as (
+  insert into holdfast_deliveries
+    (id, account_id, event_id, endpoint_id, event_type, status, next_attempt_at, created_at, updated_at)
+  select 'dlv_' || replace(gen_random_uuid()::text, '-', ''), $3::text, ev.id, e.id, $4::text,
+         'pending', $7::timestamptz, $7::timestamptz, $7::timestamptz
+  from holdfast_event ev, holdfast_webhook_endpoints e
+  where e.account_id = $3::text and e.status = 'active' and e.deleted_at is null
+    and (cardinality(e.event_types) = 0 or $4::text = any(e.event_types) or '*' = any(e.event_types))
+  returning pg_notify(left('holdfast_due.' || current_schema(), 63), '')
+)
+select sequence::text as sequence from holdfast_event_seq`;
+
+/** {@link ENQUEUE_EVENT}'s values for `input`, and the event's id and `createdAt`. */
+export function enqueueEventValues(input: EventInput): {
+  readonly values: readonly unknown[];
+  readonly id: string;
+  readonly createdAt: string;
+} {
+  const now = new Date((input.now ?? Date.now)());
+  const id = opaqueId('evt');
+  const createdAt = now.toISOString();
+  // As in eventWrites: the payload is built around a placeholder the sequence replaces in SQL.
+  const text = JSON.stringify({
+    id,
+    type: input.type,
+    createdAt,
+    sequence: 0,
+    data: { object: input.object },
+  });
+  const at = text.indexOf('"sequence":0') + '"sequence":'.length;
+  return {
+    values: [
+      input.resourceId,
+      id,
+      input.account,
+      input.type,
+      text.slice(0, at),
+      text.slice(at + 1),
+      createdAt,
+    ],
+    id,
+    createdAt,
+  };
+}

@@ -1,7 +1,8 @@
+import { type Db, fromPostgres } from '@holdfast/db';
 import type { ISql as Sql } from 'postgres';
 import type { AccountRef } from './endpoints';
 import { releaseStripe } from './lease';
-import { eventWrites } from './outbox-writes';
+import { ENQUEUE_EVENT, enqueueEventValues } from './outbox-writes';
 import {
   type Delivery,
   type DeliveryAttempt,
@@ -27,7 +28,12 @@ export interface EventInput {
  * The transactional outbox: records the event and one delivery for each of the account's
  * active endpoints subscribed to its type, inside the caller's business transaction, so an
  * event exists exactly when the change it describes committed. One statement (one round trip):
- * the resource's sequence, the event row and the fan-out are data-modifying CTEs of one query.
+ * the resource's sequence, the event row and the fan-out are data-modifying CTEs of one query,
+ * and the fan-out wakes the delivery workers at commit.
+ *
+ * `tx` is the caller's transaction on any driver, as a {@link Db} (`fromPg(client)`,
+ * `fromDrizzle(tx, sql)`, `fromKysely(trx)`, `fromPrisma(tx)`), or a postgres.js transaction
+ * as it is.
  *
  * @example
  * ```ts
@@ -37,13 +43,14 @@ export interface EventInput {
  * });
  * ```
  */
-export async function enqueueEvent(tx: Sql, input: EventInput): Promise<WebhookEvent> {
-  const writes = eventWrites(tx, input);
-  const [row] = await tx<{ sequence: string }[]>`with ${writes.ctes} select sequence from holdfast_event_seq`;
+export async function enqueueEvent(tx: Db | Sql, input: EventInput): Promise<WebhookEvent> {
+  const db = 'query' in tx && typeof tx !== 'function' ? tx : fromPostgres(tx);
+  const { values, id, createdAt } = enqueueEventValues(input);
+  const [row] = await db.query<{ sequence: string }>(ENQUEUE_EVENT, values);
   return {
-    id: writes.id,
+    id,
     type: input.type,
-    createdAt: writes.createdAt,
+    createdAt,
     sequence: Number(row?.sequence ?? 1),
     data: { object: input.object },
   };
