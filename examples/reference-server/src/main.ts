@@ -51,12 +51,20 @@ if (config.allowPrivateDestinations) {
 }
 console.log(lines.join('\n'));
 
+// A graceful stop waits for in-flight requests and worker rounds; one stuck on a database that
+// went away must not keep the process from ever exiting (orchestrators would SIGKILL it anyway).
+const SHUTDOWN_DEADLINE_MS = 20_000;
+
 let stopping = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.on(signal, () => {
     if (stopping) return;
     stopping = true;
     console.log(`\n${signal}: finishing in-flight work and stopping...`);
+    setTimeout(() => {
+      console.error(`shutdown did not finish within ${SHUTDOWN_DEADLINE_MS / 1000} s: exiting`);
+      process.exit(1);
+    }, SHUTDOWN_DEADLINE_MS).unref();
     server.close().then(
       () => process.exit(0),
       (error: unknown) => {

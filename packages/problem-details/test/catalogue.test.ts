@@ -136,8 +136,8 @@ describe('defineProblems', () => {
   it('refuses bad declarations', () => {
     expect(() => defineProblems({ Bad: { status: 400, title: 'x' } })).toThrow(/lower_snake_case/);
     expect(() => defineProblems({ ok: { status: 200, title: 'x' } })).toThrow(RangeError);
-    expect(() => defineProblems({ ok: { status: 400, title: 'x' } }, { typeBase: '/relative/' })).toThrow(
-      /absolute URI/,
+    expect(() => defineProblems({ ok: { status: 400, title: 'x' } }, { typeBase: 'relative/' })).toThrow(
+      /absolute URI or path/,
     );
   });
 });

@@ -54,8 +54,8 @@ const order = (id: string) => ({
 describe.skipIf(postgresOnly)('wake on commit (PostgreSQL)', () => {
   it('notifies once per transaction that created deliveries, at its commit, never on rollback', async () => {
     await db.sql`truncate holdfast_webhook_endpoints, holdfast_events, holdfast_resource_sequences cascade`;
-    await createEndpoint(db.sql, { account: ACCOUNT, url: 'http://127.0.0.1:9/a' }, options);
-    await createEndpoint(db.sql, { account: ACCOUNT, url: 'http://127.0.0.1:9/b' }, options);
+    await createEndpoint(db.sql, { account: ACCOUNT, url: 'http://127.0.0.1:9999/a' }, options);
+    await createEndpoint(db.sql, { account: ACCOUNT, url: 'http://127.0.0.1:9999/b' }, options);
     const l = await listener();
     try {
       await db.sql.begin(async (tx) => {
