@@ -61,7 +61,7 @@ beforeAll(async () => {
     from generate_series(1, 1000) as i`;
   await createEndpoint(
     db.sql,
-    { account: ACCOUNT, url: 'http://127.0.0.1:9/hooks' },
+    { account: ACCOUNT, url: 'http://127.0.0.1:9999/hooks' },
     { allowPrivateDestinations: true },
   );
 }, 120_000);
