@@ -20,8 +20,13 @@ if (list.length === 0) throw new Error(`${dir}: src/postgres.ts exports no migra
 const out = join(dir, 'migrations');
 rmSync(out, { recursive: true, force: true });
 mkdirSync(out);
-for (const migration of list) {
-  const name = migration.id.split('/').pop() ?? migration.id;
+for (const [index, migration] of list.entries()) {
+  const last = migration.id.split('/').pop() ?? migration.id;
+  // An id without a number (webhook-delivery's `statements-<fingerprint>`, which a release that
+  // changes them renames so it applies once more) is numbered by its place in the list.
+  const name = /^\d{3}_/.test(last)
+    ? last
+    : `${String(index + 1).padStart(3, '0')}_${last.replace(/[^a-z0-9_]/g, '_')}`;
   if (!/^\d{3}_[a-z0-9_]+$/.test(name)) throw new Error(`${migration.id}: not an NNN_name id`);
   const body = migration.sql.replace(/^\n+/, '').replace(/\s*$/, '\n');
   writeFileSync(join(out, `${name}.sql`), `-- ${migration.id}: apply once, in file-name order.\n${body}`);

@@ -2,6 +2,7 @@ import { problem } from '@holdfast/problem-details';
 import { generateKeyPair, generateSecret } from '@holdfast/webhook-signer';
 import type { ISql as Sql } from 'postgres';
 import { opaqueId } from './id';
+import { pgArray } from './pg-array';
 import { deliveryProblems } from './problems';
 import {
   type EndpointConcurrency,
@@ -96,7 +97,7 @@ export async function createEndpoint(
         (id, account_id, url, description, event_types, secret, max_per_second,
          signature_scheme, public_key, created_at, updated_at)
       values (${opaqueId('we')}, ${input.account}, ${url}, ${input.description ?? null},
-              ${sql.array([...(input.eventTypes ?? [])])}, ${secret}, ${input.maxPerSecond ?? null},
+              ${pgArray(input.eventTypes ?? [])}::text[], ${secret}, ${input.maxPerSecond ?? null},
               ${scheme}, ${publicKey}, ${now}, ${now})
       returning *
     ),
@@ -145,7 +146,7 @@ export async function endpointConcurrency(
 ): Promise<Map<string, EndpointConcurrency>> {
   const rows = await sql`
     select endpoint_id, concurrency_limit, concurrency_max from holdfast_endpoint_pacing
-    where endpoint_id = any(${sql.array([...ids])}::text[])`;
+    where endpoint_id = any(${pgArray(ids)}::text[])`;
   return new Map(rows.map((row) => [String(row.endpoint_id), toConcurrency(row)]));
 }
 
@@ -171,7 +172,7 @@ export async function updateEndpoint(
     with u as (
       update holdfast_webhook_endpoints set
         url = coalesce(${url}, url),
-        event_types = case when ${changes.eventTypes === undefined} then event_types else ${sql.array([...(changes.eventTypes ?? [])])}::text[] end,
+        event_types = case when ${changes.eventTypes === undefined} then event_types else ${pgArray(changes.eventTypes ?? [])}::text[] end,
         description = case when ${changes.description === undefined} then description else ${changes.description ?? null} end,
         status = coalesce(${changes.status ?? null}, status),
         max_per_second = case when ${changes.maxPerSecond === undefined} then max_per_second else ${changes.maxPerSecond ?? null}::int end,

@@ -1,5 +1,6 @@
 import type postgres from 'postgres';
 import type { ISql as Sql } from 'postgres';
+import { pgArray } from './pg-array';
 
 /** A leased delivery with what its attempt needs, read in the lease statement itself. */
 export interface LeasedRow {
@@ -81,12 +82,12 @@ export function leaseStatement(sql: Sql, request: LeaseRequest): postgres.Pendin
       p_max => ${request.perEndpoint}::int,
       p_at => ${at}::timestamptz,
       p_lease_until => ${new Date(at.getTime() + request.leaseMs)}::timestamptz,
-      p_paused => ${sql.array([...request.paused])}::text[],
+      p_paused => ${pgArray(request.paused)}::text[],
       p_share => ${request.endpointShare}::int,
-      p_running_ids => ${sql.array(running.map(([id]) => id))}::text[],
-      p_running_n => ${sql.array(running.map(([, n]) => n))}::int[],
-      p_settled_ids => ${sql.array(settled.map((s) => s.id))}::text[],
-      p_settled_counts => ${sql.array(settled.map((s) => s.attemptCount))}::int[])`;
+      p_running_ids => ${pgArray(running.map(([id]) => id))}::text[],
+      p_running_n => ${pgArray(running.map(([, n]) => n))}::int[],
+      p_settled_ids => ${pgArray(settled.map((s) => s.id))}::text[],
+      p_settled_counts => ${pgArray(settled.map((s) => s.attemptCount))}::int[])`;
 }
 
 /**
@@ -100,7 +101,7 @@ export async function renewLeases(
   if (ids.length === 0) return;
   await sql`
     update holdfast_deliveries set lease_expires_at = ${until}
-    where id = any(${sql.array([...ids])}::text[]) and lease_owner = ${owner}`;
+    where id = any(${pgArray(ids)}::text[]) and lease_owner = ${owner}`;
 }
 
 /** How many release counters each endpoint has: a worker writes the one its id picked. */

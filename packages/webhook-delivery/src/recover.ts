@@ -1,4 +1,5 @@
 import type { ISql as Sql } from 'postgres';
+import { pgArray } from './pg-array';
 
 /** What {@link recoverDeliveries} re-queues: one endpoint's deliveries created in `[since, until)`. */
 export interface RecoverInput {
@@ -45,7 +46,7 @@ export async function recoverDeliveries(sql: Sql, input: RecoverInput): Promise<
       lease_owner = null, lease_expires_at = null, updated_at = ${new Date(now)}
     where account_id = ${input.account} and endpoint_id = ${input.endpointId}
       and status in ('dead', 'failed')
-      and (${input.eventTypes === undefined} or event_type = any(${sql.array([...(input.eventTypes ?? [])])}::text[]))
+      and (${input.eventTypes === undefined} or event_type = any(${pgArray(input.eventTypes ?? [])}::text[]))
       and created_at >= ${new Date(input.since)} and created_at < ${new Date(until)}
     returning id`;
   return rows.length;

@@ -1,4 +1,5 @@
 import type { ISql as Sql } from 'postgres';
+import { pgArray } from './pg-array';
 
 /** The two windows of {@link endpointStats}: 24 hourly buckets, or 7 daily ones. */
 export type StatsWindow = '24h' | '7d';
@@ -88,7 +89,7 @@ export async function endpointStats(
       join holdfast_deliveries d on d.id = a.delivery_id
       where a.endpoint_id = ${input.endpointId} and a.account_id = ${input.account}
         and a.created_at >= ${new Date(from)} and a.created_at < ${new Date(to)}
-        and (${input.eventTypes === undefined} or d.event_type = any(${sql.array([...(input.eventTypes ?? [])])}::text[]))
+        and (${input.eventTypes === undefined} or d.event_type = any(${pgArray(input.eventTypes ?? [])}::text[]))
     ) a
     group by 1`;
   const byIndex = new Map(rows.map((row) => [row.i, row]));
