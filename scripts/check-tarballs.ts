@@ -29,6 +29,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import postgres from 'postgres';
 import ts from 'typescript';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -105,6 +106,32 @@ const npm = (args: string[], cwd: string) =>
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+
+/** A database of its own for the examples (`create database` on the server `url` names). */
+async function createScratchDatabase(url: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `holdfast_tarballs_${randomBytes(6).toString('hex')}`;
+  const admin = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    await admin.unsafe(`create database ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const scratchUrl = new URL(url);
+  scratchUrl.pathname = `/${name}`;
+  return {
+    url: scratchUrl.toString(),
+    async drop() {
+      const dropper = postgres(url, { max: 1, onnotice: () => {} });
+      try {
+        await dropper.unsafe(`drop database if exists ${name} with (force)`);
+      } finally {
+        await dropper.end();
+      }
+    },
+  };
+}
+
+let scratchDatabase: { url: string; drop: () => Promise<void> } | undefined;
 
 try {
   // 1. Pack, in one npm run (each package's prepack builds it). HOLDFAST_TARBALLS=<dir> reuses
@@ -221,8 +248,12 @@ try {
   // 3. The examples: ESM and CommonJS, then the type-check.
   const examplesDir = join(project, 'examples');
   mkdirSync(examplesDir);
+  // The examples create the packages' tables as a new user would: in a database of their own,
+  // made for this run and dropped after it, never one that other runs or tests have written to.
+  if (process.env.DATABASE_URL) scratchDatabase = await createScratchDatabase(process.env.DATABASE_URL);
   const env = {
     ...process.env,
+    ...(scratchDatabase ? { DATABASE_URL: scratchDatabase.url } : {}),
     REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
     WEBHOOK_SECRET: `whsec_${randomBytes(24).toString('base64')}`,
     BILLING_WEBHOOK_SECRET: `whsec_${randomBytes(24).toString('base64')}`,
@@ -326,6 +357,7 @@ try {
       );
   }
 } finally {
+  await scratchDatabase?.drop();
   if (keep) console.log(`scratch project kept at ${scratch}`);
   else rmSync(scratch, { recursive: true, force: true });
 }
