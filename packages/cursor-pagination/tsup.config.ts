@@ -4,6 +4,6 @@ import { defineConfig, holdfastBuild } from '../../tsup.config.base';
 export default defineConfig(
   holdfastBuild(
     { index: 'src/index.ts', postgres: 'src/postgres.ts', zod: 'src/zod.ts' },
-    { noExternal: ['@holdfast/db'] },
+    { noExternal: ['@holdfast/db'], dts: { resolve: ['@holdfast/db'] } },
   ),
 );

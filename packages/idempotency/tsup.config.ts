@@ -10,6 +10,6 @@ export default defineConfig(
       express: 'src/express.ts',
       fastify: 'src/fastify.ts',
     },
-    { noExternal: ['@holdfast/node-bridge', '@holdfast/db'] },
+    { noExternal: ['@holdfast/node-bridge', '@holdfast/db'], dts: { resolve: ['@holdfast/db'] } },
   ),
 );

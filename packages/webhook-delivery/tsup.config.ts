@@ -9,6 +9,6 @@ export default defineConfig(
       openapi: 'src/openapi.ts',
     },
     // @holdfast/db (private: the database boundary and its adapters) is bundled in.
-    { noExternal: ['@holdfast/db'] },
+    { noExternal: ['@holdfast/db'], dts: { resolve: ['@holdfast/db'] } },
   ),
 );
