@@ -195,6 +195,9 @@ beforeAll(async () => {
       HOLDFAST_ALLOW_PRIVATE_DESTINATIONS: '1',
       HOLDFAST_RETRY_SCHEDULE: '1s',
       HOLDFAST_PAYMENT_SETTLE_DELAY: '200ms',
+      // The in-use case holds a table lock while a request waits on it: under a loaded CI the
+      // default 2 s lock_timeout ended that request (503) before the duplicate was sent.
+      HOLDFAST_LOCK_TIMEOUT: '60s',
     }),
     startTestServer({ HOLDFAST_RATE_LIMIT: '2/60s', HOLDFAST_RECEIVER_SECRETS: receivers }),
   ]);
@@ -675,8 +678,8 @@ describe('the contract, every operation of /openapi.json', () => {
             return row && row.waiting > 0 ? true : undefined;
           });
           const second = await api('POST', path, { body, headers });
-          expect(second.status).toBe(409);
           expect(second.body.code).toBe('idempotency_key_in_use');
+          expect(second.status).toBe(409);
         });
         expect((await first)?.status).toBe(201);
       }
