@@ -15,6 +15,7 @@ import {
   shapes,
   startMonitoredServer,
 } from '../../examples/reference-server/test/hostile-harness';
+import { summary } from '../summary';
 
 const rounds = Number(process.argv[2] ?? 20);
 const base = process.env.DATABASE_URL;
@@ -97,7 +98,7 @@ try {
   console.log(`|${widths.map((w, i) => (i === 0 ? '-'.repeat(w + 2) : `${'-'.repeat(w + 1)}:`)).join('|')}|`);
   for (const row of rows) console.log(line(row));
   console.log();
-  console.log(`hostile: worst event-loop delay ${worst.toFixed(1)} ms (target 50 ms)`);
+  summary(import.meta.url, `hostile: worst event-loop delay ${worst.toFixed(1)} ms (target 50 ms)`);
 } finally {
   await server.stop();
   if (base) {

@@ -19,6 +19,7 @@ import { createServer } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { Pool } from 'undici';
+import { summary } from '../summary';
 
 const base = process.env.DATABASE_URL;
 if (!base) {
@@ -212,7 +213,7 @@ try {
     const r = at(rate);
     return r ? `${rate}/s p50 ${ms(r.p50)} p99 ${ms(r.p99)}` : `${rate}/s not run`;
   };
-  console.log(`\nlatency: ${part(200)}, ${part(500)}`);
+  summary(import.meta.url, `latency: ${part(200)}, ${part(500)}`);
 } finally {
   await pool.close();
   child.kill('SIGTERM');

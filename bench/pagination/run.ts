@@ -10,6 +10,7 @@ import { paginate } from '@holdfast/cursor-pagination/postgres';
 import { defineSortAllowlist, parseSort } from '@holdfast/sort-allowlist';
 import { joinFragments, orderBy, sortExpressions } from '@holdfast/sort-allowlist/postgres';
 import postgres from 'postgres';
+import { summary } from '../summary';
 
 const ROWS = 1_000_000;
 const DEPTH = 500_000;
@@ -186,10 +187,11 @@ async function main(): Promise<void> {
     }
 
     console.log(lines.join('\n'));
-    console.log(
-      `\nkeyset deep/first for the default sort -createdAt: ${defaultRatio.toFixed(2)} (target <= 1.5): ${defaultRatio <= 1.5 ? 'met' : 'NOT met'}`,
-    );
     console.log(plans.join('\n'));
+    summary(
+      import.meta.url,
+      `pagination: keyset deep/first ${defaultRatio.toFixed(2)}x for the default sort -createdAt (target <= 1.5): ${defaultRatio <= 1.5 ? 'met' : 'NOT met'}`,
+    );
   } finally {
     await sql.unsafe(`drop schema if exists ${schema} cascade`);
     await sql.end({ timeout: 5 });

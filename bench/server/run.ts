@@ -11,6 +11,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import postgres from 'postgres';
+import { summary } from '../summary';
 
 const base = process.env.DATABASE_URL;
 if (!base) {
@@ -182,8 +183,9 @@ console.log(
 );
 
 const insertAlone = median(insertOnly.map((s) => s.rps));
-console.log(
-  `\nserver: GET cost ${((costs[0] ?? 0) * 100).toFixed(2)}%, POST cost ${((costs[1] ?? 0) * 100).toFixed(2)}%, POST vs bare insert ${(oursPost / insertAlone).toFixed(2)}x`,
+summary(
+  import.meta.url,
+  `server: GET cost ${((costs[0] ?? 0) * 100).toFixed(2)}%, POST cost ${((costs[1] ?? 0) * 100).toFixed(2)}%, POST vs bare insert ${(oursPost / insertAlone).toFixed(2)}x`,
 );
 
 for (const target of [ours, bare]) {

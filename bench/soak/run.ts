@@ -17,6 +17,7 @@ import { createServer } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import postgres from 'postgres';
+import { summary } from '../summary';
 
 const base = process.env.DATABASE_URL;
 if (!base) {
@@ -166,8 +167,9 @@ try {
   ] as const;
   console.log('');
   for (const [what, ok] of verdicts) console.log(`${ok ? 'ok  ' : 'FAIL'} ${what}`);
-  console.log(
-    `\nsoak: ${orders} orders, ${received.size} delivered, drained ${drained.toFixed(1)} s after load`,
+  summary(
+    import.meta.url,
+    `soak: ${orders} orders, ${received.size} delivered, drained ${drained.toFixed(1)} s after load`,
   );
 } finally {
   child.kill('SIGTERM');

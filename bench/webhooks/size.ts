@@ -3,6 +3,7 @@
 // included), then gzipped at level 9. Usage: npx tsx --conditions=@holdfast/source bench/webhooks/size.ts
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
+import { summary } from '../summary';
 
 async function size(
   name: string,
@@ -39,4 +40,7 @@ for (const row of rows)
   );
 const [ours, theirs] = rows;
 if (ours && theirs)
-  console.log(`\nours / standardwebhooks, gzipped: ${(ours.gzipped / theirs.gzipped).toFixed(2)}`);
+  summary(
+    import.meta.url,
+    `webhooks size: ${ours.gzipped.toLocaleString('en-US')} B gzipped vs standardwebhooks ${theirs.gzipped.toLocaleString('en-US')} B (${(ours.gzipped / theirs.gzipped).toFixed(2)}x)`,
+  );

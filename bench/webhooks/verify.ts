@@ -11,6 +11,7 @@ import { Webhook as SvixWebhook } from 'svix';
 import { hmacSha256 as nobleHmac } from '../../packages/webhook-verifier/src/hmac';
 import { hmacSha256 as nodeHmac } from '../../packages/webhook-verifier/src/hmac-node';
 import { verifierFactory } from '../../packages/webhook-verifier/src/verify';
+import { summary } from '../summary';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 10);
 const ROUND_MS = Number(process.env.ROUND_MS ?? 80);
@@ -112,3 +113,10 @@ for (const size of sizes) {
       `${(ours / get('svix', size)).toFixed(1)}x svix, ${(ours / get('bare node:crypto', size)).toFixed(2)}x bare node:crypto`,
   );
 }
+const kib = 1024;
+const oursAtKib = get('ours (node:crypto build)', kib);
+summary(
+  import.meta.url,
+  `webhooks verify: ${label(kib)} ${(oursAtKib / get('standardwebhooks', kib)).toFixed(1)}x standardwebhooks, ` +
+    `${(oursAtKib / get('svix', kib)).toFixed(1)}x svix, ${(oursAtKib / get('bare node:crypto', kib)).toFixed(2)}x bare node:crypto`,
+);

@@ -20,11 +20,20 @@ describe.skipIf(!realPostgres)('a terminated backend (needs DATABASE_URL)', () =
   });
   afterAll(async () => {
     process.off('uncaughtException', record);
-    await killer?.close();
-    await db?.close();
+    // Bounded: a pool left stuck by a failed round must not hide that round's error behind a
+    // hook timeout.
+    await within(10_000, 'closing the pools', Promise.all([killer?.close(), db?.close()]));
   });
 
   const settle = () => new Promise((resolve) => setTimeout(resolve, 100));
+  /** `work`, or a rejection naming the step that never finished (a hang is a failure too). */
+  const within = <T>(ms: number, step: string, work: Promise<T>): Promise<T> => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const hung = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${step}: no answer after ${ms} ms`)), ms);
+    });
+    return Promise.race([work, hung]).finally(() => clearTimeout(timer));
+  };
 
   it('rejects the transaction with a connection error and never throws outside it', async () => {
     for (let round = 0; round < 5; round += 1) {
@@ -45,12 +54,24 @@ describe.skipIf(!realPostgres)('a terminated backend (needs DATABASE_URL)', () =
         () => 'committed',
         (error: unknown) => (error instanceof Error && 'code' in error ? String(error.code) : 'other'),
       );
-      await running;
-      await killer.sql`select pg_terminate_backend(${pid ?? 0})`;
-      expect(await outcome).toBe('CONNECTION_CLOSED');
+      // A transaction that fails before it starts is reported as such, not waited for.
+      const early = await within(
+        8000,
+        `round ${round}: starting the transaction`,
+        Promise.race([running.then(() => undefined), outcome.then((o) => `ended before it started: ${o}`)]),
+      );
+      expect(early).toBeUndefined();
+      await within(8000, `round ${round}: terminating`, killer.sql`select pg_terminate_backend(${pid ?? 0})`);
+      expect(await within(8000, `round ${round}: the transaction's rejection`, outcome)).toBe(
+        'CONNECTION_CLOSED',
+      );
       await settle();
       expect(uncaught).toEqual([]);
-      const [row] = await db.sql<{ one: number }[]>`select 1 as one`;
+      const [row] = await within(
+        8000,
+        `round ${round}: the next query`,
+        db.sql<{ one: number }[]>`select 1 as one`,
+      );
       expect(row?.one).toBe(1);
     }
   });
