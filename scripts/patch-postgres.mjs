@@ -22,11 +22,22 @@
 //     'error' handler just before), also when the connection reconnects for the query that opened
 //     it: a transaction's query written while it was connecting waited forever otherwise. With no
 //     query left, `sql.end()` no longer waits forever for an answer;
+//   - closed(): a query sent between the socket's 'error' and its 'close' (a transaction's
+//     `rollback`, sent as the error rejected its query) stayed in `sent` when the close came with
+//     an error: the next session then matched every answer to the query before it and its
+//     queries waited forever. Whatever is left in `sent` at the close is rejected;
 //   - ReadyForQuery(): the array-types query a new session runs before its first query is
 //     awaited by nothing, so a connection lost right then (ECONNRESET) was an unhandled rejection
 //     that ended the process. Its failure is the connection's, reported by the connection's own
 //     error path (the query that opened it is rejected, or retried on a new session), so the
 //     promise is only kept from being unhandled.
+//
+// And in `index.js`, `begin()`: when its connection closes, `begin()` rejects at once (it races
+// the callback against the connection's close), but the callback runs on. Its next query went to
+// `c.execute()` on the same connection object, which by then may have reconnected for another
+// caller and be reserved by another transaction: a dead transaction's queries (and its COMMIT)
+// ran inside someone else's, which then waited behind them, or hung. A scope whose connection
+// closed now rejects every later query with CONNECTION_CLOSED instead.
 //
 // Run by `postinstall`. Files are replaced (written aside, then renamed), never written in place:
 // a node_modules of hard links shares them with other checkouts. A postgres whose source no
@@ -35,7 +46,9 @@ import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 
-const MARK = '/* holdfast: closed-socket guard */';
+const MARK = '/* holdfast: closed-socket guard 2 */';
+// What earlier versions of this script wrote: such a file cannot be patched again in place.
+const OLD_MARKS = ['/* holdfast: closed-socket guard */'];
 
 const REPLACEMENTS = [
   {
@@ -110,6 +123,10 @@ const REPLACEMENTS = [
     }
 
     !hadError && (query || sent.length) && error(Errors.connection('CONNECTION_CLOSED', options, socket))
+    ${MARK}
+    const left = Errors.connection('CONNECTION_CLOSED', options)
+    while (sent.length)
+      queryError(sent.shift(), left)
     query = null
 `,
   },
@@ -122,6 +139,65 @@ const REPLACEMENTS = [
 `,
   },
 ];
+
+const INDEX_REPLACEMENTS = [
+  {
+    what: 'begin() remembers that its connection closed',
+    from: `    let savepoints = 0
+`,
+    to: `    let savepoints = 0
+      ${MARK}
+      , closedScope = false
+`,
+  },
+  {
+    what: 'begin() marks the scope closed when its connection closes',
+    from: `        new Promise((_, reject) => connection.onclose = reject)
+`,
+    to: `        ${MARK}
+        new Promise((_, reject) => connection.onclose = (e) => (closedScope = true, reject(e)))
+`,
+  },
+  {
+    what: 'a closed scope sends nothing more',
+    from: `        q.catch(e => uncaughtError || (uncaughtError = e))
+`,
+    to: `        q.catch(e => uncaughtError || (uncaughtError = e))
+        ${MARK}
+        if (closedScope)
+          return q.reject(Errors.connection('CONNECTION_CLOSED', options))
+`,
+  },
+];
+
+/** Applies `replacements` to `file` unless marked already: 'patched', 'already' or exits. */
+function patchFile(file, replacements, build, version) {
+  const source = readFileSync(file, 'utf8');
+  if (source.includes(MARK)) return 'already';
+  if (OLD_MARKS.some((mark) => source.includes(mark))) {
+    console.error(
+      `patch-postgres: ${build} carries an earlier guard; reinstall postgres (rm -rf node_modules/postgres && npm install), then this runs again`,
+    );
+    process.exit(1);
+  }
+  let next = source;
+  for (const { what, from, to } of replacements) {
+    const at = next.indexOf(from);
+    if (at === -1 || next.indexOf(from, at + 1) !== -1) {
+      console.error(
+        `patch-postgres: postgres ${version} ${build} does not match (${what}). ` +
+          'If upstream fixed porsager/postgres#1208, delete scripts/patch-postgres.mjs and its postinstall.',
+      );
+      process.exit(1);
+    }
+    next = next.slice(0, at) + to + next.slice(at + from.length);
+  }
+  // Written aside then renamed: a node_modules of hard links shares files with other checkouts.
+  const aside = `${file}.${process.pid}.tmp`;
+  writeFileSync(aside, next);
+  renameSync(aside, file);
+  return 'patched';
+}
 
 /** The installed postgres package's directory (its exports do not include package.json). */
 function postgresRoot() {
@@ -147,30 +223,17 @@ const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
 let patched = 0;
 let already = 0;
 for (const build of ['src', 'cjs/src', 'cf/src']) {
-  const file = join(root, build, 'connection.js');
-  if (!existsSync(file)) continue;
-  const source = readFileSync(file, 'utf8');
-  if (source.includes(MARK)) {
-    already += 1;
-    continue;
+  for (const [name, replacements] of [
+    ['connection.js', REPLACEMENTS],
+    ['index.js', INDEX_REPLACEMENTS],
+  ]) {
+    const file = join(root, build, name);
+    if (!existsSync(file)) continue;
+    const outcome = patchFile(file, replacements, `${build}/${name}`, version);
+    if (outcome === 'patched') patched += 1;
+    else already += 1;
   }
-  let next = source;
-  for (const { what, from, to } of REPLACEMENTS) {
-    const at = next.indexOf(from);
-    if (at === -1 || next.indexOf(from, at + 1) !== -1) {
-      console.error(
-        `patch-postgres: postgres ${version} ${build}/connection.js does not match (${what}). ` +
-          'If upstream fixed porsager/postgres#1208, delete scripts/patch-postgres.mjs and its postinstall.',
-      );
-      process.exit(1);
-    }
-    next = next.slice(0, at) + to + next.slice(at + from.length);
-  }
-  const aside = `${file}.${process.pid}.tmp`;
-  writeFileSync(aside, next);
-  renameSync(aside, file);
-  patched += 1;
 }
 console.log(
-  `patch-postgres: postgres ${version}: ${patched} build(s) guarded against closed sockets, ${already} already were`,
+  `patch-postgres: postgres ${version}: ${patched} file(s) guarded against closed sockets, ${already} already were`,
 );

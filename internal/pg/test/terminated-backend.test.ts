@@ -76,6 +76,96 @@ describe.skipIf(!realPostgres)('a terminated backend (needs DATABASE_URL)', () =
     }
   });
 
+  it('keeps every later session in step after a backend terminated whatever the transaction was doing', async () => {
+    // The transaction is terminated after its first query, then sends its next one at once,
+    // after a tick, after a spin of the event loop or after a timer. A `rollback` sent between
+    // the socket's error and its close once stayed queued into the next session, which then
+    // matched each answer to the query before it: its queries waited forever.
+    const spin = (ms: number) => {
+      const end = Date.now() + ms;
+      while (Date.now() < end) {}
+    };
+    const waits = [
+      async () => {},
+      async () => spin(30),
+      () => new Promise((resolve) => setImmediate(resolve)),
+      () => new Promise((resolve) => setTimeout(resolve, 20)),
+    ];
+    for (let round = 0; round < 60; round += 1) {
+      const wait = waits[round % waits.length] ?? (async () => {});
+      const tx = db.sql.begin(async (t) => {
+        const [row] = await t<{ pid: number }[]>`select pg_backend_pid() as pid`;
+        await killer.sql`select pg_terminate_backend(${row?.pid ?? 0})`;
+        await wait();
+        await t`select pg_sleep(5)`;
+      });
+      const outcome = tx.then(
+        () => 'committed',
+        (error: unknown) => (error instanceof Error && 'code' in error ? String(error.code) : 'other'),
+      );
+      expect(await within(8000, `round ${round}: the transaction's rejection`, outcome)).toBe(
+        'CONNECTION_CLOSED',
+      );
+      const [row] = await within(
+        8000,
+        `round ${round}: the next query`,
+        db.sql<{ one: number }[]>`select 1 as one`,
+      );
+      expect(row?.one).toBe(1);
+    }
+    expect(uncaught).toEqual([]);
+  }, 60_000);
+
+  it("never runs a dead transaction's later queries in the transaction that reused its connection", async () => {
+    const pool = await db.connectAgain(1);
+    try {
+      await pool.sql`create table if not exists terminated_writes (what text not null)`;
+      let nextStarted: () => void = () => {};
+      const next = new Promise<void>((resolve) => {
+        nextStarted = resolve;
+      });
+      let orphanTried: (outcome: string) => void = () => {};
+      const orphan = new Promise<string>((resolve) => {
+        orphanTried = resolve;
+      });
+      const dead = pool.sql.begin(async (t) => {
+        const [row] = await t<{ pid: number }[]>`select pg_backend_pid() as pid`;
+        await killer.sql`select pg_terminate_backend(${row?.pid ?? 0})`;
+        // Still running after its transaction rejected: it writes once the connection serves
+        // the next transaction.
+        await next;
+        await t`insert into terminated_writes values ('dead transaction')`.then(
+          () => orphanTried('written'),
+          (error: unknown) =>
+            orphanTried(error instanceof Error && 'code' in error ? String(error.code) : 'other'),
+        );
+      });
+      expect(
+        await within(
+          8000,
+          'the dead transaction',
+          dead.then(
+            () => 'committed',
+            () => 'rejected',
+          ),
+        ),
+      ).toBe('rejected');
+      await within(
+        8000,
+        'the next transaction',
+        pool.sql.begin(async (t) => {
+          await t`insert into terminated_writes values ('next transaction')`;
+          nextStarted();
+          expect(await within(8000, "the dead transaction's write", orphan)).toBe('CONNECTION_CLOSED');
+        }),
+      );
+      const rows = await pool.sql<{ what: string }[]>`select what from terminated_writes order by what`;
+      expect(rows.map((r) => r.what)).toEqual(['next transaction']);
+    } finally {
+      await pool.close();
+    }
+  });
+
   it('rejects a plain query and lets the pool end without waiting for the dead session', async () => {
     const pool = await connect({ databaseUrl: process.env.DATABASE_URL, max: 1 });
     const [row] = await pool.sql<{ pid: number }[]>`select pg_backend_pid() as pid`;
