@@ -125,7 +125,9 @@ export function toProblemResponse(
   const converted = fromUnknown(error);
   if (converted.status >= 500) options.log?.(error);
   const context = problemContextOf(request, options.requestId);
-  return converted.toResponse(options.typeBase === undefined ? context : { ...context, typeBase: options.typeBase });
+  return converted.toResponse(
+    options.typeBase === undefined ? context : { ...context, typeBase: options.typeBase },
+  );
 }
 
 /**
