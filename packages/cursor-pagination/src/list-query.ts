@@ -5,10 +5,8 @@ import { type Include, parseInclude } from './include';
 import { checkKeyring, type Keyring } from './keyring';
 import { clampLimit, MAX_LIMIT } from './limit';
 
-/**
- * The framework-neutral core of the list query: every door (`/hono`, `/express`, `/fastify`)
- * only hands it the request's query string, and a Fetch handler calls it with `url.searchParams`.
- */
+// The framework-neutral core of the list query: every door (`/hono`, `/express`, `/fastify`)
+// only hands it the request's query string, and a Fetch handler calls it with `url.searchParams`.
 
 /** A request's query: its parameters, its URL, or a record of raw values (`req.query`). */
 export type ListQueryInput = URLSearchParams | URL | Readonly<Record<string, unknown>>;

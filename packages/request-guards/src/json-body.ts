@@ -4,12 +4,11 @@ import { jsonShapeIssue, type WideObject } from './shape';
 import { wellFormedJson } from './text';
 import { textProblem } from './text-problem';
 
-/**
- * The framework-neutral core of the JSON body guards: a Fetch `Request` in, the parsed value (or
- * `undefined` for no body) or a thrown `ProblemError` out. The `/hono`, `/express` and `/fastify`
- * doors only hand it the request's bytes and keep the value where their framework expects it.
- */
+// The framework-neutral core of the JSON body guards: a Fetch `Request` in, the parsed value (or
+// `undefined` for no body) or a thrown `ProblemError` out. The `/hono`, `/express` and `/fastify`
+// doors only hand it the request's bytes and keep the value where their framework expects it.
 
+/** The limits of the JSON body guards, the same in every door. */
 export interface JsonBodyOptions {
   /** Largest accepted body in bytes; larger ones get 413. @defaultValue 1 MiB */
   maxBytes?: number;

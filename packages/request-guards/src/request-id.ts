@@ -1,12 +1,11 @@
 import { toProblemResponse } from '@holdfast/problem-details';
 import { newRequestId } from './opaque-id';
 
-/**
- * The framework-neutral core of request ids: every door gives each request a fresh id from
- * `generate` and sends it in `header` on every response. An incoming id is never adopted: a
- * client could otherwise forge entries in the server's logs.
- */
+// The framework-neutral core of request ids: every door gives each request a fresh id from
+// `generate` and sends it in `header` on every response. An incoming id is never adopted: a
+// client could otherwise forge entries in the server's logs.
 
+/** How every door names and makes request ids. */
 export interface RequestIdOptions {
   /** Header that carries the id. @defaultValue `'Request-Id'` */
   header?: string;
