@@ -41,12 +41,16 @@ export function requestId(options: RequestIdOptions = {}): RequestHandler {
   };
 }
 
+/** Requests whose body a `jsonBody()` already read (it may be mounted on the app and a router). */
+const guarded = new WeakSet<object>();
+
 /**
  * Reads and parses a JSON request body once, before any handler, by the same guards as the Hono
  * door (`jsonBodyReader`): 413 `payload_too_large`, 415 `unsupported_media_type`, 400
  * `invalid_json`, 400 `validation_failed` for the shape, the depth and the text rule. The value
  * is `req.body` (`undefined` for an empty body). Use it in place of `express.json()`: a body
- * another parser already read is not read again.
+ * another parser already read is an error (a 500, so the misconfiguration shows at once), never
+ * passed on unguarded.
  *
  * @example
  * ```ts
@@ -57,6 +61,17 @@ export function requestId(options: RequestIdOptions = {}): RequestHandler {
 export function jsonBody(options: JsonBodyOptions = {}): RequestHandler {
   const read = jsonBodyReader(options);
   return (req, res, next) => {
+    if (guarded.has(req)) return next();
+    // Another parser read the stream: its value never went through the guards, and a silent
+    // pass would leave a service believing its limits hold.
+    if (req.body !== undefined) {
+      return next(
+        new Error(
+          'jsonBody() reads the body itself: register it in place of express.json() or any other body parser',
+        ),
+      );
+    }
+    guarded.add(req);
     read(toRequest(req, { res, ignoreParsedBody: true })).then((value) => {
       req.body = value;
       next();

@@ -296,6 +296,44 @@ runDoorSuite('request-guards', cases, {
   fetch: () => listenFetch(fetchHandler),
 });
 
+// A body sent without Content-Length (chunked) has no length to refuse up front: every door finds
+// it too large while reading it.
+const doorsOnly = {
+  hono: () => listenHono(honoApp()),
+  express: () => listenNode(expressApp()),
+  fastify: () => listenFastify(fastifyApp()),
+  fetch: () => listenFetch(fetchHandler),
+};
+describe('a chunked body past maxBytes', () => {
+  for (const [door, start] of Object.entries(doorsOnly)) {
+    it(`is 413 through ${door}`, async () => {
+      const running = await start();
+      try {
+        const chunk = new TextEncoder().encode('[1,1,1,1,1,1,1,1,1,1,');
+        let sent = 0;
+        const body = new ReadableStream<Uint8Array>({
+          pull(controller) {
+            sent += 1;
+            if (sent > 40) controller.close();
+            else controller.enqueue(chunk);
+          },
+        });
+        const response = await fetch(`${running.url}/orders`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body,
+          duplex: 'half',
+        } as RequestInit);
+        expect(response.status).toBe(413);
+        expect(response.headers.get('request-id')).toMatch(REQUEST_ID);
+        expect((await response.json()).code).toBe('payload_too_large');
+      } finally {
+        await running.close();
+      }
+    });
+  }
+});
+
 describe('the core without a server', () => {
   it('cuts a body with no declared length at maxBytes, without reading the rest', async () => {
     let pulled = 0;
@@ -337,6 +375,28 @@ describe('the core without a server', () => {
     const text = await response.text();
     expect(text).not.toContain('db-7');
     expect(JSON.parse(text)).toMatchObject({ code: 'internal_error', requestId: 'req_fixed' });
+  });
+
+  it('the Express door refuses to pass on a body another parser read', async () => {
+    const app = express();
+    app.use(express.json());
+    app.use(expressDoor.jsonBody(limits));
+    app.post('/orders', (req, res) => {
+      res.json(req.body);
+    });
+    app.use(problemsExpress.onProblem(quiet));
+    const running = await listenNode(app);
+    try {
+      const response = await fetch(`${running.url}/orders`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"total":5}',
+      });
+      expect(response.status).toBe(500);
+      expect((await response.json()).code).toBe('internal_error');
+    } finally {
+      await running.close();
+    }
   });
 
   it('withRequestId copies a response whose headers are immutable', async () => {
