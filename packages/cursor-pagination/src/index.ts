@@ -37,4 +37,10 @@ export {
 export { type Include, parseInclude } from './include';
 export { checkKeyring, type Keyring, MIN_SECRET_BYTES } from './keyring';
 export { clampLimit, DEFAULT_LIMIT, MAX_LIMIT } from './limit';
+export {
+  type ListQuery,
+  type ListQueryInput,
+  type ListQueryOptions,
+  parseListQuery,
+} from './list-query';
 export { cursorDefinitions, cursorProblems } from './problems';

@@ -1,7 +1,7 @@
 import { requestUrl, writeResponse } from '@holdfast/node-bridge';
 import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
 import { fromUnknown } from './from-unknown';
-import { allowedBy, notFoundOrNotAllowed, problemForStatus } from './http';
+import { allowedBy, checkTypeBase, notFoundOrNotAllowed, problemForStatus } from './http';
 import type { ProblemContext, ProblemError } from './problem-error';
 
 declare global {
@@ -12,6 +12,8 @@ declare global {
        * (`requestId()` from `@holdfast/request-guards/express` does).
        */
       requestId?: string;
+      /** Set by `problemTypeBase()`: the service's base of problem `type` URIs. */
+      problemTypeBase?: string;
     }
   }
 }
@@ -26,8 +28,33 @@ declare global {
  * ```
  */
 export function problemContext(req: Request): ProblemContext {
-  const requestId = req.requestId;
-  return { instance: requestUrl(req).pathname, ...(requestId === undefined ? {} : { requestId }) };
+  const { requestId, problemTypeBase: typeBase } = req;
+  return {
+    instance: requestUrl(req).pathname,
+    ...(requestId === undefined ? {} : { requestId }),
+    ...(typeBase === undefined ? {} : { typeBase }),
+  };
+}
+
+/**
+ * The one setting that puts every problem `type` of an app under the service's own base:
+ * problems built with the default base (relative `/problems/<code>`, the codes of every
+ * Holdfast package) render as `<base><code>`, in `onProblem()`, `notFoundProblem()`,
+ * `sendProblem()` and every package door that renders through `problemContext(req)`.
+ * Register it first. Without it, types stay relative and resolve against the API's own URL
+ * (RFC 9457 section 3.1.1).
+ *
+ * @example
+ * ```ts
+ * app.use(problemTypeBase('https://api.example.com/problems/'));
+ * ```
+ */
+export function problemTypeBase(base: string): RequestHandler {
+  checkTypeBase(base);
+  return (req, _res, next) => {
+    req.problemTypeBase = base;
+    next();
+  };
 }
 
 /**

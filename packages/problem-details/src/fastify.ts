@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { fromUnknown } from './from-unknown';
-import { allowedBy, notFoundOrNotAllowed, problemForStatus } from './http';
+import { allowedBy, checkTypeBase, notFoundOrNotAllowed, problemForStatus } from './http';
 import type { ProblemContext, ProblemError } from './problem-error';
 
 declare module 'fastify' {
@@ -10,6 +10,8 @@ declare module 'fastify' {
      * (`requestId()` from `@holdfast/request-guards/fastify` does).
      */
     requestId?: string;
+    /** Set by `problemTypeBase()`: the service's base of problem `type` URIs. */
+    problemTypeBase?: string;
   }
 }
 
@@ -28,8 +30,32 @@ function pathOf(request: FastifyRequest): string {
  * ```
  */
 export function problemContext(request: FastifyRequest): ProblemContext {
-  const requestId = request.requestId;
-  return { instance: pathOf(request), ...(requestId === undefined ? {} : { requestId }) };
+  const { requestId, problemTypeBase: typeBase } = request;
+  return {
+    instance: pathOf(request),
+    ...(requestId === undefined ? {} : { requestId }),
+    ...(typeBase === undefined ? {} : { typeBase }),
+  };
+}
+
+/**
+ * The one setting that puts every problem `type` of an app under the service's own base: an
+ * `onRequest` hook, so problems built with the default base (relative `/problems/<code>`, the
+ * codes of every Holdfast package) render as `<base><code>` in `onProblem()`,
+ * `notFoundProblem()`, `sendProblem()` and every package door that renders through
+ * `problemContext(request)`. Add it on the root instance. Without it, types stay relative and
+ * resolve against the API's own URL (RFC 9457 section 3.1.1).
+ *
+ * @example
+ * ```ts
+ * app.addHook('onRequest', problemTypeBase('https://api.example.com/problems/'));
+ * ```
+ */
+export function problemTypeBase(base: string): (request: FastifyRequest) => Promise<void> {
+  checkTypeBase(base);
+  return async (request) => {
+    request.problemTypeBase = base;
+  };
 }
 
 /**

@@ -3,7 +3,7 @@ import { HTTPException } from 'hono/http-exception';
 import type { Router } from 'hono/router';
 import type { RouterRoute } from 'hono/types';
 import { fromUnknown } from './from-unknown';
-import { allowedBy, notFoundOrNotAllowed, problemForStatus } from './http';
+import { allowedBy, checkTypeBase, notFoundOrNotAllowed, problemForStatus } from './http';
 import type { ProblemContext, ProblemError } from './problem-error';
 
 declare module 'hono' {
@@ -51,11 +51,7 @@ export function problemContext(c: Context): ProblemContext {
  * ```
  */
 export function problemTypeBase(base: string): MiddlewareHandler {
-  if (!/^[a-z][a-z0-9+.-]*:\/\/[^/]/i.test(base) || !base.endsWith('/')) {
-    throw new TypeError(
-      `the problem type base must be an absolute URI ending in /, got ${JSON.stringify(base)}`,
-    );
-  }
+  checkTypeBase(base);
   return async (c, next) => {
     c.set('problemTypeBase', base);
     await next();

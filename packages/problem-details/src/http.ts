@@ -80,6 +80,29 @@ export interface ProblemResponseOptions {
   readonly requestId?: string;
   /** Called with the original error of every 5xx, for the server's own logs (never the response). */
   readonly log?: (error: unknown) => void;
+  /**
+   * The service's base of problem `type` URIs (an absolute URI ending in `/`): types under the
+   * default base render under it, as `problemTypeBase()` does in the framework doors.
+   */
+  readonly typeBase?: string;
+}
+
+/**
+ * Throws `TypeError` unless `base` is an absolute URI ending in `/`: the check every door's
+ * `problemTypeBase()` makes once, at start-up.
+ *
+ * @example
+ * ```ts
+ * checkTypeBase('https://api.example.com/problems/');
+ * ```
+ */
+export function checkTypeBase(base: string): string {
+  if (!/^[a-z][a-z0-9+.-]*:\/\/[^/]/i.test(base) || !base.endsWith('/')) {
+    throw new TypeError(
+      `the problem type base must be an absolute URI ending in /, got ${JSON.stringify(base)}`,
+    );
+  }
+  return base;
 }
 
 /**
@@ -101,7 +124,10 @@ export function toProblemResponse(
 ): Response {
   const converted = fromUnknown(error);
   if (converted.status >= 500) options.log?.(error);
-  return converted.toResponse(problemContextOf(request, options.requestId));
+  const context = problemContextOf(request, options.requestId);
+  return converted.toResponse(
+    options.typeBase === undefined ? context : { ...context, typeBase: options.typeBase },
+  );
 }
 
 /**

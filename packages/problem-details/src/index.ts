@@ -25,6 +25,7 @@ export {
 export { fromUnknown } from './from-unknown';
 export {
   allowedBy,
+  checkTypeBase,
   notFoundOrNotAllowed,
   type ProblemResponseOptions,
   problemContextOf,

@@ -9,11 +9,19 @@ import {
 import express from 'express';
 import Fastify from 'fastify';
 import { Hono } from 'hono';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import * as expressDoor from '../src/express';
 import * as fastifyDoor from '../src/fastify';
 import * as honoDoor from '../src/hono';
-import { allowedBy, fromZodError, notFoundOrNotAllowed, problem, toProblemResponse } from '../src/index';
+import {
+  allowedBy,
+  defineProblems,
+  fromZodError,
+  notFoundOrNotAllowed,
+  problem,
+  toProblemResponse,
+} from '../src/index';
 
 // The behaviour, written once: each door routes to these and renders what they throw.
 const Query = z.object({ n: z.coerce.number().int() });
@@ -166,4 +174,131 @@ runDoorSuite('problem-details', cases, {
   express: () => listenNode(expressApp()),
   fastify: () => listenFastify(fastifyApp()),
   fetch: () => listenFetch(fetchHandler),
+});
+
+// Problem types belong to the adopter: one setting per door puts every code built with the
+// default base (the shared catalogue, every package's, the 404/405 handler) under its own base,
+// and leaves a catalogue with a base of its own as it is.
+const BASE = 'https://api.example.com/problems/';
+const packageProblems = defineProblems({ invalid_cursor: { status: 400, title: 'Invalid cursor' } });
+const ownProblems = defineProblems(
+  { out_of_stock: { status: 409, title: 'Out of stock' } },
+  { typeBase: 'https://other.example/errors/' },
+);
+const based = {
+  shared: () => {
+    throw problem('forbidden');
+  },
+  package: () => {
+    throw packageProblems.create('invalid_cursor');
+  },
+  own: () => {
+    throw ownProblems.create('out_of_stock');
+  },
+};
+const baseCases: DoorCase[] = [
+  {
+    name: 'a shared code renders under the adopter base',
+    path: '/shared',
+    expect: { status: 403, code: 'forbidden', body: { type: `${BASE}forbidden`, instance: '/shared' } },
+  },
+  {
+    name: "a package's code renders under the adopter base",
+    path: '/package',
+    expect: { status: 400, code: 'invalid_cursor', body: { type: `${BASE}invalid_cursor` } },
+  },
+  {
+    name: 'the 404 handler renders under the adopter base',
+    path: '/nowhere',
+    expect: { status: 404, code: 'not_found', body: { type: `${BASE}not_found` } },
+  },
+  {
+    name: 'the 405 handler renders under the adopter base',
+    method: 'POST',
+    path: '/shared',
+    expect: { status: 405, code: 'method_not_allowed', body: { type: `${BASE}method_not_allowed` } },
+  },
+  {
+    name: 'a crash renders under the adopter base and reveals nothing',
+    path: '/crash',
+    expect: { status: 500, code: 'internal_error', body: { type: `${BASE}internal_error` } },
+  },
+  {
+    name: 'a catalogue with its own base keeps it',
+    path: '/own',
+    expect: {
+      status: 409,
+      code: 'out_of_stock',
+      body: { type: 'https://other.example/errors/out_of_stock' },
+    },
+  },
+];
+
+function honoBased(): Hono {
+  const app = new Hono();
+  app.use(honoDoor.problemTypeBase(BASE));
+  app.onError(honoDoor.onProblem(quiet));
+  app.notFound(honoDoor.notFoundProblem(app));
+  app.get('/shared', based.shared);
+  app.get('/package', based.package);
+  app.get('/own', based.own);
+  app.get('/crash', routes.crash);
+  return app;
+}
+
+function expressBased(): express.Express {
+  const app = express();
+  app.use(expressDoor.problemTypeBase(BASE));
+  app.get('/shared', based.shared);
+  app.get('/package', based.package);
+  app.get('/own', based.own);
+  app.get('/crash', routes.crash);
+  app.use(expressDoor.notFoundProblem(app));
+  app.use(expressDoor.onProblem(quiet));
+  return app;
+}
+
+function fastifyBased() {
+  const app = Fastify();
+  app.addHook('onRequest', fastifyDoor.problemTypeBase(BASE));
+  app.setErrorHandler(fastifyDoor.onProblem(quiet));
+  app.setNotFoundHandler(fastifyDoor.notFoundProblem(app));
+  app.get('/shared', based.shared);
+  app.get('/package', based.package);
+  app.get('/own', based.own);
+  app.get('/crash', routes.crash);
+  return app;
+}
+
+const basedRoutes: Record<string, () => unknown> = {
+  '/shared': based.shared,
+  '/package': based.package,
+  '/own': based.own,
+  '/crash': routes.crash,
+};
+async function fetchBased(request: Request): Promise<Response> {
+  const path = new URL(request.url).pathname;
+  try {
+    const route = basedRoutes[path];
+    if (route && request.method === 'GET') return Response.json(route());
+    throw notFoundOrNotAllowed(request.method, path, route ? ['GET', 'HEAD'] : []);
+  } catch (error) {
+    return toProblemResponse(error, request, { typeBase: BASE });
+  }
+}
+
+runDoorSuite('problem-details with an adopter type base', baseCases, {
+  hono: () => listenHono(honoBased()),
+  express: () => listenNode(expressBased()),
+  fastify: () => listenFastify(fastifyBased()),
+  fetch: () => listenFetch(fetchBased),
+});
+
+describe('problemTypeBase()', () => {
+  it('refuses a base that is not an absolute URI ending in / in every door', () => {
+    for (const make of [honoDoor.problemTypeBase, expressDoor.problemTypeBase, fastifyDoor.problemTypeBase]) {
+      expect(() => make('api.example.com/problems/')).toThrow(TypeError);
+      expect(() => make('https://api.example.com/problems')).toThrow(TypeError);
+    }
+  });
 });

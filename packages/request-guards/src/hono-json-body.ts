@@ -1,76 +1,14 @@
-import { problem } from '@holdfast/problem-details';
 import type { Context, MiddlewareHandler } from 'hono';
-import { nestedDeeperThan } from './depth';
+import { type JsonBodyOptions, jsonBodyGuard, readLimited } from './json-body';
 import { noFieldsProblem } from './no-fields';
-import { jsonShapeIssue, type WideObject } from './shape';
-import { wellFormedJson } from './text';
-import { textProblem } from './text-problem';
+
+export type { JsonBodyOptions } from './json-body';
 
 declare module 'hono' {
   interface ContextVariableMap {
     /** Set by `jsonBody()`: the parsed request body, or `undefined` when there was none. */
     jsonBody: unknown;
   }
-}
-
-export interface JsonBodyOptions {
-  /** Largest accepted body in bytes; larger ones get 413. @defaultValue 1 MiB */
-  maxBytes?: number;
-  /**
-   * Deepest accepted nesting of arrays and objects (the top-level value is depth 1); deeper
-   * bodies get 400 `validation_failed`, found in the text before it is parsed (a deep enough
-   * body would otherwise overflow the stack of `JSON.stringify`, zod or a fingerprint: a 500).
-   * @defaultValue 64
-   */
-  maxDepth?: number;
-  /**
-   * Most members accepted in any one object of the body; an object with more is 400
-   * `validation_failed` (`too_many_members`, naming the object), found in the text before it is
-   * parsed: one object of 100,000 members costs JSON.parse and a validator far more than a
-   * request may block the server for.
-   * @defaultValue 1000
-   */
-  maxMembers?: number;
-  /**
-   * Most values in the whole body (the top-level value, every object member, every array item);
-   * more is 400 `validation_failed`, found in the text before it is parsed: half a million small
-   * values fit in 1 MiB, and cost JSON.parse and every walk after it tens of times what one
-   * megabyte-long string does.
-   * @defaultValue 10000
-   */
-  maxValues?: number;
-  /**
-   * The text rule: U+0000 in any key or string and a `__proto__` key are
-   * 400 `validation_failed` naming the field; lone surrogates become U+FFFD. `'as-is'` skips it.
-   * @defaultValue `'well-formed'`
-   */
-  text?: 'well-formed' | 'as-is';
-}
-
-/** 400 `validation_failed` for an object over `maxMembers`, naming it. */
-function tooManyMembers(wide: WideObject, max: number) {
-  return problem('validation_failed', {
-    detail: `The object at ${wide.field} in the request body has more than ${max} members.`,
-    errors: [
-      {
-        field: wide.field,
-        pointer: wide.pointer,
-        code: 'too_many_members',
-        detail: `At most ${max} members.`,
-      },
-    ],
-  });
-}
-
-const BODYLESS = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS']);
-
-/** `application/json` or any `+json` type, with no charset or UTF-8 (RFC 8259 section 8.1). */
-function isJsonMediaType(value: string | undefined): boolean {
-  if (!value) return false;
-  if (value === 'application/json') return true;
-  const [essence = '', ...params] = value.split(';').map((part) => part.trim().toLowerCase());
-  if (essence !== 'application/json' && !/^application\/[a-z0-9.!#$&^_-]+\+json$/.test(essence)) return false;
-  return params.every((param) => !param.startsWith('charset=') || /^charset="?utf-8"?$/.test(param));
 }
 
 /** The parts of Node's `IncomingMessage` that `readIncoming` uses (no Node types needed). */
@@ -159,29 +97,6 @@ function readIncoming(
   });
 }
 
-async function readLimited(body: ReadableStream<Uint8Array>, maxBytes: number): Promise<Uint8Array | null> {
-  const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel();
-      return null;
-    }
-    chunks.push(value);
-  }
-  const bytes = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
-}
-
 /**
  * Reads and parses a JSON request body once, before any handler: 413 `payload_too_large` over
  * `maxBytes` (without buffering more than that), 415 `unsupported_media_type` for a body that
@@ -196,88 +111,35 @@ async function readLimited(body: ReadableStream<Uint8Array>, maxBytes: number): 
  * ```
  */
 export function jsonBody(options: JsonBodyOptions = {}): MiddlewareHandler {
-  const maxBytes = options.maxBytes ?? 1024 * 1024;
-  if (!Number.isInteger(maxBytes) || maxBytes < 1)
-    throw new RangeError('maxBytes must be a positive integer');
-  const maxDepth = options.maxDepth ?? 64;
-  if (!Number.isInteger(maxDepth) || maxDepth < 1)
-    throw new RangeError('maxDepth must be a positive integer');
-  const maxMembers = options.maxMembers ?? 1000;
-  if (!Number.isInteger(maxMembers) || maxMembers < 1)
-    throw new RangeError('maxMembers must be a positive integer');
-  const maxValues = options.maxValues ?? 10_000;
-  if (!Number.isInteger(maxValues) || maxValues < 1)
-    throw new RangeError('maxValues must be a positive integer');
-  const tooLarge = () =>
-    problem('payload_too_large', { detail: `The request body is larger than ${maxBytes} bytes.` });
+  const guard = jsonBodyGuard(options);
   return async (c, next) => {
     c.set('jsonBody', undefined);
-    if (BODYLESS.has(c.req.method)) return next();
+    if (guard.bodyless(c.req.method)) return next();
     const raw = c.req.raw;
     const incoming = unreadIncoming(c.env);
     if (!incoming && raw.body === null) return next();
     const declared = raw.headers.get('content-length');
-    if (declared !== null && Number(declared) > maxBytes) throw tooLarge();
+    if (declared !== null && Number(declared) > guard.maxBytes) throw guard.tooLarge();
     const bytes =
       incoming && nodeBuffer
-        ? await readIncoming(incoming, maxBytes, nodeBuffer)
-        : await readLimited(raw.body as ReadableStream<Uint8Array>, maxBytes);
-    if (bytes === null) throw tooLarge();
+        ? await readIncoming(incoming, guard.maxBytes, nodeBuffer)
+        : await readLimited(raw.body as ReadableStream<Uint8Array>, guard.maxBytes);
+    if (bytes === null) throw guard.tooLarge();
     if (bytes.byteLength === 0) {
       // The stream is spent: cache the empty body so later readers (validators) see it, not an error.
       Object.assign(c.req.bodyCache, { arrayBuffer: Promise.resolve(new ArrayBuffer(0)) });
       return next();
     }
-    const contentType = raw.headers.get('content-type') ?? undefined;
-    if (!isJsonMediaType(contentType)) {
-      throw problem('unsupported_media_type', {
-        detail: 'Request bodies must be sent as application/json.',
-        headers: { 'Accept-Post': 'application/json', 'Accept-Patch': 'application/json' },
-      });
-    }
-    let value: unknown;
-    let source: string;
-    const invalid = () => problem('invalid_json', { detail: 'The request body is not valid UTF-8 JSON.' });
-    try {
-      source = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes);
-    } catch {
-      throw invalid();
-    }
-    const tooDeep = () =>
-      problem('validation_failed', {
-        detail: `The request body nests arrays and objects deeper than ${maxDepth} levels.`,
-      });
-    const issue = jsonShapeIssue(source, { maxMembers, maxDepth, maxValues });
-    if (issue?.reason === 'members') throw tooManyMembers(issue, maxMembers);
-    if (issue?.reason === 'depth') throw tooDeep();
-    if (issue?.reason === 'values') {
-      throw problem('validation_failed', {
-        detail: `The request body has more than ${maxValues} values (object members and array items).`,
-      });
-    }
-    try {
-      value = JSON.parse(source);
-    } catch {
-      throw invalid();
-    }
-    // The scan has held the text to maxDepth already; this holds any text it could not read.
-    if (nestedDeeperThan(value, maxDepth)) throw tooDeep();
-    let text: string | undefined;
-    if (options.text !== 'as-is') {
-      const checked = wellFormedJson(value, source);
-      if (!checked.ok) throw textProblem(checked.issue);
-      // Hono derives c.req.json() from a cached text: give it the well-formed one.
-      if (checked.value !== value) text = JSON.stringify(checked.value);
-      value = checked.value;
-    }
+    const { value, rewritten } = guard.parse(bytes, raw.headers.get('content-type'));
     const buffer = new ArrayBuffer(bytes.byteLength);
     new Uint8Array(buffer).set(bytes);
     // Hono caches body promises (its BodyCache type names the resolved values) and derives
-    // text()/json() from the first cached entry, so the exact bytes go first.
+    // text()/json() from the first cached entry, so the exact bytes go first; c.req.json() and
+    // c.req.text() give the well-formed value when the text rule changed it.
     Object.assign(c.req.bodyCache, {
       arrayBuffer: Promise.resolve(buffer),
       json: Promise.resolve(value),
-      ...(text === undefined ? {} : { text: Promise.resolve(text) }),
+      ...(rewritten === undefined ? {} : { text: Promise.resolve(rewritten) }),
     });
     c.set('jsonBody', value);
     return next();

@@ -1,6 +1,8 @@
 import { fromUnknown } from '@holdfast/problem-details';
 import type { MiddlewareHandler } from 'hono';
-import { newRequestId } from './opaque-id';
+import { type RequestIdOptions, requestIdSettings } from './request-id';
+
+export type { RequestIdOptions } from './request-id';
 
 declare module 'hono' {
   interface ContextVariableMap {
@@ -9,13 +11,6 @@ declare module 'hono' {
     /** Set by `problemTypeBase()` of `@holdfast/problem-details/hono`: the service's base of problem `type` URIs. */
     problemTypeBase: string;
   }
-}
-
-export interface RequestIdOptions {
-  /** Header that carries the id. @defaultValue `'Request-Id'` */
-  header?: string;
-  /** Id generator. @defaultValue {@link newRequestId} */
-  generate?: () => string;
 }
 
 /**
@@ -32,8 +27,7 @@ export interface RequestIdOptions {
  * ```
  */
 export function requestId(options: RequestIdOptions = {}): MiddlewareHandler {
-  const header = options.header ?? 'Request-Id';
-  const generate = options.generate ?? newRequestId;
+  const { header, generate } = requestIdSettings(options);
   return async (c, next) => {
     const id = generate();
     c.set('requestId', id);

@@ -29,8 +29,23 @@ export {
   type EdgeSocket,
   refuseAtTheEdge,
 } from './edges';
+export {
+  type JsonBodyGuard,
+  type JsonBodyOptions,
+  jsonBodyGuard,
+  jsonBodyReader,
+  type ParsedJson,
+  readLimited,
+} from './json-body';
 export { missingBody, noFieldsBody, noFieldsProblem } from './no-fields';
+export { nulProblem } from './nul';
 export { newRequestId, opaqueId } from './opaque-id';
+export {
+  type RequestIdOptions,
+  requestIdSettings,
+  type WithRequestIdOptions,
+  withRequestId,
+} from './request-id';
 export { jsonShapeIssue, type ShapeIssue, type ShapeLimits, type WideObject } from './shape';
 export { type TextIssue, toWellFormedText, type WellFormedResult, wellFormedJson } from './text';
 export { textProblem } from './text-problem';
