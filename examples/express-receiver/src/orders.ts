@@ -9,7 +9,14 @@ export interface OrderEvent {
   readonly order: { readonly id: string; readonly status: string; readonly total: number };
 }
 
-/** The event types this service processes; the inbox marks any other `ignored`. */
+/**
+ * The event types this service processes; the inbox marks any other `ignored`.
+ *
+ * @example
+ * ```ts
+ * await inbox.process({ types: ORDER_EVENT_TYPES, handle });
+ * ```
+ */
 export const ORDER_EVENT_TYPES: readonly OrderEvent['type'][] = ['order.created', 'order.updated'];
 
 function isRecord(value: unknown): value is Record<string, unknown> {

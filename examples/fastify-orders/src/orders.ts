@@ -1,6 +1,14 @@
 import { problem } from '@holdfast/problem-details';
 import { defineSortAllowlist } from '@holdfast/sort-allowlist';
 
+/**
+ * An order's statuses, in the order `sort=status` ranks them.
+ *
+ * @example
+ * ```ts
+ * ORDER_STATUSES.includes('paid'); // true
+ * ```
+ */
 export const ORDER_STATUSES = ['pending', 'paid', 'shipped', 'cancelled'] as const;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
 
@@ -23,6 +31,11 @@ export interface OrderInput {
 /**
  * The sorts `GET /orders` serves: `sort=-createdAt` (the default), `total`, `status,-total`...
  * Anything else is 400 `invalid_sort`; the id breaks ties, so every sort is a total order.
+ *
+ * @example
+ * ```ts
+ * paginate(fromPg(pool), { from: 'orders', allowlist: orderSort, sort: 'status,-total', binding, keyring });
+ * ```
  */
 export const orderSort = defineSortAllowlist({
   fields: {

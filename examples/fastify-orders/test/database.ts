@@ -13,6 +13,12 @@ export interface TestPool {
  * (made and dropped by `createTestDatabase`), four connections. Without: a PGlite of this file's
  * own, served on a loopback socket that pg speaks to like any server, one connection (PGlite
  * has one session, so a second connection would share its transaction).
+ *
+ * @example
+ * ```ts
+ * const db = await openTestPool();
+ * await migrate(db.pool);
+ * ```
  */
 export async function openTestPool(): Promise<TestPool> {
   if (realPostgres) {
