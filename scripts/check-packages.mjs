@@ -1,7 +1,9 @@
 #!/usr/bin/env node
-// Runs publint and @arethetypeswrong/cli on every publishable package (each must be built first).
-// attw uses the node16 profile: the packages declare "engines": { "node": ">=20.19" }, and Node 10's
-// resolution (no "exports" support) cannot see subpath exports such as "/hono" by design.
+// Runs publint and @arethetypeswrong/cli on every publishable package. attw packs each one
+// (`npm pack`: prepack builds it and writes the manifest it ships) and checks it under its
+// default profile, every TypeScript resolution: node10, node16 from CJS and from ESM, bundler.
+// node10 reads no "exports"; it finds the subpaths' types (`/hono`, `/postgres`, ...) through
+// the "typesVersions" scripts/pack-manifest.mjs derives from "exports" in the packed manifest.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,7 +17,7 @@ for (const name of packages) {
   const dir = join('packages', name);
   for (const [tool, args] of [
     ['publint', ['publint', '--strict', dir]],
-    ['attw', ['attw', '--pack', dir, '--profile', 'node16', '--format', 'table-flipped']],
+    ['attw', ['attw', '--pack', dir, '--format', 'table-flipped']],
   ]) {
     const result = spawnSync('npx', ['--no-install', ...args], { cwd: root, encoding: 'utf8' });
     const output = `${result.stdout}${result.stderr}`.replace(/^npm warn .*\n/gm, '');

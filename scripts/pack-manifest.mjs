@@ -7,6 +7,7 @@
 // package.json as package.json.workspace, removes the condition from "exports" and copies the
 // root LICENSE in; `restore` (postpack) puts the workspace manifest back and removes the copy.
 // npm reads the manifest it packs from disk after prepack, so the tarball gets the stripped one.
+// `strip` also writes "typesVersions" for the subpaths (see typesVersionsOf).
 import { copyFileSync, existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -27,6 +28,24 @@ function strip(value) {
   );
 }
 
+/**
+ * "typesVersions" for every subpath of `exports`: TypeScript's `node10` module resolution (what
+ * `moduleResolution: "node"` means, still common beside `module: "commonjs"`) does not read
+ * "exports", so without it `@holdfast/x/hono` has no types there (attw's default profile:
+ * NoResolution). Derived from "exports" at pack time, so a new subpath never lacks one. Each
+ * points at the CommonJS declarations Node itself would load for `require()`. node16, nodenext
+ * and bundler resolution read "exports" and never consult it.
+ */
+function typesVersionsOf(exports) {
+  const paths = {};
+  for (const [subpath, target] of Object.entries(exports ?? {})) {
+    if (!subpath.startsWith('./') || subpath === './package.json' || subpath.includes('*')) continue;
+    const types = target?.node?.require?.types ?? target?.require?.types;
+    if (typeof types === 'string') paths[subpath.slice(2)] = [types];
+  }
+  return Object.keys(paths).length > 0 ? { '*': paths } : undefined;
+}
+
 const command = process.argv[2];
 if (command === 'strip') {
   // A saved manifest left by an interrupted pack is the workspace one: never overwrite it.
@@ -34,6 +53,8 @@ if (command === 'strip') {
   if (!existsSync(saved)) writeFileSync(saved, text);
   const parsed = JSON.parse(text);
   parsed.exports = strip(parsed.exports);
+  const typesVersions = typesVersionsOf(parsed.exports);
+  if (typesVersions) parsed.typesVersions = typesVersions;
   writeFileSync(manifest, `${JSON.stringify(parsed, null, 2)}\n`);
   copyFileSync(rootLicense, license);
 } else if (command === 'restore') {

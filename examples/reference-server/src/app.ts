@@ -61,37 +61,90 @@ function databaseUnavailable(error: unknown): boolean {
 /** Methods whose requests carry a body that jsonBody() reads. */
 const hasBody = (method: string) => method === 'POST' || method === 'PATCH' || method === 'PUT';
 
-/** The scope family of each first path segment under /v1 (CONTRACT section 3). */
-const SCOPE_OF_SEGMENT: Record<string, 'orders' | 'payments' | 'subscriptions' | 'webhooks'> = {
-  orders: 'orders',
-  payments: 'payments',
-  'payment-methods': 'payments',
-  subscriptions: 'subscriptions',
-  'webhook-endpoints': 'webhooks',
-  events: 'webhooks',
-  deliveries: 'webhooks',
-  notifications: 'webhooks',
-  'inbound-events': 'webhooks',
-};
+/** A scope family of CONTRACT section 3: `<family>:read` for GET and HEAD, `<family>:write` otherwise. */
+export type ScopeFamily = 'orders' | 'payments' | 'subscriptions' | 'webhooks';
 
-/** Read scope for GET, write scope otherwise, by the resource family of the path. */
-function scopeByPath(): MiddlewareHandler<AppEnv> {
+/** One resource under /v1: where its routes live, which scope guards them, who registers them. */
+export interface V1Resource {
+  /** The first path segment of every route it registers (`/v1/<segment>/...`). */
+  readonly segment: string;
+  readonly scope: ScopeFamily;
+  /** The modules that register its routes on the /v1 sub-app, in this order. */
+  readonly routes: ReadonlyArray<(v1: App, deps: Deps) => void>;
+}
+
+/**
+ * Every resource under /v1, in the order its routes are registered. Adding a resource is one
+ * entry here: the scope check (`scopeByPath`) knows exactly these segments, so a path under any
+ * other answers 404 before a handler runs (CONTRACT section 10), and `buildApp` refuses to start
+ * when a module registers a route outside its own segment (it would be unreachable).
+ *
+ * @example
+ * ```ts
+ * { segment: 'invoices', scope: 'payments', routes: [invoiceRoutes] }, // GET /v1/invoices needs payments:read
+ * ```
+ */
+export const V1_RESOURCES: readonly V1Resource[] = [
+  { segment: 'orders', scope: 'orders', routes: [orderRoutes] },
+  { segment: 'payments', scope: 'payments', routes: [paymentRoutes] },
+  { segment: 'payment-methods', scope: 'payments', routes: [paymentMethodRoutes] },
+  { segment: 'subscriptions', scope: 'subscriptions', routes: [subscriptionRoutes] },
+  { segment: 'webhook-endpoints', scope: 'webhooks', routes: [webhookEndpointRoutes, endpointHealthRoutes] },
+  { segment: 'events', scope: 'webhooks', routes: [eventRoutes] },
+  { segment: 'deliveries', scope: 'webhooks', routes: [deliveryRoutes] },
+  { segment: 'notifications', scope: 'webhooks', routes: [notificationRoutes] },
+  { segment: 'inbound-events', scope: 'webhooks', routes: [inboundEventRoutes] },
+];
+
+/** Read scope for GET, write scope otherwise, by the resource of the path's first segment. */
+function scopeByPath(resources: readonly V1Resource[]): MiddlewareHandler<AppEnv> {
+  const scopeOfSegment = new Map(resources.map((resource) => [resource.segment, resource.scope]));
   return async (c, next) => {
     const segment = c.req.path.split('/')[2] ?? '';
-    const family = SCOPE_OF_SEGMENT[segment];
-    // A path under /v1 that names no resource family is refused here, before any handler:
+    const family = scopeOfSegment.get(segment);
+    // A path under /v1 that names no resource is refused here, before any handler:
     // nothing under /v1 runs without a scope check (CONTRACT section 10).
     if (!family) throw problem('not_found', { detail: `No resource is at ${clipEcho(c.req.path)}.` });
     return requireScope<AppEnv>(scopeFor(family, c.req.method), { realm: 'holdfast' })(c, next);
   };
 }
 
+/**
+ * Registers each resource's routes on the /v1 sub-app, and throws when a module registered a
+ * route outside its resource's segment: `scopeByPath` would answer 404 there, on every request.
+ *
+ * @example
+ * ```ts
+ * registerResources(v1, deps, V1_RESOURCES);
+ * ```
+ */
+export function registerResources<D>(
+  v1: App,
+  deps: D,
+  resources: ReadonlyArray<{
+    readonly segment: string;
+    readonly routes: ReadonlyArray<(v1: App, deps: D) => void>;
+  }>,
+): void {
+  for (const resource of resources) {
+    const before = v1.routes.length;
+    for (const register of resource.routes) register(v1, deps);
+    for (const route of v1.routes.slice(before)) {
+      if (route.path.split('/')[1] !== resource.segment) {
+        throw new Error(
+          `${route.method} /v1${route.path} is registered by the ${resource.segment} resource: add a V1_RESOURCES entry for its segment (src/app.ts)`,
+        );
+      }
+    }
+  }
+}
+
 /** What the app registers besides the shared dependencies: route modules that need more. */
 export interface AppOptions {
   /** `/readyz`'s check (CONTRACT section 11); without it, the database answering `select 1`. */
   readonly ready?: Readiness;
-  /** Route modules mounted on /v1 after authentication, rate limiting and scope checks. */
-  readonly v1Routes?: ReadonlyArray<(v1: App, deps: Deps) => void>;
+  /** More resources on /v1, after {@link V1_RESOURCES}: authenticated, rate limited, scope checked. */
+  readonly v1Resources?: readonly V1Resource[];
   /** Route modules mounted at the root (no API key), such as the webhook receiver. */
   readonly rootRoutes?: ReadonlyArray<(app: App, deps: Deps) => void>;
 }
@@ -223,21 +276,12 @@ export function buildApp(deps: Deps, options: AppOptions = {}): App {
     }),
   );
   v1.use(rateLimit(deps));
-  v1.use(scopeByPath());
+  const resources = [...V1_RESOURCES, ...(options.v1Resources ?? [])];
+  v1.use(scopeByPath(resources));
   v1.use(jsonBody({ maxBytes: 1024 * 1024 }));
   v1.use(refuseNul());
   v1.use(destinationHint(deps.config.production));
-  orderRoutes(v1, deps);
-  paymentRoutes(v1, deps);
-  paymentMethodRoutes(v1, deps);
-  subscriptionRoutes(v1, deps);
-  webhookEndpointRoutes(v1, deps);
-  endpointHealthRoutes(v1, deps);
-  eventRoutes(v1, deps);
-  deliveryRoutes(v1, deps);
-  notificationRoutes(v1, deps);
-  inboundEventRoutes(v1, deps);
-  for (const register of options.v1Routes ?? []) register(v1, deps);
+  registerResources(v1, deps, resources);
   app.route('/v1', v1);
   // The receiver is outside /v1: no API key, and it reads the raw body itself. Bad signatures
   // spend their address's tokens; the per-receiver limit counts verified deliveries only.

@@ -22,12 +22,18 @@ export const EVENT_TYPES = [
 /** One of {@link EVENT_TYPES}. */
 export type EventType = (typeof EVENT_TYPES)[number];
 
-/** The resource families events are about, each read with its own scope. */
-const FAMILY_SCOPES = {
+/** `order` of `order.created`: the resource family an event type is about. */
+type FamilyOf<T extends string> = T extends `${infer Family}.${string}` ? Family : never;
+
+/**
+ * The resource families events are about, each read with its own scope. Keyed by every family
+ * of {@link EVENT_TYPES}: an event type of a new family does not compile until its scope is here.
+ */
+const FAMILY_SCOPES: Readonly<Record<FamilyOf<EventType>, string>> = {
   order: 'orders:read',
   payment: 'payments:read',
   subscription: 'subscriptions:read',
-} as const;
+};
 
 /**
  * The read scope an event of `type` needs (CONTRACT section 10): `order.*` needs `orders:read`,
