@@ -23,7 +23,12 @@ const nodeCrypto: Plugin = {
 const noExternal = ['@holdfast/webhook-keys', '@holdfast/node-bridge', '@holdfast/db'];
 
 export default defineConfig([
-  holdfastBuild(entries, { clean: false, platform: 'neutral', noExternal, dts: { resolve: ['@holdfast/db'] } }),
+  holdfastBuild(entries, {
+    clean: false,
+    platform: 'neutral',
+    noExternal,
+    dts: { resolve: ['@holdfast/db'] },
+  }),
   holdfastBuild(
     {
       index: entries.index,
