@@ -21,7 +21,7 @@ export interface PostgresJsLike {
 
 /** The slice of a node-postgres `Pool`, `Client` or `PoolClient` an adapter needs. */
 export interface PgLike {
-  query(text: string, values?: unknown[]): PromiseLike<{ rows: unknown[] }>;
+  query(config: { name?: string; text: string; values: unknown[] }): PromiseLike<{ rows: unknown[] }>;
 }
 
 /**
@@ -92,6 +92,10 @@ export function fromPostgres(sql: PostgresJsLike): Db {
  * A node-postgres `Pool`, `Client` or `PoolClient` as a {@link Db}. Pass the client that ran
  * `BEGIN` to work in its transaction (a `Pool` runs each statement on any connection).
  *
+ * Each statement is prepared once per connection (a named statement, as postgres.js does by
+ * default), so later runs skip parsing and planning it again. Pass `{ prepare: false }` behind
+ * a pooler that cannot keep named statements (PgBouncer in transaction mode before 1.21).
+ *
  * @example
  * ```ts
  * const client = await pool.connect();
@@ -100,12 +104,33 @@ export function fromPostgres(sql: PostgresJsLike): Db {
  * await client.query('commit');
  * ```
  */
-export function fromPg(client: PgLike): Db {
+export function fromPg(client: PgLike, options: { readonly prepare?: boolean } = {}): Db {
+  const prepare = options.prepare ?? true;
   return {
     async query<Row>(text: string, values: readonly unknown[] = []) {
-      return rowsOf<Row>(await client.query(text, [...values]));
+      const config = prepare
+        ? { name: statementName(text), text, values: [...values] }
+        : { text, values: [...values] };
+      return rowsOf<Row>(await client.query(config));
     },
   };
+}
+
+// Statement names, one per distinct text, never reused for another text (node-postgres refuses
+// a name already prepared on the connection with different text). Bounded: past the limit the
+// map starts over and a text seen again gets a fresh name.
+const STATEMENT_NAMES_LIMIT = 1000;
+const statementNames = new Map<string, string>();
+let statementCount = 0;
+
+function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (name !== undefined) return name;
+  if (statementNames.size >= STATEMENT_NAMES_LIMIT) statementNames.clear();
+  statementCount += 1;
+  name = `holdfast_${statementCount}`;
+  statementNames.set(text, name);
+  return name;
 }
 
 // `$1..$n` outside quotes; Holdfast statements hold no `$` in literals or dollar quotes.

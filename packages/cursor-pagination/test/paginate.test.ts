@@ -7,7 +7,7 @@ import { orderBy } from '@holdfast/sort-allowlist/postgres';
 import fc from 'fast-check';
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
-import type { Page } from '../src/index';
+import { fromPostgres, type Page, paginate as paginateDb } from '../src/index';
 import { paginate } from '../src/postgres';
 import {
   createItems,
@@ -239,6 +239,54 @@ describe('paginate: walking every page (SPEC section 4, pagination rules 4 and 5
     );
     expect(await walk({ sort: 'updatedAt', limit: '1' })).toEqual(['m0', 'm1', 'm2']);
     expect(await walk({ sort: '-updatedAt', limit: '1' })).toEqual(['m2', 'm1', 'm0']);
+  });
+});
+
+describe('paginate: one statement for every driver', () => {
+  it('property: paginate over postgres.js fragments and over a Db give the same pages, cursors and totals', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        itemsArbitrary('db_', 30),
+        sortArbitrary,
+        limitArbitrary,
+        fc.constantFrom(undefined, 'pending', null),
+        async (items, sort, limit, status) => {
+          await replace(items);
+          const boundary = fromPostgres(db.sql);
+          let cursor: string | null = null;
+          for (let page = 0; page < 100; page += 1) {
+            const common = {
+              allowlist: itemSort,
+              sort,
+              cursor,
+              limit,
+              include: 'total',
+              filterColumns: { status: 'status' },
+              filter: { status },
+              binding: { account: 'acct_a', resource: 'items' },
+              keyring,
+            };
+            const viaFragments: Page<Record<string, unknown>> = await paginate(db.sql, {
+              ...common,
+              from: db.sql`items`,
+              where: db.sql`account = ${'acct_a'}`,
+              select: db.sql`id, total::text as total`,
+            });
+            const viaDb = await paginateDb(boundary, {
+              ...common,
+              from: 'items',
+              where: { text: 'account = $1', values: ['acct_a'] },
+              select: 'id, total::text as total',
+            });
+            expect(viaDb).toEqual(viaFragments);
+            if (!viaFragments.pageInfo.hasMore) return;
+            cursor = viaFragments.pageInfo.nextCursor;
+          }
+          throw new Error('walk did not end');
+        },
+      ),
+      { numRuns: 60 },
+    );
   });
 });
 

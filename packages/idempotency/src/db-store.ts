@@ -38,13 +38,21 @@ select claimed, fingerprint, (extract(epoch from locked_until) * 1000)::float8 a
        encode(response_body, 'hex') as response_body
 from found`;
 
-/** Stores the answer, for the token that holds the key. */
+/** Stores the answer, for the token that holds the key; values from {@link storeAnswerValues}. */
 export const STORE_ANSWER = `
 update holdfast_idempotency_keys
 set response_status = $4::int, response_headers = $5::text::jsonb,
     response_body = decode($6::text, 'hex'), expires_at = $7::timestamptz, token = null
 where account = $1::text and key = $2::text and token = $3::text and response_status is null
 returning 1 as stored`;
+
+/**
+ * {@link STORE_ANSWER} that raises (division by zero, SQLSTATE 22012) when no row was stored:
+ * sent right before COMMIT, it turns that COMMIT into a rollback when the lease was lost.
+ */
+export const STORE_ANSWER_OR_RAISE: string = `
+with stored as (${STORE_ANSWER})
+select 1 / count(*) as owned from stored`;
 
 const EXTEND = `
 update holdfast_idempotency_keys set locked_until = $4::timestamptz

@@ -1,7 +1,8 @@
 import type postgres from 'postgres';
+import { STORE_ANSWER_OR_RAISE, storeAnswerValues } from './db-store';
 import { expiry, lostLease, runIdempotentFlow } from './flow';
 import { type IdempotencyOptions, resolveIdempotencyOptions } from './options';
-import { postgresIdempotencyStore, storeAnswerQuery } from './postgres-store';
+import { postgresIdempotencyStore } from './postgres-store';
 import type { IdempotentRequest } from './request';
 import { type HandlerResult, storeResponse, toResponse } from './response';
 
@@ -88,10 +89,11 @@ export async function idempotent(
           const answer = toResponse(await handler(tx));
           if (answer.status >= 500) throw new ServerErrorAnswer(answer);
           const copy = await storeResponse(answer, resolved.storedHeaders);
-          // Sent now and not awaited, so postgres.js pipelines COMMIT right behind it. If it
-          // raises, PostgreSQL answers that COMMIT with ROLLBACK, and awaiting it below tells.
-          const update = storeAnswerQuery(tx, held, copy, expiry(resolved));
-          stored = tx`with stored as (${update}) select 1 / count(*) as owned from stored`.execute();
+          // The statement every driver runs (dbIdempotencyStore's), sent now and not awaited,
+          // so postgres.js pipelines COMMIT right behind it. If it raises, PostgreSQL answers
+          // that COMMIT with ROLLBACK, and awaiting it below tells.
+          const values = storeAnswerValues(held, copy, expiry(resolved)) as postgres.ParameterOrJSON<never>[];
+          stored = tx.unsafe(STORE_ANSWER_OR_RAISE, values, { prepare: true }).execute();
           stored.catch((error: unknown) => {
             storeFailure = error;
           });

@@ -1,7 +1,7 @@
 import { fromPostgres } from '@holdfast/db';
 import type postgres from 'postgres';
 import { dbIdempotencyStore } from './db-store';
-import type { HeldKey, IdempotencyStore, StoredResponse } from './store';
+import type { IdempotencyStore } from './store';
 
 /** One versioned migration: record `id` once `sql` is applied, never apply it again. */
 export interface Migration {
@@ -44,22 +44,6 @@ create index if not exists holdfast_idempotency_keys_expires_at_idx
 `,
   },
 ];
-
-/** The UPDATE that stores an answer, for the token that holds the key. */
-export function storeAnswerQuery(
-  sql: postgres.Sql | postgres.TransactionSql,
-  held: HeldKey,
-  response: StoredResponse,
-  expiresAt: Date,
-): postgres.PendingQuery<postgres.Row[]> {
-  return sql`
-    update holdfast_idempotency_keys
-    set response_status = ${response.status}, response_headers = ${sql.json(response.headers)},
-        response_body = ${response.body}, expires_at = ${expiresAt}, token = null
-    where account = ${held.account} and key = ${held.key} and token = ${held.token}
-      and response_status is null
-    returning 1`;
-}
 
 /**
  * Keys in `holdfast_idempotency_keys` (see {@link migrations}), shared by every process on the

@@ -1,0 +1,144 @@
+import { problem } from '@holdfast/problem-details';
+import { parseSort, type SortAllowlist } from '@holdfast/sort-allowlist';
+import { cursorBinding, decodeCursor, encodeCursor, type FilterValue } from './cursor-codec';
+import { cappedTotal, type Page, pageEnvelope, TOTAL_COUNT_CAP, type TotalCount } from './envelope';
+import { parseInclude } from './include';
+import { checkKeyring, type Keyring } from './keyring';
+import { ident, keysetStatement, sortTerms } from './keyset';
+import { clampLimit } from './limit';
+import { type Arg, join, Param, raw, type Statement, statement } from './statement';
+
+type Row = Record<string, unknown>;
+
+/** What both `paginate`s read from the request and from code, whatever the driver. */
+export interface PageRequest {
+  readonly allowlist: SortAllowlist;
+  readonly sort?: string | null | undefined;
+  readonly cursor?: string | null | undefined;
+  readonly limit?: string | number | null | undefined;
+  readonly include?: string | null | undefined;
+  readonly filterColumns?: Readonly<Record<string, string>>;
+  readonly filter?: Readonly<Record<string, FilterValue | undefined>>;
+  readonly binding: { readonly account: string; readonly [key: string]: string };
+  readonly keyring: Keyring;
+}
+
+/** The caller's trusted pieces, in its driver's form. */
+export interface PageSource<H> {
+  readonly from: Arg<H>;
+  readonly where?: Arg<H> | undefined;
+  readonly select?: Arg<H> | undefined;
+}
+
+/** The statements of one page, built once for every driver, and what reads their rows. */
+export interface PagePlan<H> {
+  /** `limit + 1` rows in a total order, with the helper columns. */
+  readonly page: Statement<H>;
+  /** The capped count, with `include=total`. */
+  readonly count: Statement<H> | undefined;
+  /** Turns the page's rows (and the count) into the envelope. */
+  finish<T>(rows: Row[], count: number | undefined, map?: (row: Row) => T): Promise<Page<T | Row>>;
+}
+
+// Helper columns, removed from the rows handed back: each ORDER BY term as lossless text (what
+// the next cursor holds), and each term with its own type (what ORDER BY sorts on).
+const keyName = (index: number) => `_hf_key_${index}`;
+const sortName = (index: number) => `_hf_sort_${index}`;
+
+/**
+ * Parses and checks the request (400 `ProblemError`s for client input, `TypeError` for a wrong
+ * call), then builds the page statement and the count: the same SQL for every driver.
+ */
+export async function planPage<H>(request: PageRequest, source: PageSource<H>): Promise<PagePlan<H>> {
+  checkKeyring(request.keyring);
+  const parsed = parseSort(request.allowlist, request.sort);
+  if (!parsed.ok) throw parsed.error;
+  const sort = parsed.value;
+  const limit = clampLimit(request.limit);
+  const include = parseInclude(request.include);
+  const filter = request.filter ?? {};
+  const columns = request.filterColumns ?? {};
+
+  const base: Statement<H>[] = [];
+  // Parenthesised: a caller's `a or b` must not absorb the filters and the keyset predicate
+  // (`a or b and tenant...` would read as `a or (b and ...)`).
+  if (source.where !== undefined) base.push(statement<H>`(${source.where})`);
+  for (const [name, value] of Object.entries(filter)) {
+    if (value === undefined) continue;
+    const column = Object.hasOwn(columns, name) ? columns[name] : undefined;
+    if (column === undefined) throw new TypeError(`filter "${name}" is not in filterColumns`);
+    base.push(
+      value === null
+        ? statement<H>`${ident<H>(column)} is null`
+        : statement<H>`${ident<H>(column)} = ${new Param(value)}`,
+    );
+  }
+  const terms = sortTerms<H>(sort);
+  const binding = await cursorBinding({ sort: sort.canonical, filter, scope: request.binding });
+
+  const conditions = [...base];
+  if (request.cursor !== undefined && request.cursor !== null) {
+    const decoded = await decodeCursor(request.keyring, request.cursor, { binding, size: terms.length });
+    if (!decoded.ok) throw decoded.error;
+    conditions.push(keysetStatement(terms, decoded.value.values));
+  }
+  const helpers = join<H>(
+    terms.map(
+      (term, i) =>
+        statement<H>`(${term.expression})::text as ${raw(keyName(i))}, ${term.expression} as ${raw(sortName(i))}`,
+    ),
+    ', ',
+  );
+  // ORDER BY names the helper columns, never a bare column name: a bare name in ORDER BY means
+  // an output column first (SQL-92 rule), so `select total::text as total` would silently sort
+  // as text while the keyset predicate in WHERE compares the real column. The planner still
+  // sees the column itself and uses an index on it.
+  const order = terms
+    .map((term, i) => `${sortName(i)} ${term.direction} nulls ${term.nulls === 'first' ? 'first' : 'last'}`)
+    .join(', ');
+  const whereOf = (list: Statement<H>[]) => (list.length > 0 ? join<H>(list, ' and ') : raw<H>('true'));
+  const select = source.select ?? raw<H>('*');
+  // One row more than the limit tells whether another page exists.
+  const page = statement<H>`select ${select}, ${helpers} from ${source.from} where ${whereOf(conditions)} order by ${raw(order)} limit ${new Param(limit + 1)}::int`;
+  const count = include.total
+    ? statement<H>`select count(*)::int as count from (select 1 from ${source.from} where ${whereOf(base)} limit ${new Param(TOTAL_COUNT_CAP + 1)}::int) as capped`
+    : undefined;
+
+  return {
+    page,
+    count,
+    async finish<T>(rows: Row[], counted: number | undefined, map?: (row: Row) => T) {
+      const hasMore = rows.length > limit;
+      const size = Math.min(rows.length, limit);
+      const last = size > 0 ? rows[size - 1] : undefined;
+      const lastValues = last
+        ? terms.map((_, i) => {
+            const value = last[keyName(i)];
+            return typeof value === 'string' ? value : null;
+          })
+        : [];
+      // The helper columns come last in every row (`select <list>, <helpers>`); deleting them
+      // last first undoes the property additions, so the rows stay fast objects.
+      const data: (T | Row)[] = new Array(size);
+      for (let r = 0; r < size; r += 1) {
+        const row = rows[r] as Row;
+        for (let i = terms.length - 1; i >= 0; i -= 1) {
+          delete row[sortName(i)];
+          delete row[keyName(i)];
+        }
+        data[r] = map ? map(row) : row;
+      }
+      let nextCursor: string | null = null;
+      if (hasMore) {
+        if (lastValues[lastValues.length - 1] == null) {
+          throw problem('internal_error', {
+            detail: 'The id tiebreaker column is NULL; it must be unique and not null.',
+          });
+        }
+        nextCursor = await encodeCursor(request.keyring, { binding, values: lastValues });
+      }
+      const total: TotalCount | undefined = counted === undefined ? undefined : cappedTotal(counted);
+      return pageEnvelope(data, { nextCursor, hasMore, total });
+    },
+  };
+}
