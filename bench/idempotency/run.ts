@@ -21,6 +21,7 @@ import { jsonBody, requestId } from '@holdfast/request-guards/hono';
 import { type Context, Hono } from 'hono';
 import pg from 'pg';
 import postgres from 'postgres';
+import { summary } from '../summary';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 400);
 const WARMUP = 30;
@@ -317,8 +318,9 @@ try {
   const jsFirst = percentile(boundarySamples['postgres.js']['with key (first)'], 50);
   const nodeFirst = percentile(boundarySamples['node-postgres']['with key (first)'], 50);
   const change = (nodeFirst / jsFirst - 1) * 100;
-  console.log(
-    `\nidempotency: postgres.js p50 ${jsFirst.toFixed(3)} ms, node-postgres p50 ${nodeFirst.toFixed(3)} ms (${change >= 0 ? '+' : ''}${change.toFixed(1)}%; first request, idempotent(db) in the caller's transaction)`,
+  summary(
+    import.meta.url,
+    `idempotency: postgres.js p50 ${jsFirst.toFixed(3)} ms, node-postgres p50 ${nodeFirst.toFixed(3)} ms (${change >= 0 ? '+' : ''}${change.toFixed(1)}%; first request, idempotent(db) in the caller's transaction)`,
   );
 } finally {
   await sql.unsafe(`drop schema if exists ${benchSchema} cascade`);
