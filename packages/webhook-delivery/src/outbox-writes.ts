@@ -9,8 +9,8 @@ export interface EventWrites {
   /**
    * Three comma-separated data-modifying CTEs, `holdfast_event_seq`, `holdfast_event` and
    * `holdfast_event_fan`, for the caller's `with` list: the resource's next sequence, the
-   * event carrying it, one delivery per active subscribed endpoint (which notifies the workers,
-   * at commit, when there is one). One event per statement (the CTE names are fixed).
+   * event carrying it, one delivery per active subscribed endpoint whose filter (if any) the
+   * event matches (which notifies the workers, at commit, when there is one). One event per statement (the CTE names are fixed).
    */
   readonly ctes: postgres.PendingQuery<postgres.Row[]>;
   /** The event's id, as stored and sent (`Webhook-Id` of its deliveries). */
@@ -62,7 +62,7 @@ export function eventWrites(
       select ${id}, ${input.account}, ${input.type}, ${input.resourceId}, s.sequence,
              ${text.slice(0, at)} || s.sequence::text || ${text.slice(at + 1)}, ${now}
       from holdfast_event_seq s
-      returning id
+      returning id, payload
     ),
     holdfast_event_fan as (
       insert into holdfast_deliveries
@@ -72,6 +72,7 @@ export function eventWrites(
       from holdfast_event ev, holdfast_webhook_endpoints e
       where e.account_id = ${input.account} and e.status = 'active' and e.deleted_at is null
         and (cardinality(e.event_types) = 0 or ${input.type} = any(e.event_types) or '*' = any(e.event_types))
+        and (e.filter is null or holdfast_filter_match(e.filter, ev.payload::jsonb))
       returning pg_notify(${wakeChannel(sql)}, '')
     )`;
   return { ctes, id, createdAt: now.toISOString() };
@@ -95,7 +96,7 @@ holdfast_event as (
   select $2::text, $3::text, $4::text, $1::text, s.sequence,
          $5::text || s.sequence::text || $6::text, $7::timestamptz
   from holdfast_event_seq s
-  returning id
+  returning id, payload
 ),
 holdfast_event_fan as (
   insert into holdfast_deliveries
@@ -105,6 +106,7 @@ holdfast_event_fan as (
   from holdfast_event ev, holdfast_webhook_endpoints e
   where e.account_id = $3::text and e.status = 'active' and e.deleted_at is null
     and (cardinality(e.event_types) = 0 or $4::text = any(e.event_types) or '*' = any(e.event_types))
+    and (e.filter is null or holdfast_filter_match(e.filter, ev.payload::jsonb))
   returning pg_notify(left('holdfast_due.' || current_schema(), 63), '')
 )
 select sequence::text as sequence from holdfast_event_seq`;
