@@ -24,7 +24,11 @@ const KEYS = {
 const API_KEYS = JSON.stringify([
   { key: KEYS.all, account: ACCOUNT, scopes: ['*'] },
   { key: KEYS.other, account: OTHER_ACCOUNT, scopes: ['*'] },
-  { key: KEYS.ordersOnly, account: ACCOUNT, scopes: ['webhooks:write', 'webhooks:read', 'orders:read', 'orders:write'] },
+  {
+    key: KEYS.ordersOnly,
+    account: ACCOUNT,
+    scopes: ['webhooks:write', 'webhooks:read', 'orders:read', 'orders:write'],
+  },
   { key: KEYS.hooksRead, account: ACCOUNT, scopes: ['webhooks:read', 'orders:read'] },
 ]);
 
@@ -73,8 +77,12 @@ describe('filters', () => {
       body: { filter: { $or: [{ 'data.object.currency': 'EUR' }, { 'data.object.currency': 'USD' }] } },
     });
     expect(changed.status).toBe(200);
-    expect(changed.body.filter).toEqual({ $or: [{ 'data.object.currency': 'EUR' }, { 'data.object.currency': 'USD' }] });
-    const untouched = await call('PATCH', `/v1/webhook-endpoints/${created.id}`, { body: { description: 'x' } });
+    expect(changed.body.filter).toEqual({
+      $or: [{ 'data.object.currency': 'EUR' }, { 'data.object.currency': 'USD' }],
+    });
+    const untouched = await call('PATCH', `/v1/webhook-endpoints/${created.id}`, {
+      body: { description: 'x' },
+    });
     expect(untouched.body.filter).toEqual(changed.body.filter);
     const removed = await call('PATCH', `/v1/webhook-endpoints/${created.id}`, { body: { filter: null } });
     expect(removed.body.filter).toBeNull();
@@ -88,23 +96,34 @@ describe('filters', () => {
     ['bad path', { 'data..total': 1 }, '#/filter/data..total'],
     ['bad operand', { 'data.object.total': { $in: 3 } }, '#/filter/data.object.total/%24in'],
     ['nested place', { $and: [{ a: 1 }, { b: { $exists: 'yes' } }] }, '#/filter/%24and/1/b/%24exists'],
-    ['more than 50 conditions', Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`k${i}`, i])), '#/filter'],
+    [
+      'more than 50 conditions',
+      Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`k${i}`, i])),
+      '#/filter',
+    ],
     ['more than 4 KiB', { description: 'x'.repeat(4100) }, '#/filter'],
   ];
-  it.each(invalid)('refuses a filter that is %s: 400 validation_failed naming the place, nothing written', async (_name, filter, pointer) => {
-    const before = (await call('GET', '/v1/webhook-endpoints?include=total')).body.pageInfo.totalCount;
-    const created = await call('POST', '/v1/webhook-endpoints', { body: { url: receiver.url, filter } });
-    expectProblem(created, 400, 'validation_failed');
-    expect(created.body.errors.map((e: { pointer: string }) => e.pointer)).toContain(pointer);
-    expect((await call('GET', '/v1/webhook-endpoints?include=total')).body.pageInfo.totalCount).toBe(before);
+  it.each(invalid)(
+    'refuses a filter that is %s: 400 validation_failed naming the place, nothing written',
+    async (_name, filter, pointer) => {
+      const before = (await call('GET', '/v1/webhook-endpoints?include=total')).body.pageInfo.totalCount;
+      const created = await call('POST', '/v1/webhook-endpoints', { body: { url: receiver.url, filter } });
+      expectProblem(created, 400, 'validation_failed');
+      expect(created.body.errors.map((e: { pointer: string }) => e.pointer)).toContain(pointer);
+      expect((await call('GET', '/v1/webhook-endpoints?include=total')).body.pageInfo.totalCount).toBe(
+        before,
+      );
 
-    const target = await endpoint({ filter: { type: 'order.created' } });
-    const patched = await call('PATCH', `/v1/webhook-endpoints/${target.id}`, { body: { filter } });
-    expectProblem(patched, 400, 'validation_failed');
-    expect(patched.body.errors.map((e: { pointer: string }) => e.pointer)).toContain(pointer);
-    expect((await call('GET', `/v1/webhook-endpoints/${target.id}`)).body.filter).toEqual({ type: 'order.created' });
-    await call('DELETE', `/v1/webhook-endpoints/${target.id}`);
-  });
+      const target = await endpoint({ filter: { type: 'order.created' } });
+      const patched = await call('PATCH', `/v1/webhook-endpoints/${target.id}`, { body: { filter } });
+      expectProblem(patched, 400, 'validation_failed');
+      expect(patched.body.errors.map((e: { pointer: string }) => e.pointer)).toContain(pointer);
+      expect((await call('GET', `/v1/webhook-endpoints/${target.id}`)).body.filter).toEqual({
+        type: 'order.created',
+      });
+      await call('DELETE', `/v1/webhook-endpoints/${target.id}`);
+    },
+  );
 
   it('bounds the answer: at most 20 errors, however many places are wrong', async () => {
     const filter = Object.fromEntries(Array.from({ length: 45 }, (_, i) => [`k${i}`, { [`$bad${i}`]: 1 }]));
@@ -115,7 +134,10 @@ describe('filters', () => {
   });
 
   it('creates a delivery only for events the filter matches', async () => {
-    const big = await endpoint({ eventTypes: ['order.created'], filter: { 'data.object.total': { $gte: 10000 } } });
+    const big = await endpoint({
+      eventTypes: ['order.created'],
+      filter: { 'data.object.total': { $gte: 10000 } },
+    });
     const all = await endpoint({ eventTypes: ['order.created'] });
     const orders = [];
     for (const total of [5000, 20000, 9999, 10000]) {
@@ -126,7 +148,9 @@ describe('filters', () => {
     const deliveredTo = async (endpointId: string) => {
       const page = await call('GET', `/v1/deliveries?endpoint=${endpointId}&limit=100`);
       const events = await Promise.all(
-        page.body.data.map(async (d: { event: string }) => (await call('GET', `/v1/events/${d.event}`)).body.data.object.id),
+        page.body.data.map(
+          async (d: { event: string }) => (await call('GET', `/v1/events/${d.event}`)).body.data.object.id,
+        ),
       );
       return new Set(events);
     };
@@ -138,21 +162,32 @@ describe('filters', () => {
 
 describe('test events', () => {
   it('sends the documented example, marked test, to that endpoint only; 202 with Location; signed and logged', async () => {
-    const target = await endpoint({ eventTypes: ['order.created', 'payment.succeeded'], filter: { type: 'never' } });
+    const target = await endpoint({
+      eventTypes: ['order.created', 'payment.succeeded'],
+      filter: { type: 'never' },
+    });
     const bystander = await endpoint({ eventTypes: ['payment.succeeded'] });
     const before = receiver.received.length;
     const response = await call('POST', `/v1/webhook-endpoints/${target.id}/test`, {
       body: { eventType: 'payment.succeeded' },
     });
     expect(response.status, JSON.stringify(response.body)).toBe(202);
-    expect(response.body).toMatchObject({ endpoint: target.id, eventType: 'payment.succeeded', livemode: false });
+    expect(response.body).toMatchObject({
+      endpoint: target.id,
+      eventType: 'payment.succeeded',
+      livemode: false,
+    });
     expect(response.body.id).toMatch(/^dlv_/);
     expect(response.headers.get('location')).toBe(`/v1/deliveries/${response.body.id}`);
 
-    const attempts = await eventually(async () => {
-      const page = await call('GET', `/v1/deliveries/${response.body.id}/attempts`);
-      return page.body.data?.length > 0 ? page.body.data : undefined;
-    }, 15_000, 'the test delivery attempt');
+    const attempts = await eventually(
+      async () => {
+        const page = await call('GET', `/v1/deliveries/${response.body.id}/attempts`);
+        return page.body.data?.length > 0 ? page.body.data : undefined;
+      },
+      15_000,
+      'the test delivery attempt',
+    );
     expect(attempts[0].status).toBe(204);
     const delivered = receiver.received.slice(before).filter((r) => JSON.parse(r.body).test === true);
     expect(delivered).toHaveLength(1);
@@ -176,33 +211,63 @@ describe('test events', () => {
     const count = async () => (await call('GET', '/v1/deliveries?include=total')).body.pageInfo.totalCount;
     const before = await count();
 
-    expectProblem(await call('POST', path(orders.id), { body: { eventType: 'order.refunded' } }), 422, 'unprocessable');
-    expectProblem(await call('POST', path(orders.id), { body: { eventType: 'order.exploded' } }), 400, 'validation_failed');
+    expectProblem(
+      await call('POST', path(orders.id), { body: { eventType: 'order.refunded' } }),
+      422,
+      'unprocessable',
+    );
+    expectProblem(
+      await call('POST', path(orders.id), { body: { eventType: 'order.exploded' } }),
+      400,
+      'validation_failed',
+    );
     expectProblem(await call('POST', path(orders.id), { body: {} }), 400, 'validation_failed');
     expectProblem(
       await call('POST', path(orders.id), { body: { eventType: 'order.created', colour: 1 } }),
       400,
       'unknown_field',
     );
-    expectProblem(await call('POST', path('we_nothere0000000000000'), { body: { eventType: 'order.created' } }), 404, 'not_found');
+    expectProblem(
+      await call('POST', path('we_nothere0000000000000'), { body: { eventType: 'order.created' } }),
+      404,
+      'not_found',
+    );
     expectProblem(
       await call('POST', path(orders.id), { key: KEYS.other, body: { eventType: 'order.created' } }),
       404,
       'not_found',
     );
-    const forbidden = await call('POST', path(payments.id), { key: KEYS.ordersOnly, body: { eventType: 'payment.succeeded' } });
+    const forbidden = await call('POST', path(payments.id), {
+      key: KEYS.ordersOnly,
+      body: { eventType: 'payment.succeeded' },
+    });
     expectProblem(forbidden, 403, 'forbidden');
     expect(forbidden.headers.get('www-authenticate')).toContain('insufficient_scope');
-    expectProblem(await call('POST', path(orders.id), { key: KEYS.hooksRead, body: { eventType: 'order.created' } }), 403, 'forbidden');
-    expectProblem(await call('POST', path(orders.id), { key: null, body: { eventType: 'order.created' } }), 401, 'unauthenticated');
+    expectProblem(
+      await call('POST', path(orders.id), { key: KEYS.hooksRead, body: { eventType: 'order.created' } }),
+      403,
+      'forbidden',
+    );
+    expectProblem(
+      await call('POST', path(orders.id), { key: null, body: { eventType: 'order.created' } }),
+      401,
+      'unauthenticated',
+    );
 
     await call('PATCH', `/v1/webhook-endpoints/${orders.id}`, { body: { status: 'disabled' } });
-    expectProblem(await call('POST', path(orders.id), { body: { eventType: 'order.created' } }), 409, 'invalid_state_transition');
+    expectProblem(
+      await call('POST', path(orders.id), { body: { eventType: 'order.created' } }),
+      409,
+      'invalid_state_transition',
+    );
     expect(await count()).toBe(before);
 
     // A key that reads what the endpoint carries may test it.
     await call('PATCH', `/v1/webhook-endpoints/${orders.id}`, { body: { status: 'active' } });
-    const allowed = await call('POST', path(orders.id), { key: KEYS.ordersOnly, body: { eventType: 'order.created' } });
+    const allowed = await call('POST', path(orders.id), {
+      key: KEYS.ordersOnly,
+      body: { eventType: 'order.created' },
+    });
     expect(allowed.status, JSON.stringify(allowed.body)).toBe(202);
     expect(await count()).toBe(before + 1);
     for (const id of [orders.id, payments.id]) await call('DELETE', `/v1/webhook-endpoints/${id}`);
