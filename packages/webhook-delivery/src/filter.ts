@@ -8,7 +8,14 @@ import { clipEcho, pointerToken, problem } from '@holdfast/problem-details';
  */
 export type EventFilter = { readonly [key: string]: unknown };
 
-/** The bounds a filter is checked against on write. */
+/**
+ * The bounds a filter is checked against on write.
+ *
+ * @example
+ * ```ts
+ * FILTER_LIMITS.conditions; // 50
+ * ```
+ */
 export const FILTER_LIMITS: {
   /** Comparisons in all (each equality, each operator of an operator object). */
   readonly conditions: number;
