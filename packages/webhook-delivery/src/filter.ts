@@ -41,6 +41,24 @@ const COMBINATORS = new Set(['$and', '$or', '$not']);
 // Issues past this many are not looked for: a problem shows 20, and a hostile filter stays cheap.
 const MAX_ISSUES = 21;
 
+// JSON.stringify writes U+0000 and lone surrogates as \u escapes (an escape preceded by an even
+// number of backslashes); PostgreSQL's jsonb refuses both.
+const JSONB_UNSAFE = /(?<!\\)(?:\\\\)*\\u(?:0000|d[89a-f][0-9a-f]{2})/i;
+
+/**
+ * Whether JSON text from `JSON.stringify` can be read as PostgreSQL jsonb (no U+0000, no lone
+ * surrogate): the fan-out evaluates filters only on such events, and a filter must be one.
+ *
+ * @example
+ * ```ts
+ * jsonbCanHold(JSON.stringify({ a: 'x' })); // true
+ * jsonbCanHold(JSON.stringify({ a: '\u0000' })); // false
+ * ```
+ */
+export function jsonbCanHold(text: string): boolean {
+  return !JSONB_UNSAFE.test(text);
+}
+
 const isObject = (value: unknown): value is { [key: string]: unknown } =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
@@ -73,11 +91,15 @@ const bytes = (text: string): number => new TextEncoder().encode(text).length;
  */
 export function checkFilter(value: unknown): FilterIssue[] {
   if (!isObject(value)) return [{ path: [], code: 'invalid_filter', detail: 'a JSON object' }];
-  const size = bytes(JSON.stringify(value));
+  const text = JSON.stringify(value);
+  const size = bytes(text);
   if (size > FILTER_LIMITS.bytes) {
     return [
       { path: [], code: 'too_large', detail: `at most ${FILTER_LIMITS.bytes} bytes as JSON, got ${size}` },
     ];
+  }
+  if (!jsonbCanHold(text)) {
+    return [{ path: [], code: 'invalid_filter', detail: 'text without U+0000 or lone surrogates' }];
   }
   const issues: FilterIssue[] = [];
   let conditions = 0;

@@ -1,5 +1,6 @@
 import type postgres from 'postgres';
 import type { ISql as Sql } from 'postgres';
+import { jsonbCanHold } from './filter';
 import { opaqueId } from './id';
 import type { EventInput } from './outbox';
 import { wakeChannel } from './wake';
@@ -72,14 +73,14 @@ export function eventWrites(
       from holdfast_event ev, holdfast_webhook_endpoints e
       where e.account_id = ${input.account} and e.status = 'active' and e.deleted_at is null
         and (cardinality(e.event_types) = 0 or ${input.type} = any(e.event_types) or '*' = any(e.event_types))
-        and (e.filter is null or holdfast_filter_match(e.filter, ev.payload::jsonb))
+        and (e.filter is null or (${jsonbCanHold(text)}::boolean and holdfast_filter_match(e.filter, ev.payload::jsonb)))
       returning pg_notify(${wakeChannel(sql)}, '')
     )`;
   return { ctes, id, createdAt: now.toISOString() };
 }
 
 /**
- * The outbox write of one event as one statement of text with `$1..$7`, for any driver (see
+ * The outbox write of one event as one statement of text with `$1..$8`, for any driver (see
  * {@link enqueueEvent}): the same three writes as {@link eventWrites}, each value cast so every
  * driver passes the same text, and the sequence read back as text. The fan-out notifies the
  * delivery workers of this schema (delivered at commit, once per transaction).
@@ -106,7 +107,7 @@ holdfast_event_fan as (
   from holdfast_event ev, holdfast_webhook_endpoints e
   where e.account_id = $3::text and e.status = 'active' and e.deleted_at is null
     and (cardinality(e.event_types) = 0 or $4::text = any(e.event_types) or '*' = any(e.event_types))
-    and (e.filter is null or holdfast_filter_match(e.filter, ev.payload::jsonb))
+    and (e.filter is null or ($8::boolean and holdfast_filter_match(e.filter, ev.payload::jsonb)))
   returning pg_notify(left('holdfast_due.' || current_schema(), 63), '')
 )
 select sequence::text as sequence from holdfast_event_seq`;
@@ -138,6 +139,7 @@ export function enqueueEventValues(input: EventInput): {
       text.slice(0, at),
       text.slice(at + 1),
       createdAt,
+      jsonbCanHold(text),
     ],
     id,
     createdAt,

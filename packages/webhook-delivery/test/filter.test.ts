@@ -293,6 +293,59 @@ describe('payload filters at fan-out', () => {
   });
 });
 
+describe('events jsonb cannot hold', () => {
+  it('still commit, and match no filter (U+0000 and lone surrogates), through both outbox writes', async () => {
+    const account = 'acct_filter_unsafe';
+    const { endpoint: filtered } = await createEndpoint(
+      db.sql,
+      { account, url: URL_, filter: { $not: { type: 'nothing' } } },
+      options,
+    );
+    const { endpoint: open } = await createEndpoint(db.sql, { account, url: URL_ }, options);
+    const { endpoint: safeFiltered } = await createEndpoint(
+      db.sql,
+      { account, url: URL_, filter: { 'data.object.note': { $exists: true } } },
+      options,
+    );
+    for (const note of ['nul \u0000 here', 'lone \ud800', 'lone \udc00 low']) {
+      const viaEnqueue = await db.sql.begin((tx) =>
+        enqueueEvent(tx, {
+          account,
+          type: 'order.created',
+          resourceId: 'ord_u',
+          object: { id: 'ord_u', note },
+        }),
+      );
+      const viaWrites = eventWrites(db.sql, {
+        account,
+        type: 'order.created',
+        resourceId: 'ord_u',
+        object: { id: 'ord_u', note },
+      });
+      await db.sql`with ${viaWrites.ctes} select 1`;
+      for (const id of [viaEnqueue.id, viaWrites.id]) {
+        const delivered = await deliveredEndpoints(id);
+        expect([delivered.has(filtered.id), delivered.has(open.id), delivered.has(safeFiltered.id)]).toEqual([
+          false,
+          true,
+          false,
+        ]);
+      }
+    }
+    // An escaped backslash before "u0000" is ordinary text: filters apply.
+    const plain = await db.sql.begin((tx) =>
+      enqueueEvent(tx, {
+        account,
+        type: 'order.created',
+        resourceId: 'ord_u',
+        object: { id: 'ord_u', note: 'C:\\u0000' },
+      }),
+    );
+    const delivered = await deliveredEndpoints(plain.id);
+    expect([delivered.has(filtered.id), delivered.has(safeFiltered.id)]).toEqual([true, true]);
+  });
+});
+
 describe('filter validation', () => {
   const big = Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`data.k${i}`, i]));
   const cases: [string, unknown, string, string][] = [
@@ -313,6 +366,8 @@ describe('filter validation', () => {
     ['$not of an array', { $not: [] }, '$not', 'invalid_filter'],
     ['too many conditions', big, '', 'too_many_conditions'],
     ['too large', { a: 'x'.repeat(FILTER_LIMITS.bytes) }, '', 'too_large'],
+    ['U+0000', { a: 'x\u0000' }, '', 'invalid_filter'],
+    ['a lone surrogate', { 'a\ud800': 1 }, '', 'invalid_filter'],
     [
       'too deep',
       JSON.parse(`${'{"$not":'.repeat(9)}{"a":1}${'}'.repeat(9)}`),
