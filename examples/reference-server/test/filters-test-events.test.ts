@@ -1,5 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exampleObject } from '../src/event-examples';
+import { EventSchema } from '../src/api/webhook-schemas';
+import { exampleObject, examplePayload } from '../src/event-examples';
+import { EVENT_TYPES } from '../src/event-types';
+import { OrderSchema, RefundSchema } from '../src/resources/orders/schema';
+import { PaymentSchema } from '../src/resources/payments/schema';
+import { SubscriptionSchema } from '../src/resources/subscriptions/schema';
 import {
   ACCOUNT,
   type ApiResponse,
@@ -161,6 +166,38 @@ describe('filters', () => {
 });
 
 describe('test events', () => {
+  it('sends documented examples that are valid instances of their schemas, with no extra field', () => {
+    for (const type of EVENT_TYPES) {
+      const family = type.split('.')[0];
+      const object =
+        type === 'order.refunded'
+          ? OrderSchema.extend({ refund: RefundSchema.strict() }).strict()
+          : family === 'order'
+            ? OrderSchema.strict()
+            : family === 'payment'
+              ? PaymentSchema.strict()
+              : SubscriptionSchema.strict();
+      const payload = examplePayload(type);
+      expect(object.safeParse(payload.data.object).success, type).toBe(true);
+      expect(EventSchema.safeParse(payload).success, type).toBe(true);
+      expect(exampleObject(type, true).livemode).toBe(true);
+    }
+  });
+
+  it('are explained, with filters, in /docs and declared in /openapi.json', async () => {
+    const docs = await (await fetch(new URL('/docs', server.url))).text();
+    expect(docs).toContain('<h3>Filters</h3>');
+    expect(docs).toContain('<h3>Test events</h3>');
+    const document = await (await fetch(new URL('/openapi.json', server.url))).json();
+    expect(Object.keys(document.paths['/v1/webhook-endpoints/{id}/test'].post.responses)).toEqual(
+      expect.arrayContaining(['202', '403', '404', '409', '422']),
+    );
+    expect(document.components.schemas.WebhookEndpoint.properties.filter).toBeDefined();
+    expect(document.components.schemas.OrderCreatedEvent.example.data.object).toEqual(
+      exampleObject('order.created', false),
+    );
+  });
+
   it('sends the documented example, marked test, to that endpoint only; 202 with Location; signed and logged', async () => {
     const target = await endpoint({
       eventTypes: ['order.created', 'payment.succeeded'],
