@@ -97,7 +97,7 @@ export const updateEndpoint = createRoute({
   path: '/webhook-endpoints/{id}',
   tags,
   summary: 'Update a webhook endpoint',
-  description: `Partial update. \`status\` moves it between active and disabled. ${scopesFollowData} That holds for a change of \`url\` or \`eventTypes\` and for \`status: "active"\`, judged on the event types after the change; a new \`url\` or enabling also needs the read scope of the event types of the deliveries still queued for it. A change of \`description\` or \`maxPerSecond\` alone, or disabling, needs only \`webhooks:write\`.`,
+  description: `Partial update. \`status\` moves it between active and disabled. ${scopesFollowData} That holds for a change of \`url\` or \`eventTypes\` and for \`status: "active"\`, judged on the event types after the change; a new \`url\` or enabling also needs the read scope of the event types of the deliveries still queued for it. A change of \`description\`, \`maxPerSecond\` or \`filter\` alone (a filter only chooses among the events its types already carry), or disabling, needs only \`webhooks:write\`.`,
   request: { params, body: { required: true, content: json(UpdateWebhookEndpointSchema) } },
   responses: {
     200: { description: 'The updated endpoint.', content: json(WebhookEndpointSchema) },

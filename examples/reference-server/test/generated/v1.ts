@@ -314,7 +314,7 @@ export interface paths {
         head?: never;
         /**
          * Update a webhook endpoint
-         * @description Partial update. `status` moves it between active and disabled. Scopes follow the data: this needs the read scope of every event type the endpoint carries (`order.*` `orders:read`, `payment.*` `payments:read`, `subscription.*` `subscriptions:read`); an absent or empty `eventTypes`, or `*`, carries every type. That holds for a change of `url` or `eventTypes` and for `status: "active"`, judged on the event types after the change; a new `url` or enabling also needs the read scope of the event types of the deliveries still queued for it. A change of `description` or `maxPerSecond` alone, or disabling, needs only `webhooks:write`.
+         * @description Partial update. `status` moves it between active and disabled. Scopes follow the data: this needs the read scope of every event type the endpoint carries (`order.*` `orders:read`, `payment.*` `payments:read`, `subscription.*` `subscriptions:read`); an absent or empty `eventTypes`, or `*`, carries every type. That holds for a change of `url` or `eventTypes` and for `status: "active"`, judged on the event types after the change; a new `url` or enabling also needs the read scope of the event types of the deliveries still queued for it. A change of `description`, `maxPerSecond` or `filter` alone (a filter only chooses among the events its types already carry), or disabling, needs only `webhooks:write`.
          */
         patch: operations["patchV1WebhookEndpointsById"];
         trace?: never;
