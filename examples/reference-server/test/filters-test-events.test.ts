@@ -130,6 +130,25 @@ describe('filters', () => {
     },
   );
 
+  it('a filter change alone needs only webhooks:write, whatever types the endpoint carries', async () => {
+    const payments = await endpoint({ eventTypes: ['payment.succeeded'] });
+    const changed = await call('PATCH', `/v1/webhook-endpoints/${payments.id}`, {
+      key: KEYS.ordersOnly,
+      body: { filter: { 'data.object.amount': { $gt: 0 } } },
+    });
+    expect(changed.status, JSON.stringify(changed.body)).toBe(200);
+    expect(changed.body.filter).toEqual({ 'data.object.amount': { $gt: 0 } });
+    expectProblem(
+      await call('PATCH', `/v1/webhook-endpoints/${payments.id}`, {
+        key: KEYS.hooksRead,
+        body: { filter: null },
+      }),
+      403,
+      'forbidden',
+    );
+    await call('DELETE', `/v1/webhook-endpoints/${payments.id}`);
+  });
+
   it('bounds the answer: at most 20 errors, however many places are wrong', async () => {
     const filter = Object.fromEntries(Array.from({ length: 45 }, (_, i) => [`k${i}`, { [`$bad${i}`]: 1 }]));
     const response = await call('POST', '/v1/webhook-endpoints', { body: { url: receiver.url, filter } });
