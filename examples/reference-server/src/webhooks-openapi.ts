@@ -1,6 +1,7 @@
 import { declareWebhooks } from '@holdfast/webhook-delivery/openapi';
 import { z } from '@hono/zod-openapi';
 import { EventSchema } from './api/webhook-schemas';
+import { examplePayload } from './event-examples';
 import { EVENT_TYPES, type EventType } from './event-types';
 import type { JsonObject } from './json-value';
 import { OrderSchema, RefundSchema } from './resources/orders/schema';
@@ -69,7 +70,11 @@ export function declareOutboundWebhooks(document: JsonObject): void {
     payload: EventSchema.extend({
       type: z.literal(type),
       data: z.object({ object: EVENT_OBJECTS[type] }),
-    }).meta({ id: payloadSchemaName(type), description: WHAT[type] }),
+    }).meta({
+      id: payloadSchemaName(type),
+      description: `${WHAT[type]} The example is what POST /v1/webhook-endpoints/{id}/test sends (with "test": true).`,
+      example: examplePayload(type),
+    }),
   }));
   declareWebhooks(document, webhooks, { note: ' See /docs, "Receiving webhooks".' });
 }

@@ -475,6 +475,27 @@ describe('the contract, every operation of /openapi.json', () => {
     expect((await api('GET', `/v1/webhook-endpoints/${ids.endpoint}/stats?window=1y`)).status).toBe(400);
     expect((await api('GET', '/v1/notifications')).status).toBe(200);
 
+    // Test events (CONTRACT section 11): 202 with the delivery, sent and logged; 422 for a type the
+    // endpoint does not carry; 409 while it is disabled.
+    const testPath = `/v1/webhook-endpoints/${ids.endpoint}/test`;
+    const tested = await api('POST', testPath, { body: { eventType: 'order.created' } });
+    expect(tested.status).toBe(202);
+    expect(tested.headers.get('location')).toBe(`/v1/deliveries/${tested.body.id}`);
+    await eventually(
+      async () =>
+        (await api('GET', `/v1/deliveries/${tested.body.id}`)).body.status === 'succeeded' ? true : undefined,
+      20_000,
+      'the test event to be delivered',
+    );
+    expect((await api('POST', testPath, { body: { eventType: 'payment.failed' } })).body.code).toBe(
+      'unprocessable',
+    );
+    await api('PATCH', `/v1/webhook-endpoints/${ids.endpoint}`, { body: { status: 'disabled' } });
+    expect((await api('POST', testPath, { body: { eventType: 'order.created' } })).body.code).toBe(
+      'invalid_state_transition',
+    );
+    await api('PATCH', `/v1/webhook-endpoints/${ids.endpoint}`, { body: { status: 'active' } });
+
     // The receiver: verified and queued (200), then listed; a duplicate is acknowledged.
     const payload = JSON.stringify({
       id: 'evt_tour_in_1',
@@ -537,6 +558,7 @@ describe('the contract, every operation of /openapi.json', () => {
       'POST /v1/webhook-endpoints': { url: receiver.url },
       'PATCH /v1/webhook-endpoints/{id}': { description: 'x' },
       'POST /v1/webhook-endpoints/{id}/recover': { since: new Date(Date.now() - 60_000).toISOString() },
+      'POST /v1/webhook-endpoints/{id}/test': { eventType: 'order.created' },
     };
     const v1 = operations.filter((op) => op.template.startsWith('/v1/'));
     expect(v1.length).toBeGreaterThanOrEqual(33);

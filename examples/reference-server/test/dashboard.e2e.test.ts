@@ -635,6 +635,70 @@ describe.skipIf(!hasChromium)('dashboard in Chromium (needs /usr/bin/chromium)',
       .toMatch(/^\d+ deliver(y|ies) re-queued\.$/);
   });
 
+  it('edits an endpoint filter, shows the server refusing a bad one, and sends a test event that lands', {
+    timeout: 60_000,
+  }, async () => {
+    receiver.healthy = true;
+    await page.goto(`${server.url}/dashboard#/endpoints`);
+    const row = main().locator(`tr[data-id="${endpointId}"]`);
+    await row.getByRole('button', { name: /^Edit / }).click();
+    const filter = page.getByLabel(/^Filter/);
+    // Not JSON: refused in the page, before any request.
+    await filter.fill('{ "data.object.plan": ');
+    await main().getByRole('button', { name: 'Save changes' }).click();
+    await expect
+      .poll(() => main().getByRole('alert').textContent())
+      .toContain('The filter is not valid JSON');
+    expect(await filter.getAttribute('aria-invalid')).toBe('true');
+    // JSON the server refuses: its validation error names the place.
+    await filter.fill('{ "data.object.plan": { "$regex": "^pro" } }');
+    await main().getByRole('button', { name: 'Save changes' }).click();
+    await expect
+      .poll(() => main().getByRole('alert').textContent())
+      .toContain('filter.data.object.plan.$regex');
+    expect(await main().getByRole('alert').textContent()).toMatch(/HTTP 400/);
+    await shoot('endpoint-filter-error');
+    // A valid filter (with a real null, which must never show as stray text).
+    const valid = { 'data.object.plan': { $in: ['pro', 'team'] }, 'data.object.canceledAt': null };
+    await filter.fill(JSON.stringify(valid, null, 2));
+    await main().getByRole('button', { name: 'Save changes' }).click();
+    await expect.poll(() => row.locator('.filter-summary summary').textContent()).toBe('Filtered');
+    expect((await api('GET', `/webhook-endpoints/${endpointId}`)).filter).toEqual(valid);
+    await row.locator('.filter-summary summary').click();
+    await shoot('endpoints-filtered');
+
+    // The endpoint page shows the filter and sends a test event, following its attempt.
+    await page.goto(`${server.url}/dashboard#/endpoints/${endpointId}`);
+    await main().getByRole('heading', { name: 'Endpoint health', level: 1 }).waitFor();
+    await expect.poll(() => main().locator('.filter-slot pre.json-block').textContent()).toContain('"$in"');
+    const type = main().getByLabel('Event type');
+    await expect.poll(() => type.locator('option').allTextContents()).toContain('subscription.created');
+    await type.selectOption('subscription.created');
+    const before = receiver.receipts.length;
+    await main().getByRole('button', { name: 'Send test event' }).click();
+    const landed = main().getByRole('status').filter({ hasText: 'Test delivery' });
+    await expect.poll(() => landed.locator('.badge').textContent(), { timeout: 30_000 }).toBe('succeeded');
+    await expect
+      .poll(() => main().locator('.test-attempts li').first().textContent())
+      .toMatch(/^HTTP 200 in \d+ ms$/);
+    const link = await landed.getByRole('link').getAttribute('href');
+    expect(link).toMatch(/^#\/deliveries\/dlv_/);
+    const delivery = await api('GET', `/deliveries/${String(link).split('/').pop()}`);
+    expect(delivery).toMatchObject({
+      endpoint: endpointId,
+      eventType: 'subscription.created',
+      status: 'succeeded',
+    });
+    const event = await api('GET', `/events/${String(delivery.event)}`);
+    expect(event.test).toBe(true);
+    expect(receiver.receipts.slice(before).some((r) => r.webhookId === delivery.event && r.verified)).toBe(
+      true,
+    );
+    await shoot('endpoint-test-event');
+    // Leave the endpoint as the later cases expect it: no filter.
+    await api('PATCH', `/webhook-endpoints/${endpointId}`, { filter: null });
+  });
+
   it('lists events and notifications', async () => {
     const nav = page.getByRole('navigation', { name: 'Dashboard' });
     await nav.getByRole('link', { name: 'Events' }).click();

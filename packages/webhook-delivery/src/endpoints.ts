@@ -1,6 +1,7 @@
 import { problem } from '@holdfast/problem-details';
 import { generateKeyPair, generateSecret } from '@holdfast/webhook-signer';
 import type { ISql as Sql } from 'postgres';
+import { assertFilter, type EventFilter } from './filter';
 import { opaqueId } from './id';
 import { pgArray } from './pg-array';
 import { deliveryProblems } from './problems';
@@ -22,6 +23,8 @@ export interface EndpointInput {
   maxPerSecond?: number | null | undefined;
   /** `v1` (default): a `whsec_` secret; `v1a`: an ed25519 key pair, the public key shown. */
   signatureScheme?: SignatureScheme | undefined;
+  /** A payload filter (the README, "Filters"): only events it matches get a delivery; absent or null: every event. */
+  filter?: EventFilter | null | undefined;
 }
 
 /** A new signing key for `scheme`: a `whsec_` secret, or a `whsk_` key and its `whpk_` public key. */
@@ -44,7 +47,13 @@ export interface EndpointChanges extends AccountRef {
   status?: 'active' | 'disabled' | undefined;
   /** A new rate ceiling, or `null` to lift it. */
   maxPerSecond?: number | null | undefined;
+  /** A new payload filter, or `null` to remove it. */
+  filter?: EventFilter | null | undefined;
 }
+
+/** A filter as the `filter` column takes it: JSON text, or null for none. */
+const filterText = (filter: EventFilter | null | undefined): string | null =>
+  filter === undefined || filter === null ? null : JSON.stringify(filter);
 
 /**
  * The destination in WHATWG-normalised form (https://url.spec.whatwg.org/; stored and echoed so), after
@@ -88,6 +97,7 @@ export async function createEndpoint(
 ): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
   const url = await assertDestination(input.url, options);
   assertRate(input.maxPerSecond);
+  assertFilter(input.filter);
   const scheme = input.signatureScheme ?? 'v1';
   const { secret, publicKey } = newKey(scheme);
   const now = new Date((options.now ?? Date.now)());
@@ -95,10 +105,10 @@ export async function createEndpoint(
     with e as (
       insert into holdfast_webhook_endpoints
         (id, account_id, url, description, event_types, secret, max_per_second,
-         signature_scheme, public_key, created_at, updated_at)
+         signature_scheme, public_key, filter, created_at, updated_at)
       values (${opaqueId('we')}, ${input.account}, ${url}, ${input.description ?? null},
               ${pgArray(input.eventTypes ?? [])}::text[], ${secret}, ${input.maxPerSecond ?? null},
-              ${scheme}, ${publicKey}, ${now}, ${now})
+              ${scheme}, ${publicKey}, ${filterText(input.filter)}::text::jsonb, ${now}, ${now})
       returning *
     ),
     p as (
@@ -158,6 +168,7 @@ export async function endpointConcurrency(
  * @example
  * ```ts
  * await updateEndpoint(sql, { account: 'acct_1', id: 'we_...', status: 'active', maxPerSecond: 50 });
+ * await updateEndpoint(sql, { account: 'acct_1', id: 'we_...', filter: { 'data.object.total': { $gte: 10000 } } });
  * ```
  */
 export async function updateEndpoint(
@@ -167,6 +178,7 @@ export async function updateEndpoint(
 ): Promise<WebhookEndpoint | undefined> {
   const url = changes.url === undefined ? null : await assertDestination(changes.url, options);
   assertRate(changes.maxPerSecond);
+  assertFilter(changes.filter);
   const now = new Date((options.now ?? Date.now)());
   const [row] = await sql`
     with u as (
@@ -176,6 +188,7 @@ export async function updateEndpoint(
         description = case when ${changes.description === undefined} then description else ${changes.description ?? null} end,
         status = coalesce(${changes.status ?? null}, status),
         max_per_second = case when ${changes.maxPerSecond === undefined} then max_per_second else ${changes.maxPerSecond ?? null}::int end,
+        filter = case when ${changes.filter === undefined} then filter else ${filterText(changes.filter)}::text::jsonb end,
         failing_since = case when ${changes.status === 'active'} then null else failing_since end,
         disable_warned_at = case when ${changes.status === 'active'} then null else disable_warned_at end,
         disabled_reason = case when ${changes.status !== undefined} then null else disabled_reason end,

@@ -1,4 +1,11 @@
 export { classifyAttempt, type Outcome, parseRetryAfter } from './classify';
+export {
+  assertFilter,
+  checkFilter,
+  type EventFilter,
+  FILTER_LIMITS,
+  type FilterIssue,
+} from './filter';
 export { isCongestion } from './pacing';
 export { deliveryDefinitions, deliveryProblems } from './problems';
 export { type RecoverInput, recoverDeliveries } from './recover';

@@ -1,5 +1,6 @@
 import type postgres from 'postgres';
 import type { ISql as Sql } from 'postgres';
+import { jsonbCanHold } from './filter';
 import { opaqueId } from './id';
 import type { EventInput } from './outbox';
 import { wakeChannel } from './wake';
@@ -9,8 +10,8 @@ export interface EventWrites {
   /**
    * Three comma-separated data-modifying CTEs, `holdfast_event_seq`, `holdfast_event` and
    * `holdfast_event_fan`, for the caller's `with` list: the resource's next sequence, the
-   * event carrying it, one delivery per active subscribed endpoint (which notifies the workers,
-   * at commit, when there is one). One event per statement (the CTE names are fixed).
+   * event carrying it, one delivery per active subscribed endpoint whose filter (if any) the
+   * event matches (which notifies the workers, at commit, when there is one). One event per statement (the CTE names are fixed).
    */
   readonly ctes: postgres.PendingQuery<postgres.Row[]>;
   /** The event's id, as stored and sent (`Webhook-Id` of its deliveries). */
@@ -62,7 +63,7 @@ export function eventWrites(
       select ${id}, ${input.account}, ${input.type}, ${input.resourceId}, s.sequence,
              ${text.slice(0, at)} || s.sequence::text || ${text.slice(at + 1)}, ${now}
       from holdfast_event_seq s
-      returning id
+      returning id, payload
     ),
     holdfast_event_fan as (
       insert into holdfast_deliveries
@@ -72,13 +73,14 @@ export function eventWrites(
       from holdfast_event ev, holdfast_webhook_endpoints e
       where e.account_id = ${input.account} and e.status = 'active' and e.deleted_at is null
         and (cardinality(e.event_types) = 0 or ${input.type} = any(e.event_types) or '*' = any(e.event_types))
+        and (e.filter is null or (${jsonbCanHold(text)}::boolean and holdfast_filter_match(e.filter, ev.payload::jsonb)))
       returning pg_notify(${wakeChannel(sql)}, '')
     )`;
   return { ctes, id, createdAt: now.toISOString() };
 }
 
 /**
- * The outbox write of one event as one statement of text with `$1..$7`, for any driver (see
+ * The outbox write of one event as one statement of text with `$1..$8`, for any driver (see
  * {@link enqueueEvent}): the same three writes as {@link eventWrites}, each value cast so every
  * driver passes the same text, and the sequence read back as text. The fan-out notifies the
  * delivery workers of this schema (delivered at commit, once per transaction).
@@ -95,7 +97,7 @@ holdfast_event as (
   select $2::text, $3::text, $4::text, $1::text, s.sequence,
          $5::text || s.sequence::text || $6::text, $7::timestamptz
   from holdfast_event_seq s
-  returning id
+  returning id, payload
 ),
 holdfast_event_fan as (
   insert into holdfast_deliveries
@@ -105,6 +107,7 @@ holdfast_event_fan as (
   from holdfast_event ev, holdfast_webhook_endpoints e
   where e.account_id = $3::text and e.status = 'active' and e.deleted_at is null
     and (cardinality(e.event_types) = 0 or $4::text = any(e.event_types) or '*' = any(e.event_types))
+    and (e.filter is null or ($8::boolean and holdfast_filter_match(e.filter, ev.payload::jsonb)))
   returning pg_notify(left('holdfast_due.' || current_schema(), 63), '')
 )
 select sequence::text as sequence from holdfast_event_seq`;
@@ -136,6 +139,7 @@ export function enqueueEventValues(input: EventInput): {
       text.slice(0, at),
       text.slice(at + 1),
       createdAt,
+      jsonbCanHold(text),
     ],
     id,
     createdAt,

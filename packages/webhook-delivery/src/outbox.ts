@@ -1,6 +1,7 @@
 import { type Db, fromPostgres } from '@holdfast/db';
 import type { ISql as Sql } from 'postgres';
 import type { AccountRef } from './endpoints';
+import { opaqueId } from './id';
 import { releaseStripe } from './lease';
 import { ENQUEUE_EVENT, enqueueEventValues } from './outbox-writes';
 import {
@@ -26,7 +27,7 @@ export interface EventInput {
 
 /**
  * The transactional outbox: records the event and one delivery for each of the account's
- * active endpoints subscribed to its type, inside the caller's business transaction, so an
+ * active endpoints subscribed to its type whose filter (if any) it matches, inside the caller's business transaction, so an
  * event exists exactly when the change it describes committed. One statement (one round trip):
  * the resource's sequence, the event row and the fan-out are data-modifying CTEs of one query,
  * and the fan-out wakes the delivery workers at commit.
@@ -139,4 +140,66 @@ export async function replayDelivery(
     from old where d.id = old.id
     returning d.*`;
   return row ? toDelivery(row) : undefined;
+}
+
+/** What {@link sendTestEvent} sends. */
+export interface TestEventInput {
+  account: string;
+  /** The endpoint that receives it, and no other. */
+  endpointId: string;
+  /** The event type, one the endpoint carries (the caller checks). */
+  type: string;
+  /** The resource the event is about: usually the documented example of `type`. */
+  object: Record<string, unknown>;
+  /** The clock (ms). @defaultValue `Date.now` */
+  now?: () => number;
+}
+
+/**
+ * Enqueues a test event: one event of `type` with `"test": true` at the top level of its
+ * payload, and one delivery to `endpointId` only (no fan-out, and the endpoint's filter is not
+ * applied: the caller chose the endpoint). It is signed, retried and logged like any other.
+ * `sequence` is 0 and no resource's sequence moves, so a receiver's ordering of real events is
+ * untouched. One statement; `undefined` when the account has no such endpoint.
+ *
+ * @example
+ * ```ts
+ * const sent = await sendTestEvent(sql, { account: 'acct_1', endpointId: 'we_...', type: 'order.created', object: exampleOrder });
+ * // sent?.delivery.id: answer 202 with it
+ * ```
+ */
+export async function sendTestEvent(
+  sql: Sql,
+  input: TestEventInput,
+): Promise<{ event: WebhookEvent; delivery: Delivery } | undefined> {
+  const now = new Date((input.now ?? Date.now)());
+  const event: WebhookEvent = {
+    id: opaqueId('evt'),
+    type: input.type,
+    createdAt: now.toISOString(),
+    sequence: 0,
+    test: true,
+    data: { object: input.object },
+  };
+  const resourceId = typeof input.object.id === 'string' ? input.object.id : event.id;
+  const [row] = await sql`
+    with ep as (
+      select id from holdfast_webhook_endpoints
+      where id = ${input.endpointId} and account_id = ${input.account} and deleted_at is null
+    ),
+    ev as (
+      insert into holdfast_events (id, account_id, type, resource_id, sequence, payload, created_at)
+      select ${event.id}, ${input.account}, ${input.type}, ${resourceId}, 0, ${JSON.stringify(event)}, ${now}
+      from ep
+      returning id
+    ),
+    d as (
+      insert into holdfast_deliveries
+        (id, account_id, event_id, endpoint_id, event_type, status, next_attempt_at, created_at, updated_at)
+      select ${opaqueId('dlv')}, ${input.account}, ev.id, ep.id, ${input.type}, 'pending', ${now}, ${now}, ${now}
+      from ev, ep
+      returning *
+    )
+    select d.*, pg_notify(left('holdfast_due.' || current_schema(), 63), '') as woken from d`;
+  return row ? { event, delivery: toDelivery(row) } : undefined;
 }

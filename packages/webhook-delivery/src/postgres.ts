@@ -26,6 +26,7 @@ export {
   rotateSecret,
   updateEndpoint,
 } from './endpoints';
+export type { EventFilter } from './filter';
 export { type Migration, migrations } from './migrations';
 export {
   type EventInput,
@@ -34,6 +35,8 @@ export {
   getEvent,
   listAttempts,
   replayDelivery,
+  sendTestEvent,
+  type TestEventInput,
 } from './outbox';
 export { type EventWrites, eventWrites } from './outbox-writes';
 export { purgeDeliveryHistory } from './purge';

@@ -24,6 +24,8 @@ export interface WebhookEndpoint {
   signatureScheme: SignatureScheme;
   /** The `whpk_` public key of a `v1a` endpoint (after a rotation, the new one); `null` for `v1`. */
   publicKey: string | null;
+  /** The payload filter: only events it matches get a delivery (the README, "Filters"); `null` for none. */
+  filter: { [key: string]: unknown } | null;
   concurrency: EndpointConcurrency;
   createdAt: string;
   updatedAt: string;
@@ -35,6 +37,8 @@ export interface WebhookEvent {
   type: string;
   createdAt: string;
   sequence: number;
+  /** `true` on a test event (`sendTestEvent`); absent on every other. */
+  test?: true;
   data: { object: Record<string, unknown> };
 }
 
@@ -98,6 +102,14 @@ export function toConcurrency(row: postgres.Row): EndpointConcurrency {
   return { current: Math.max(1, Math.min(max, Math.floor(limit))), max };
 }
 
+// jsonb arrives parsed from postgres.js and as text from drivers that do not parse it.
+const toFilter = (value: unknown): { [key: string]: unknown } | null => {
+  const parsed: unknown = typeof value === 'string' ? JSON.parse(value) : value;
+  return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+    ? (parsed as { [key: string]: unknown })
+    : null;
+};
+
 /** Row → API shape of `holdfast_webhook_endpoints` (joined with its pacing row when present). */
 export function toEndpoint(row: postgres.Row): WebhookEndpoint {
   return {
@@ -109,6 +121,7 @@ export function toEndpoint(row: postgres.Row): WebhookEndpoint {
     maxPerSecond: row.max_per_second ?? null,
     signatureScheme: row.signature_scheme === 'v1a' ? 'v1a' : 'v1',
     publicKey: row.public_key ?? null,
+    filter: toFilter(row.filter),
     concurrency: toConcurrency(row),
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),

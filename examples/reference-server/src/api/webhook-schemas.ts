@@ -1,4 +1,5 @@
 import { defineSortAllowlist } from '@holdfast/sort-allowlist';
+import { checkFilter, FILTER_LIMITS } from '@holdfast/webhook-delivery';
 import { z } from '@hono/zod-openapi';
 import { EVENT_TYPES } from '../event-types';
 import { livemode, timestamp } from './fields';
@@ -56,6 +57,21 @@ const SIGNATURE_SCHEME = z.enum(['v1', 'v1a']).meta({
     'Standard Webhooks scheme of the deliveries: v1 signs with HMAC-SHA256 under a whsec_ secret (receivers hold the secret); v1a signs with ed25519 under a whsk_ key only the server holds (receivers verify with publicKey).',
 });
 
+const FILTER_RULES = `Matched against the event's JSON body (the Event shape: id, type, createdAt, sequence, data.object) when the event is recorded; an event that does not match creates no delivery for this endpoint. { "<dotted path>": <value> } is JSON equality (numbers by value, objects whatever their key order, arrays in order; no implicit array membership: index with a digit segment, data.object.items.0); { "<path>": { "$eq" | "$ne" | "$in" | "$nin" | "$gt" | "$gte" | "$lt" | "$lte" | "$exists": ... } } compares one path (several operators: all must hold); { "$and": [...] }, { "$or": [...] }, { "$not": {...} } combine. A missing path equals nothing, not even null, so $ne, $nin and $not match it; $exists is true for a null value. $gt, $gte, $lt, $lte compare a number with a number and a string with a string (by Unicode code point), anything else does not match. Several keys in one object must all match. At most ${FILTER_LIMITS.conditions} conditions and ${FILTER_LIMITS.bytes} bytes; else 400 validation_failed naming the place. Test events ignore the filter.`;
+
+/** An endpoint's payload filter, checked by `@holdfast/webhook-delivery`'s rules on write. */
+const FILTER = z
+  .record(z.string(), z.unknown())
+  .superRefine((value, ctx) => {
+    for (const issue of checkFilter(value))
+      ctx.addIssue({ code: 'custom', path: [...issue.path], message: issue.detail });
+  })
+  .meta({
+    id: 'EventFilter',
+    description: FILTER_RULES,
+    example: { type: 'order.created', 'data.object.total': { $gte: 10000 } },
+  });
+
 export const WebhookEndpointSchema = z
   .object({
     id: z.string().meta({ example: 'we_2x8Kd0qLw1Yc7VnR4sT9uA' }),
@@ -74,6 +90,10 @@ export const WebhookEndpointSchema = z
       description:
         'v1a endpoints: the whpk_ ed25519 public key (base64 of 32 bytes) that verifies their v1a signatures; after a rotation, the new key (the old one keeps signing for 24 h). null for v1 endpoints.',
       example: 'whpk_11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo=',
+    }),
+    filter: FILTER.nullable().meta({
+      description:
+        'The payload filter: only events it matches are delivered here; null for none (every event of the subscribed types).',
     }),
     concurrency: z
       .object({
@@ -115,6 +135,9 @@ export const CreateWebhookEndpointSchema = z
     signatureScheme: SIGNATURE_SCHEME.optional().meta({
       description: 'v1 (default) or v1a; fixed for the endpoint’s life.',
     }),
+    filter: FILTER.nullable()
+      .optional()
+      .meta({ description: 'A payload filter; absent or null: every event.' }),
   })
   .meta({ id: 'CreateWebhookEndpoint' });
 
@@ -132,6 +155,7 @@ export const UpdateWebhookEndpointSchema = z
       .nullable()
       .optional()
       .meta({ description: 'A new rate ceiling, or null to lift it.' }),
+    filter: FILTER.nullable().optional().meta({ description: 'A new payload filter, or null to remove it.' }),
   })
   .meta({ id: 'UpdateWebhookEndpoint' });
 
@@ -144,6 +168,10 @@ export const EventSchema = z
     type: EVENT_TYPE,
     createdAt: timestamp,
     sequence: z.number().int().meta({ description: 'Rises monotonically per resource: discard lower ones.' }),
+    test: z.literal(true).optional().meta({
+      description:
+        'Present (true) only on a test event (POST /v1/webhook-endpoints/{id}/test): its data.object is the documented example, its sequence 0.',
+    }),
     data: z.object({
       object: z
         .record(z.string(), z.unknown())

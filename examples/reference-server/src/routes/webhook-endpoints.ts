@@ -8,6 +8,7 @@ import {
   endpointConcurrency,
   getEndpoint as getWebhookEndpoint,
   rotateSecret as rotateWebhookSecret,
+  sendTestEvent,
   toEndpoint,
   updateEndpoint as updateWebhookEndpoint,
 } from '@holdfast/webhook-delivery/postgres';
@@ -17,6 +18,8 @@ import { json } from '../api/fields';
 import { problemResponses } from '../api/problem-responses';
 import {
   CreateWebhookEndpointSchema,
+  DeliverySchema,
+  EVENT_TYPE,
   endpointSort,
   idParam,
   UpdateWebhookEndpointSchema,
@@ -24,6 +27,7 @@ import {
   WebhookEndpointWithSecretSchema,
 } from '../api/webhook-schemas';
 import type { App, Deps } from '../context';
+import { exampleObject } from '../event-examples';
 import { carriedEventTypes, requireReadable } from '../event-types';
 import { problem } from '../problems';
 import { authorizeEndpointAction } from './endpoint-scope';
@@ -93,7 +97,7 @@ export const updateEndpoint = createRoute({
   path: '/webhook-endpoints/{id}',
   tags,
   summary: 'Update a webhook endpoint',
-  description: `Partial update. \`status\` moves it between active and disabled. ${scopesFollowData} That holds for a change of \`url\` or \`eventTypes\` and for \`status: "active"\`, judged on the event types after the change; a new \`url\` or enabling also needs the read scope of the event types of the deliveries still queued for it. A change of \`description\` or \`maxPerSecond\` alone, or disabling, needs only \`webhooks:write\`.`,
+  description: `Partial update. \`status\` moves it between active and disabled. ${scopesFollowData} That holds for a change of \`url\` or \`eventTypes\` and for \`status: "active"\`, judged on the event types after the change; a new \`url\` or enabling also needs the read scope of the event types of the deliveries still queued for it. A change of \`description\`, \`maxPerSecond\` or \`filter\` alone (a filter only chooses among the events its types already carry), or disabling, needs only \`webhooks:write\`.`,
   request: { params, body: { required: true, content: json(UpdateWebhookEndpointSchema) } },
   responses: {
     200: { description: 'The updated endpoint.', content: json(WebhookEndpointSchema) },
@@ -128,6 +132,33 @@ const rotateSecret = createRoute({
     200: { description: 'The endpoint with its new secret.', content: json(WebhookEndpointWithSecretSchema) },
     ...problemResponses([400, 401, 403, 404, 413, 415], {
       403: scopeRefusal('the endpoint carries; the secret is not rotated'),
+    }),
+  },
+});
+
+const TestEventSchema = z
+  .strictObject({
+    eventType: EVENT_TYPE.meta({ description: 'The type to send: one the endpoint carries.' }),
+  })
+  .meta({ id: 'SendTestEvent' });
+
+const sendTest = createRoute({
+  method: 'post',
+  path: '/webhook-endpoints/{id}/test',
+  tags,
+  summary: 'Send a test event',
+  description: `Enqueues one event of \`eventType\` whose \`data.object\` is the documented example of that type (the example of its payload under \`webhooks\`), marked \`"test": true\` at the top level, with \`sequence\` 0 (no resource's sequence moves). It is delivered to this endpoint only (never fanned out to others; the endpoint's \`filter\` does not apply: you chose the endpoint), signed, retried and logged like any other delivery. Answers 202 with the delivery; follow it at Location (\`GET /v1/deliveries/{id}\` and its \`/attempts\`). ${scopesFollowData} A type the endpoint does not carry is 422 unprocessable; a disabled endpoint is 409 invalid_state_transition (enable it first: nothing is queued). Idempotency-Key is not taken here (as on the other webhook-endpoint actions): a repeat sends another test event.`,
+  request: { params, body: { required: true, content: json(TestEventSchema) } },
+  responses: {
+    202: {
+      description: 'Queued: the delivery of the test event; Location names it.',
+      headers: z.object({ Location: z.string() }),
+      content: json(DeliverySchema),
+    },
+    ...problemResponses([400, 401, 403, 404, 409, 413, 415, 422], {
+      403: scopeRefusal('the endpoint carries; nothing is sent'),
+      409: 'invalid_state_transition: the endpoint is disabled; enable it (PATCH status active) and send again. Nothing is queued.',
+      422: 'unprocessable: the endpoint does not carry this event type (see its eventTypes); nothing is queued.',
     }),
   },
 });
@@ -199,6 +230,7 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
           description: body.description,
           maxPerSecond: body.maxPerSecond,
           signatureScheme: body.signatureScheme,
+          filter: body.filter,
         },
         { ...destination, concurrencyMax: config.delivery.perEndpoint },
       );
@@ -232,6 +264,7 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
           description: body.description,
           status: body.status,
           maxPerSecond: body.maxPerSecond,
+          filter: body.filter,
         },
         destination,
       );
@@ -278,6 +311,54 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
     );
     if (!rotated) throw missing(id);
     return c.json({ ...rotated.endpoint, livemode, ...shownSecret(rotated.endpoint, rotated.secret) }, 200);
+  });
+
+  app.openapi(sendTest, async (c) => {
+    const principal = c.get('principal');
+    const { account, livemode } = principal;
+    const { id } = c.req.valid('param');
+    const { eventType } = c.req.valid('json');
+    const sent = await sql.begin(async (tx) => {
+      // Under a share lock: the event types and status read here hold until the delivery is written.
+      const found = await authorizeEndpointAction(tx, principal, {
+        id,
+        lock: 'share',
+        action: 'Sending a test event to this endpoint',
+      });
+      if (!found) return undefined;
+      const [row] = await tx<{ event_types: string[]; status: string }[]>`
+        select event_types, status from holdfast_webhook_endpoints where id = ${id} and account_id = ${account}`;
+      if (!row) return undefined;
+      requireReadable(principal, [eventType], 'Sending a test event of this type');
+      if (!carriedEventTypes(row.event_types).includes(eventType)) {
+        throw problem('unprocessable', {
+          detail: `The endpoint does not carry ${eventType} (it carries ${carriedEventTypes(row.event_types).join(', ')}).`,
+          errors: [
+            {
+              field: 'eventType',
+              code: 'not_carried',
+              pointer: '#/eventType',
+              detail: 'an event type the endpoint carries',
+            },
+          ],
+        });
+      }
+      if (row.status !== 'active') {
+        throw problem('invalid_state_transition', {
+          detail: 'The endpoint is disabled: enable it (PATCH status active) before sending it a test event.',
+        });
+      }
+      return sendTestEvent(tx, {
+        account,
+        endpointId: id,
+        type: eventType,
+        object: exampleObject(eventType, livemode),
+        now: deps.now,
+      });
+    });
+    if (!sent) throw missing(id);
+    c.header('Location', `/v1/deliveries/${sent.delivery.id}`);
+    return c.json({ ...sent.delivery, eventType, livemode }, 202);
   });
 }
 

@@ -314,7 +314,7 @@ export interface paths {
         head?: never;
         /**
          * Update a webhook endpoint
-         * @description Partial update. `status` moves it between active and disabled. Scopes follow the data: this needs the read scope of every event type the endpoint carries (`order.*` `orders:read`, `payment.*` `payments:read`, `subscription.*` `subscriptions:read`); an absent or empty `eventTypes`, or `*`, carries every type. That holds for a change of `url` or `eventTypes` and for `status: "active"`, judged on the event types after the change; a new `url` or enabling also needs the read scope of the event types of the deliveries still queued for it. A change of `description` or `maxPerSecond` alone, or disabling, needs only `webhooks:write`.
+         * @description Partial update. `status` moves it between active and disabled. Scopes follow the data: this needs the read scope of every event type the endpoint carries (`order.*` `orders:read`, `payment.*` `payments:read`, `subscription.*` `subscriptions:read`); an absent or empty `eventTypes`, or `*`, carries every type. That holds for a change of `url` or `eventTypes` and for `status: "active"`, judged on the event types after the change; a new `url` or enabling also needs the read scope of the event types of the deliveries still queued for it. A change of `description`, `maxPerSecond` or `filter` alone (a filter only chooses among the events its types already carry), or disabling, needs only `webhooks:write`.
          */
         patch: operations["patchV1WebhookEndpointsById"];
         trace?: never;
@@ -333,6 +333,26 @@ export interface paths {
          * @description A new secret, in this response only. For 24 hours deliveries carry a signature by the old secret too, so receivers switch without missing one. Scopes follow the data: this needs the read scope of every event type the endpoint carries (`order.*` `orders:read`, `payment.*` `payments:read`, `subscription.*` `subscriptions:read`); an absent or empty `eventTypes`, or `*`, carries every type.
          */
         post: operations["postV1WebhookEndpointsByIdRotateSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook-endpoints/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event
+         * @description Enqueues one event of `eventType` whose `data.object` is the documented example of that type (the example of its payload under `webhooks`), marked `"test": true` at the top level, with `sequence` 0 (no resource's sequence moves). It is delivered to this endpoint only (never fanned out to others; the endpoint's `filter` does not apply: you chose the endpoint), signed, retried and logged like any other delivery. Answers 202 with the delivery; follow it at Location (`GET /v1/deliveries/{id}` and its `/attempts`). Scopes follow the data: this needs the read scope of every event type the endpoint carries (`order.*` `orders:read`, `payment.*` `payments:read`, `subscription.*` `subscriptions:read`); an absent or empty `eventTypes`, or `*`, carries every type. A type the endpoint does not carry is 422 unprocessable; a disabled endpoint is 409 invalid_state_transition (enable it first: nothing is queued). Idempotency-Key is not taken here (as on the other webhook-endpoint actions): a repeat sends another test event.
+         */
+        post: operations["postV1WebhookEndpointsByIdTest"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1117,6 +1137,18 @@ export interface components {
              * @example whpk_11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo=
              */
             publicKey: string | null;
+            /**
+             * @description The payload filter: only events it matches are delivered here; null for none (every event of the subscribed types).
+             * @example {
+             *       "type": "order.created",
+             *       "data.object.total": {
+             *         "$gte": 10000
+             *       }
+             *     }
+             */
+            filter: {
+                [key: string]: unknown;
+            } | null;
             /** @description In-flight attempts: the limit falls on timeouts, 429, 502-504 and connection errors, waits out Retry-After, and climbs back while attempts succeed (CONTRACT section 10). */
             concurrency: {
                 /**
@@ -1168,6 +1200,18 @@ export interface components {
              * @example whpk_11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo=
              */
             publicKey: string | null;
+            /**
+             * @description The payload filter: only events it matches are delivered here; null for none (every event of the subscribed types).
+             * @example {
+             *       "type": "order.created",
+             *       "data.object.total": {
+             *         "$gte": 10000
+             *       }
+             *     }
+             */
+            filter: {
+                [key: string]: unknown;
+            } | null;
             /** @description In-flight attempts: the limit falls on timeouts, 429, 502-504 and connection errors, waits out Retry-After, and climbs back while attempts succeed (CONTRACT section 10). */
             concurrency: {
                 /**
@@ -1215,6 +1259,18 @@ export interface components {
              * @enum {string}
              */
             signatureScheme?: "v1" | "v1a";
+            /**
+             * @description A payload filter; absent or null: every event.
+             * @example {
+             *       "type": "order.created",
+             *       "data.object.total": {
+             *         "$gte": 10000
+             *       }
+             *     }
+             */
+            filter?: {
+                [key: string]: unknown;
+            } | null;
         };
         UpdateWebhookEndpoint: {
             /** Format: uri */
@@ -1228,6 +1284,70 @@ export interface components {
              * @description A new rate ceiling, or null to lift it.
              */
             maxPerSecond?: number | null;
+            /**
+             * @description A new payload filter, or null to remove it.
+             * @example {
+             *       "type": "order.created",
+             *       "data.object.total": {
+             *         "$gte": 10000
+             *       }
+             *     }
+             */
+            filter?: {
+                [key: string]: unknown;
+            } | null;
+        };
+        Delivery: {
+            /** @example dlv_2x8Kd0qLw1Yc7VnR4sT9uA */
+            id: string;
+            /** @description true for live data (hf_live_ keys), false for test data (hf_test_ keys). */
+            livemode: boolean;
+            /** @description The event id; also the Webhook-Id header. */
+            event: string;
+            eventType: components["schemas"]["EventType"];
+            /** @description The webhook endpoint id. */
+            endpoint: string;
+            /**
+             * @description pending, succeeded, failed (retrying) or dead (out of retries or refused).
+             * @enum {string}
+             */
+            status: "pending" | "succeeded" | "failed" | "dead";
+            /** Format: int64 */
+            attemptCount: number;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T16:30:19.123Z
+             */
+            nextAttemptAt: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T16:30:19.123Z
+             */
+            lastAttemptAt: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T16:30:19.123Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T16:30:19.123Z
+             */
+            updatedAt: string;
+        };
+        /**
+         * @description An event type this server emits. New types are added without a new version: handle an unknown one by ignoring it.
+         * @example subscription.created
+         * @enum {string}
+         */
+        EventType: "order.created" | "order.updated" | "order.cancelled" | "order.deleted" | "order.refunded" | "payment.succeeded" | "payment.failed" | "subscription.created" | "subscription.updated";
+        SendTestEvent: {
+            /**
+             * @description The type to send: one the endpoint carries.
+             * @example subscription.created
+             * @enum {string}
+             */
+            eventType: "order.created" | "order.updated" | "order.cancelled" | "order.deleted" | "order.refunded" | "payment.succeeded" | "payment.failed" | "subscription.created" | "subscription.updated";
         };
         RecoveredDeliveries: {
             /**
@@ -1315,56 +1435,17 @@ export interface components {
              * @description Rises monotonically per resource: discard lower ones.
              */
             sequence: number;
+            /**
+             * @description Present (true) only on a test event (POST /v1/webhook-endpoints/{id}/test): its data.object is the documented example, its sequence 0.
+             * @enum {boolean}
+             */
+            test?: true;
             data: {
                 /** @description The resource as it was after the change; carries updatedAt. */
                 object: {
                     [key: string]: unknown;
                 };
             };
-        };
-        /**
-         * @description An event type this server emits. New types are added without a new version: handle an unknown one by ignoring it.
-         * @example subscription.created
-         * @enum {string}
-         */
-        EventType: "order.created" | "order.updated" | "order.cancelled" | "order.deleted" | "order.refunded" | "payment.succeeded" | "payment.failed" | "subscription.created" | "subscription.updated";
-        Delivery: {
-            /** @example dlv_2x8Kd0qLw1Yc7VnR4sT9uA */
-            id: string;
-            /** @description true for live data (hf_live_ keys), false for test data (hf_test_ keys). */
-            livemode: boolean;
-            /** @description The event id; also the Webhook-Id header. */
-            event: string;
-            eventType: components["schemas"]["EventType"];
-            /** @description The webhook endpoint id. */
-            endpoint: string;
-            /**
-             * @description pending, succeeded, failed (retrying) or dead (out of retries or refused).
-             * @enum {string}
-             */
-            status: "pending" | "succeeded" | "failed" | "dead";
-            /** Format: int64 */
-            attemptCount: number;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T16:30:19.123Z
-             */
-            nextAttemptAt: string | null;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T16:30:19.123Z
-             */
-            lastAttemptAt: string | null;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T16:30:19.123Z
-             */
-            createdAt: string;
-            /**
-             * Format: date-time
-             * @example 2026-11-22T16:30:19.123Z
-             */
-            updatedAt: string;
         };
         DeliveryAttempt: {
             /** @example att_2x8Kd0qLw1Yc7VnR4sT9uA */
@@ -1443,7 +1524,32 @@ export interface components {
             id: string;
             duplicate: boolean;
         };
-        /** @description An order was created (status pending). */
+        /**
+         * @description An order was created (status pending). The example is what POST /v1/webhook-endpoints/{id}/test sends (with "test": true).
+         * @example {
+         *       "id": "evt_2x8Kd0qLw1Yc7VnR4sT9uA",
+         *       "livemode": false,
+         *       "type": "order.created",
+         *       "createdAt": "2026-11-22T16:45:02.481Z",
+         *       "sequence": 1,
+         *       "data": {
+         *         "object": {
+         *           "id": "ord_2x8Kd0qLw1Yc7VnR4sT9uA",
+         *           "status": "pending",
+         *           "currency": "EUR",
+         *           "total": 4200,
+         *           "amountRefunded": 0,
+         *           "description": "Two notebooks",
+         *           "metadata": {
+         *             "reference": "A-1042"
+         *           },
+         *           "createdAt": "2026-11-22T16:30:19.123Z",
+         *           "updatedAt": "2026-11-22T16:30:19.123Z",
+         *           "livemode": false
+         *         }
+         *       }
+         *     }
+         */
         OrderCreatedEvent: {
             /** @example evt_2x8Kd0qLw1Yc7VnR4sT9uA */
             id: string;
@@ -1461,11 +1567,41 @@ export interface components {
              * @description Rises monotonically per resource: discard lower ones.
              */
             sequence: number;
+            /**
+             * @description Present (true) only on a test event (POST /v1/webhook-endpoints/{id}/test): its data.object is the documented example, its sequence 0.
+             * @enum {boolean}
+             */
+            test?: true;
             data: {
                 object: components["schemas"]["Order"];
             };
         };
-        /** @description An order changed (PATCH: status, description or metadata). */
+        /**
+         * @description An order changed (PATCH: status, description or metadata). The example is what POST /v1/webhook-endpoints/{id}/test sends (with "test": true).
+         * @example {
+         *       "id": "evt_2x8Kd0qLw1Yc7VnR4sT9uA",
+         *       "livemode": false,
+         *       "type": "order.updated",
+         *       "createdAt": "2026-11-22T16:45:02.481Z",
+         *       "sequence": 1,
+         *       "data": {
+         *         "object": {
+         *           "id": "ord_2x8Kd0qLw1Yc7VnR4sT9uA",
+         *           "status": "shipped",
+         *           "currency": "EUR",
+         *           "total": 4200,
+         *           "amountRefunded": 0,
+         *           "description": "Two notebooks",
+         *           "metadata": {
+         *             "reference": "A-1042"
+         *           },
+         *           "createdAt": "2026-11-22T16:30:19.123Z",
+         *           "updatedAt": "2026-11-22T16:45:02.481Z",
+         *           "livemode": false
+         *         }
+         *       }
+         *     }
+         */
         OrderUpdatedEvent: {
             /** @example evt_2x8Kd0qLw1Yc7VnR4sT9uA */
             id: string;
@@ -1483,11 +1619,41 @@ export interface components {
              * @description Rises monotonically per resource: discard lower ones.
              */
             sequence: number;
+            /**
+             * @description Present (true) only on a test event (POST /v1/webhook-endpoints/{id}/test): its data.object is the documented example, its sequence 0.
+             * @enum {boolean}
+             */
+            test?: true;
             data: {
                 object: components["schemas"]["Order"];
             };
         };
-        /** @description An order was cancelled. */
+        /**
+         * @description An order was cancelled. The example is what POST /v1/webhook-endpoints/{id}/test sends (with "test": true).
+         * @example {
+         *       "id": "evt_2x8Kd0qLw1Yc7VnR4sT9uA",
+         *       "livemode": false,
+         *       "type": "order.cancelled",
+         *       "createdAt": "2026-11-22T16:45:02.481Z",
+         *       "sequence": 1,
+         *       "data": {
+         *         "object": {
+         *           "id": "ord_2x8Kd0qLw1Yc7VnR4sT9uA",
+         *           "status": "cancelled",
+         *           "currency": "EUR",
+         *           "total": 4200,
+         *           "amountRefunded": 0,
+         *           "description": "Two notebooks",
+         *           "metadata": {
+         *             "reference": "A-1042"
+         *           },
+         *           "createdAt": "2026-11-22T16:30:19.123Z",
+         *           "updatedAt": "2026-11-22T16:45:02.481Z",
+         *           "livemode": false
+         *         }
+         *       }
+         *     }
+         */
         OrderCancelledEvent: {
             /** @example evt_2x8Kd0qLw1Yc7VnR4sT9uA */
             id: string;
@@ -1505,11 +1671,41 @@ export interface components {
              * @description Rises monotonically per resource: discard lower ones.
              */
             sequence: number;
+            /**
+             * @description Present (true) only on a test event (POST /v1/webhook-endpoints/{id}/test): its data.object is the documented example, its sequence 0.
+             * @enum {boolean}
+             */
+            test?: true;
             data: {
                 object: components["schemas"]["Order"];
             };
         };
-        /** @description A pending order was deleted; data.object is the order as it was, updatedAt the deletion time. */
+        /**
+         * @description A pending order was deleted; data.object is the order as it was, updatedAt the deletion time. The example is what POST /v1/webhook-endpoints/{id}/test sends (with "test": true).
+         * @example {
+         *       "id": "evt_2x8Kd0qLw1Yc7VnR4sT9uA",
+         *       "livemode": false,
+         *       "type": "order.deleted",
+         *       "createdAt": "2026-11-22T16:45:02.481Z",
+         *       "sequence": 1,
+         *       "data": {
+         *         "object": {
+         *           "id": "ord_2x8Kd0qLw1Yc7VnR4sT9uA",
+         *           "status": "pending",
+         *           "currency": "EUR",
+         *           "total": 4200,
+         *           "amountRefunded": 0,
+         *           "description": "Two notebooks",
+         *           "metadata": {
+         *             "reference": "A-1042"
+         *           },
+         *           "createdAt": "2026-11-22T16:30:19.123Z",
+         *           "updatedAt": "2026-11-22T16:45:02.481Z",
+         *           "livemode": false
+         *         }
+         *       }
+         *     }
+         */
         OrderDeletedEvent: {
             /** @example evt_2x8Kd0qLw1Yc7VnR4sT9uA */
             id: string;
@@ -1527,11 +1723,51 @@ export interface components {
              * @description Rises monotonically per resource: discard lower ones.
              */
             sequence: number;
+            /**
+             * @description Present (true) only on a test event (POST /v1/webhook-endpoints/{id}/test): its data.object is the documented example, its sequence 0.
+             * @enum {boolean}
+             */
+            test?: true;
             data: {
                 object: components["schemas"]["Order"];
             };
         };
-        /** @description An order was refunded, in part or in full; data.object.refund is the refund. */
+        /**
+         * @description An order was refunded, in part or in full; data.object.refund is the refund. The example is what POST /v1/webhook-endpoints/{id}/test sends (with "test": true).
+         * @example {
+         *       "id": "evt_2x8Kd0qLw1Yc7VnR4sT9uA",
+         *       "livemode": false,
+         *       "type": "order.refunded",
+         *       "createdAt": "2026-11-22T16:45:02.481Z",
+         *       "sequence": 1,
+         *       "data": {
+         *         "object": {
+         *           "id": "ord_2x8Kd0qLw1Yc7VnR4sT9uA",
+         *           "status": "shipped",
+         *           "currency": "EUR",
+         *           "total": 4200,
+         *           "amountRefunded": 1500,
+         *           "description": "Two notebooks",
+         *           "metadata": {
+         *             "reference": "A-1042"
+         *           },
+         *           "createdAt": "2026-11-22T16:30:19.123Z",
+         *           "updatedAt": "2026-11-22T16:45:02.481Z",
+         *           "refund": {
+         *             "id": "re_2x8Kd0qLw1Yc7VnR4sT9uA",
+         *             "order": "ord_2x8Kd0qLw1Yc7VnR4sT9uA",
+         *             "amount": 1500,
+         *             "currency": "EUR",
+         *             "reason": "One notebook arrived damaged",
+         *             "createdAt": "2026-11-22T16:45:02.481Z",
+         *             "updatedAt": "2026-11-22T16:45:02.481Z",
+         *             "livemode": false
+         *           },
+         *           "livemode": false
+         *         }
+         *       }
+         *     }
+         */
         OrderRefundedEvent: {
             /** @example evt_2x8Kd0qLw1Yc7VnR4sT9uA */
             id: string;
@@ -1549,6 +1785,11 @@ export interface components {
              * @description Rises monotonically per resource: discard lower ones.
              */
             sequence: number;
+            /**
+             * @description Present (true) only on a test event (POST /v1/webhook-endpoints/{id}/test): its data.object is the documented example, its sequence 0.
+             * @enum {boolean}
+             */
+            test?: true;
             data: {
                 object: components["schemas"]["RefundedOrder"];
             };
@@ -1629,7 +1870,31 @@ export interface components {
                 updatedAt: string;
             };
         };
-        /** @description A payment settled. */
+        /**
+         * @description A payment settled. The example is what POST /v1/webhook-endpoints/{id}/test sends (with "test": true).
+         * @example {
+         *       "id": "evt_2x8Kd0qLw1Yc7VnR4sT9uA",
+         *       "livemode": false,
+         *       "type": "payment.succeeded",
+         *       "createdAt": "2026-11-22T16:45:02.481Z",
+         *       "sequence": 1,
+         *       "data": {
+         *         "object": {
+         *           "id": "pay_2x8Kd0qLw1Yc7VnR4sT9uA",
+         *           "status": "succeeded",
+         *           "amount": 4200,
+         *           "currency": "EUR",
+         *           "paymentMethod": "pm_2x8Kd0qLw1Yc7VnR4sT9uA",
+         *           "order": "ord_2x8Kd0qLw1Yc7VnR4sT9uA",
+         *           "description": null,
+         *           "failureReason": null,
+         *           "createdAt": "2026-11-22T16:30:19.123Z",
+         *           "updatedAt": "2026-11-22T16:30:19.123Z",
+         *           "livemode": false
+         *         }
+         *       }
+         *     }
+         */
         PaymentSucceededEvent: {
             /** @example evt_2x8Kd0qLw1Yc7VnR4sT9uA */
             id: string;
@@ -1647,11 +1912,40 @@ export interface components {
              * @description Rises monotonically per resource: discard lower ones.
              */
             sequence: number;
+            /**
+             * @description Present (true) only on a test event (POST /v1/webhook-endpoints/{id}/test): its data.object is the documented example, its sequence 0.
+             * @enum {boolean}
+             */
+            test?: true;
             data: {
                 object: components["schemas"]["Payment"];
             };
         };
-        /** @description A payment failed. */
+        /**
+         * @description A payment failed. The example is what POST /v1/webhook-endpoints/{id}/test sends (with "test": true).
+         * @example {
+         *       "id": "evt_2x8Kd0qLw1Yc7VnR4sT9uA",
+         *       "livemode": false,
+         *       "type": "payment.failed",
+         *       "createdAt": "2026-11-22T16:45:02.481Z",
+         *       "sequence": 1,
+         *       "data": {
+         *         "object": {
+         *           "id": "pay_2x8Kd0qLw1Yc7VnR4sT9uA",
+         *           "status": "failed",
+         *           "amount": 4200,
+         *           "currency": "EUR",
+         *           "paymentMethod": "pm_2x8Kd0qLw1Yc7VnR4sT9uA",
+         *           "order": "ord_2x8Kd0qLw1Yc7VnR4sT9uA",
+         *           "description": null,
+         *           "failureReason": "card_declined",
+         *           "createdAt": "2026-11-22T16:30:19.123Z",
+         *           "updatedAt": "2026-11-22T16:30:19.123Z",
+         *           "livemode": false
+         *         }
+         *       }
+         *     }
+         */
         PaymentFailedEvent: {
             /** @example evt_2x8Kd0qLw1Yc7VnR4sT9uA */
             id: string;
@@ -1669,11 +1963,39 @@ export interface components {
              * @description Rises monotonically per resource: discard lower ones.
              */
             sequence: number;
+            /**
+             * @description Present (true) only on a test event (POST /v1/webhook-endpoints/{id}/test): its data.object is the documented example, its sequence 0.
+             * @enum {boolean}
+             */
+            test?: true;
             data: {
                 object: components["schemas"]["Payment"];
             };
         };
-        /** @description A subscription was created. */
+        /**
+         * @description A subscription was created. The example is what POST /v1/webhook-endpoints/{id}/test sends (with "test": true).
+         * @example {
+         *       "id": "evt_2x8Kd0qLw1Yc7VnR4sT9uA",
+         *       "livemode": false,
+         *       "type": "subscription.created",
+         *       "createdAt": "2026-11-22T16:45:02.481Z",
+         *       "sequence": 1,
+         *       "data": {
+         *         "object": {
+         *           "id": "sub_2x8Kd0qLw1Yc7VnR4sT9uA",
+         *           "status": "active",
+         *           "paymentMethod": "pm_2x8Kd0qLw1Yc7VnR4sT9uA",
+         *           "plan": "pro-monthly",
+         *           "quantity": 3,
+         *           "metadata": {},
+         *           "canceledAt": null,
+         *           "createdAt": "2026-11-22T16:30:19.123Z",
+         *           "updatedAt": "2026-11-22T16:30:19.123Z",
+         *           "livemode": false
+         *         }
+         *       }
+         *     }
+         */
         SubscriptionCreatedEvent: {
             /** @example evt_2x8Kd0qLw1Yc7VnR4sT9uA */
             id: string;
@@ -1691,11 +2013,39 @@ export interface components {
              * @description Rises monotonically per resource: discard lower ones.
              */
             sequence: number;
+            /**
+             * @description Present (true) only on a test event (POST /v1/webhook-endpoints/{id}/test): its data.object is the documented example, its sequence 0.
+             * @enum {boolean}
+             */
+            test?: true;
             data: {
                 object: components["schemas"]["Subscription"];
             };
         };
-        /** @description A subscription changed (plan, quantity, metadata or status, cancellation included). */
+        /**
+         * @description A subscription changed (plan, quantity, metadata or status, cancellation included). The example is what POST /v1/webhook-endpoints/{id}/test sends (with "test": true).
+         * @example {
+         *       "id": "evt_2x8Kd0qLw1Yc7VnR4sT9uA",
+         *       "livemode": false,
+         *       "type": "subscription.updated",
+         *       "createdAt": "2026-11-22T16:45:02.481Z",
+         *       "sequence": 1,
+         *       "data": {
+         *         "object": {
+         *           "id": "sub_2x8Kd0qLw1Yc7VnR4sT9uA",
+         *           "status": "active",
+         *           "paymentMethod": "pm_2x8Kd0qLw1Yc7VnR4sT9uA",
+         *           "plan": "pro-monthly",
+         *           "quantity": 5,
+         *           "metadata": {},
+         *           "canceledAt": null,
+         *           "createdAt": "2026-11-22T16:30:19.123Z",
+         *           "updatedAt": "2026-11-22T16:45:02.481Z",
+         *           "livemode": false
+         *         }
+         *       }
+         *     }
+         */
         SubscriptionUpdatedEvent: {
             /** @example evt_2x8Kd0qLw1Yc7VnR4sT9uA */
             id: string;
@@ -1713,6 +2063,11 @@ export interface components {
              * @description Rises monotonically per resource: discard lower ones.
              */
             sequence: number;
+            /**
+             * @description Present (true) only on a test event (POST /v1/webhook-endpoints/{id}/test): its data.object is the documented example, its sequence 0.
+             * @enum {boolean}
+             */
+            test?: true;
             data: {
                 object: components["schemas"]["Subscription"];
             };
@@ -8645,6 +9000,350 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
                         code?: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description rate_limited, with Retry-After and RateLimit headers. */
+            429: {
+                headers: {
+                    /**
+                     * @description Unique id of this request; also in problem bodies as requestId.
+                     * @example req_Hq0v2Wm1x8YqTf3Kc9L2sA
+                     */
+                    "Request-Id"?: string;
+                    /**
+                     * @description Remaining quota of this API key (IETF draft RateLimit header).
+                     * @example "default";r=199;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description The quota policy of this API key: q is the burst, w the seconds an empty bucket takes to refill.
+                     * @example "default";q=200;w=2
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "rate_limited";
+                    };
+                };
+            };
+            /** @description internal_error. */
+            500: {
+                headers: {
+                    /**
+                     * @description Unique id of this request; also in problem bodies as requestId.
+                     * @example req_Hq0v2Wm1x8YqTf3Kc9L2sA
+                     */
+                    "Request-Id"?: string;
+                    /**
+                     * @description Remaining quota of this API key (IETF draft RateLimit header).
+                     * @example "default";r=199;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description The quota policy of this API key: q is the burst, w the seconds an empty bucket takes to refill.
+                     * @example "default";q=200;w=2
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "internal_error";
+                    };
+                };
+            };
+            /** @description service_unavailable: the database cannot be reached right now (Retry-After). */
+            503: {
+                headers: {
+                    /**
+                     * @description Unique id of this request; also in problem bodies as requestId.
+                     * @example req_Hq0v2Wm1x8YqTf3Kc9L2sA
+                     */
+                    "Request-Id"?: string;
+                    /**
+                     * @description Remaining quota of this API key (IETF draft RateLimit header).
+                     * @example "default";r=199;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description The quota policy of this API key: q is the burst, w the seconds an empty bucket takes to refill.
+                     * @example "default";q=200;w=2
+                     */
+                    "RateLimit-Policy"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    postV1WebhookEndpointsByIdTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook endpoint id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SendTestEvent"];
+            };
+        };
+        responses: {
+            /** @description Queued: the delivery of the test event; Location names it. */
+            202: {
+                headers: {
+                    Location: string;
+                    /**
+                     * @description Unique id of this request; also in problem bodies as requestId.
+                     * @example req_Hq0v2Wm1x8YqTf3Kc9L2sA
+                     */
+                    "Request-Id"?: string;
+                    /**
+                     * @description Remaining quota of this API key (IETF draft RateLimit header).
+                     * @example "default";r=199;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description The quota policy of this API key: q is the burst, w the seconds an empty bucket takes to refill.
+                     * @example "default";q=200;w=2
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Delivery"];
+                };
+            };
+            /** @description Malformed request: validation_failed, unknown_field, invalid_json, invalid_sort, too_many_sort_keys or invalid_cursor. */
+            400: {
+                headers: {
+                    /**
+                     * @description Unique id of this request; also in problem bodies as requestId.
+                     * @example req_Hq0v2Wm1x8YqTf3Kc9L2sA
+                     */
+                    "Request-Id"?: string;
+                    /**
+                     * @description Remaining quota of this API key (IETF draft RateLimit header).
+                     * @example "default";r=199;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description The quota policy of this API key: q is the burst, w the seconds an empty bucket takes to refill.
+                     * @example "default";q=200;w=2
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "invalid_json" | "validation_failed" | "unknown_field";
+                    };
+                };
+            };
+            /** @description unauthenticated: missing or invalid API key (WWW-Authenticate: Bearer). */
+            401: {
+                headers: {
+                    /**
+                     * @description Unique id of this request; also in problem bodies as requestId.
+                     * @example req_Hq0v2Wm1x8YqTf3Kc9L2sA
+                     */
+                    "Request-Id"?: string;
+                    /**
+                     * @description RFC 6750 challenge; error="invalid_token" when a key was sent but is malformed or unknown.
+                     * @example Bearer realm="holdfast", error="invalid_token"
+                     */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unauthenticated";
+                    };
+                };
+            };
+            /** @description forbidden (WWW-Authenticate error="insufficient_scope"): the key lacks the webhooks scope, or the read scope of an event type the endpoint carries; nothing is sent. */
+            403: {
+                headers: {
+                    /**
+                     * @description Unique id of this request; also in problem bodies as requestId.
+                     * @example req_Hq0v2Wm1x8YqTf3Kc9L2sA
+                     */
+                    "Request-Id"?: string;
+                    /**
+                     * @description Remaining quota of this API key (IETF draft RateLimit header).
+                     * @example "default";r=199;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description The quota policy of this API key: q is the burst, w the seconds an empty bucket takes to refill.
+                     * @example "default";q=200;w=2
+                     */
+                    "RateLimit-Policy"?: string;
+                    /**
+                     * @description RFC 6750 challenge naming the scope the key lacks.
+                     * @example Bearer realm="holdfast", error="insufficient_scope", scope="orders:write"
+                     */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "forbidden";
+                    };
+                };
+            };
+            /** @description not_found: absent, or another account’s. */
+            404: {
+                headers: {
+                    /**
+                     * @description Unique id of this request; also in problem bodies as requestId.
+                     * @example req_Hq0v2Wm1x8YqTf3Kc9L2sA
+                     */
+                    "Request-Id"?: string;
+                    /**
+                     * @description Remaining quota of this API key (IETF draft RateLimit header).
+                     * @example "default";r=199;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description The quota policy of this API key: q is the burst, w the seconds an empty bucket takes to refill.
+                     * @example "default";q=200;w=2
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "not_found";
+                    };
+                };
+            };
+            /** @description invalid_state_transition: the endpoint is disabled; enable it (PATCH status active) and send again. Nothing is queued. */
+            409: {
+                headers: {
+                    /**
+                     * @description Unique id of this request; also in problem bodies as requestId.
+                     * @example req_Hq0v2Wm1x8YqTf3Kc9L2sA
+                     */
+                    "Request-Id"?: string;
+                    /**
+                     * @description Remaining quota of this API key (IETF draft RateLimit header).
+                     * @example "default";r=199;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description The quota policy of this API key: q is the burst, w the seconds an empty bucket takes to refill.
+                     * @example "default";q=200;w=2
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "invalid_state_transition";
+                    };
+                };
+            };
+            /** @description payload_too_large: body over 1 MiB. */
+            413: {
+                headers: {
+                    /**
+                     * @description Unique id of this request; also in problem bodies as requestId.
+                     * @example req_Hq0v2Wm1x8YqTf3Kc9L2sA
+                     */
+                    "Request-Id"?: string;
+                    /**
+                     * @description Remaining quota of this API key (IETF draft RateLimit header).
+                     * @example "default";r=199;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description The quota policy of this API key: q is the burst, w the seconds an empty bucket takes to refill.
+                     * @example "default";q=200;w=2
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "payload_too_large";
+                    };
+                };
+            };
+            /** @description unsupported_media_type: the body is not application/json. */
+            415: {
+                headers: {
+                    /**
+                     * @description Unique id of this request; also in problem bodies as requestId.
+                     * @example req_Hq0v2Wm1x8YqTf3Kc9L2sA
+                     */
+                    "Request-Id"?: string;
+                    /**
+                     * @description Remaining quota of this API key (IETF draft RateLimit header).
+                     * @example "default";r=199;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description The quota policy of this API key: q is the burst, w the seconds an empty bucket takes to refill.
+                     * @example "default";q=200;w=2
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unsupported_media_type";
+                    };
+                };
+            };
+            /** @description unprocessable: the endpoint does not carry this event type (see its eventTypes); nothing is queued. */
+            422: {
+                headers: {
+                    /**
+                     * @description Unique id of this request; also in problem bodies as requestId.
+                     * @example req_Hq0v2Wm1x8YqTf3Kc9L2sA
+                     */
+                    "Request-Id"?: string;
+                    /**
+                     * @description Remaining quota of this API key (IETF draft RateLimit header).
+                     * @example "default";r=199;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description The quota policy of this API key: q is the burst, w the seconds an empty bucket takes to refill.
+                     * @example "default";q=200;w=2
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "unprocessable";
                     };
                 };
             };

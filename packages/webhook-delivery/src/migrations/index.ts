@@ -1,6 +1,8 @@
 import { LEASE_FUNCTION } from '../sql/lease-deliveries';
+import { MATCH_FILTER_FUNCTION } from '../sql/match-filter';
 import { WRITE_OUTCOMES_FUNCTION } from '../sql/write-outcomes';
 import { schema } from './001_schema';
+import { endpointFilter } from './002_endpoint_filter';
 
 /** A versioned migration: `id` is recorded once applied; `sql` runs once, in list order. */
 export interface Migration {
@@ -18,7 +20,7 @@ function fingerprint(text: string): string {
   return hash.toString(16).padStart(8, '0');
 }
 
-const statements = `${LEASE_FUNCTION}\n${WRITE_OUTCOMES_FUNCTION}`;
+const statements = `${LEASE_FUNCTION}\n${WRITE_OUTCOMES_FUNCTION}\n${MATCH_FILTER_FUNCTION}`;
 
 /**
  * The hot statements' functions, defined once in `src/sql/`. Their id carries a fingerprint of
@@ -32,7 +34,7 @@ const functions: Migration = {
 
 /**
  * The sender's versioned migrations, in apply order: the tables and indexes
- * (`webhook-delivery/001_schema`), then the hot statements (`webhook-delivery/statements-<hash>`).
+ * (`webhook-delivery/001_schema`), endpoints' filters (`webhook-delivery/002_endpoint_filter`), then the hot statements (`webhook-delivery/statements-<hash>`).
  * Apply each id once, in order, in a transaction under a lock (any `{ id, sql }` runner does).
  *
  * @example
@@ -40,4 +42,4 @@ const functions: Migration = {
  * for (const m of migrations) if (!applied.has(m.id)) await tx.unsafe(m.sql);
  * ```
  */
-export const migrations: readonly Migration[] = [schema, functions];
+export const migrations: readonly Migration[] = [schema, endpointFilter, functions];

@@ -1,7 +1,8 @@
 // @ts-check
 /**
  * One endpoint's page: its health over 24 hours or 7 days (`GET /v1/webhook-endpoints/{id}/stats`)
- * as a chart, and "Recover since..." (`POST /v1/webhook-endpoints/{id}/recover`).
+ * as a chart, its payload filter, "Send test event" (`POST /v1/webhook-endpoints/{id}/test`, the
+ * attempt shown as it lands) and "Recover since..." (`POST /v1/webhook-endpoints/{id}/recover`).
  *
  * @typedef {import('../health-chart.js').Bucket} Bucket
  */
@@ -9,8 +10,13 @@
 import { api } from '../api.js';
 import { errorBox, pageHeading, refreshButton } from '../components.js';
 import { announce, byId, h } from '../dom.js';
+import { KNOWN_EVENT_TYPES } from '../event-types.js';
 import { healthChart } from '../health-chart.js';
-import { obj, statusBadge, str } from '../values.js';
+import { pollAfter, stopPolling } from '../polling.js';
+import { jsonBlock, obj, statusBadge, str } from '../values.js';
+
+/** How often the test event's delivery is read again while it is in flight. */
+const TEST_POLL_MS = 1_000;
 
 /** @param {unknown} value @returns {Bucket[]} */
 function buckets(value) {
@@ -93,6 +99,93 @@ export function endpointView(id, params) {
     }
   });
 
+  // Send test event: the type picker offers what the endpoint carries, once it is loaded.
+  const filterSlot = h('div', { class: 'filter-slot' });
+  const testType = h('select', { id: 'test-event-type', name: 'eventType' });
+  const testSlot = h('div', { 'aria-live': 'polite' });
+  const testButton = h('button', { type: 'submit', class: 'button' }, 'Send test event');
+  const testForm = h(
+    'form',
+    { class: 'card', 'aria-labelledby': 'test-heading' },
+    h('h2', { id: 'test-heading' }, 'Send a test event'),
+    h(
+      'p',
+      { class: 'hint' },
+      'Sends this endpoint alone the documented example of the type, marked "test": true, signed and logged like any other delivery. The filter does not apply.',
+    ),
+    h('div', { class: 'field' }, h('label', { for: 'test-event-type' }, 'Event type'), testType),
+    testSlot,
+    h('div', { class: 'actions' }, testButton),
+  );
+  /** @param {string} deliveryId */
+  const watchTest = async (deliveryId) => {
+    stopPolling();
+    try {
+      const [delivery, attempts] = await Promise.all([
+        api(`/deliveries/${encodeURIComponent(deliveryId)}`),
+        api(`/deliveries/${encodeURIComponent(deliveryId)}/attempts`),
+      ]);
+      if (!main.contains(testSlot)) return;
+      const d = obj(delivery.data) ?? {};
+      const list = Array.isArray(obj(attempts.data)?.data)
+        ? /** @type {unknown[]} */ (obj(attempts.data)?.data)
+        : [];
+      const status = str(d.status) ?? 'pending';
+      const rows = list.flatMap((raw) => {
+        const a = obj(raw);
+        if (!a) return [];
+        const http = str(a.status);
+        const latency = str(a.latencyMs);
+        return [
+          h(
+            'li',
+            { class: 'test-attempt' },
+            http === undefined ? `No answer: ${str(a.error) ?? 'connection failed'}` : `HTTP ${http}`,
+            latency === undefined ? '' : ` in ${latency} ms`,
+          ),
+        ];
+      });
+      testSlot.replaceChildren(
+        h(
+          'p',
+          { class: 'notice', role: 'status' },
+          'Test delivery ',
+          h('a', { href: `#/deliveries/${encodeURIComponent(deliveryId)}`, class: 'mono' }, deliveryId),
+          ' ',
+          statusBadge(status),
+        ),
+        rows.length === 0
+          ? h('p', { class: 'muted' }, 'Waiting for the first attempt…')
+          : h('ul', { class: 'test-attempts' }, rows),
+      );
+      if (status === 'pending' || (status === 'failed' && rows.length === 0)) {
+        pollAfter(() => void watchTest(deliveryId), TEST_POLL_MS);
+      } else {
+        announce(`Test delivery ${status}.`);
+      }
+    } catch (error) {
+      testSlot.replaceChildren(errorBox(error));
+    }
+  };
+  testForm.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    testSlot.replaceChildren();
+    testButton.disabled = true;
+    try {
+      const { data } = await api(`/webhook-endpoints/${encodeURIComponent(id)}/test`, {
+        method: 'POST',
+        body: { eventType: testType instanceof HTMLSelectElement ? testType.value : '' },
+      });
+      const deliveryId = str(obj(data)?.id);
+      announce('Test event queued.');
+      if (deliveryId !== undefined) await watchTest(deliveryId);
+    } catch (error) {
+      testSlot.replaceChildren(errorBox(error));
+    } finally {
+      testButton.disabled = false;
+    }
+  });
+
   const windowLinks = h(
     'nav',
     { class: 'window-choice', 'aria-label': 'Period' },
@@ -120,6 +213,17 @@ export function endpointView(id, params) {
       const url = str(ep.url) ?? id;
       document.title = `${url} · Holdfast dashboard`;
       facts.replaceChildren(h('span', { class: 'mono' }, url), ' ', statusBadge(ep.status));
+      const filter = obj(ep.filter);
+      filterSlot.replaceChildren(
+        h('h2', {}, 'Filter'),
+        filter === undefined
+          ? h('p', { class: 'muted' }, 'No filter: every event of the subscribed types is delivered.')
+          : jsonBlock(filter, 'Filter'),
+      );
+      const types = Array.isArray(ep.eventTypes) ? ep.eventTypes.flatMap((t) => str(t) ?? []) : [];
+      const carried = types.length === 0 || types.includes('*') ? KNOWN_EVENT_TYPES : types;
+      const chosen = testType instanceof HTMLSelectElement ? testType.value : '';
+      testType.replaceChildren(...carried.map((t) => h('option', { value: t, selected: t === chosen }, t)));
       chartSlot.replaceChildren(
         healthChart({
           buckets: buckets(body.buckets),
@@ -144,6 +248,8 @@ export function endpointView(id, params) {
     facts,
     windowLinks,
     chartSlot,
+    filterSlot,
+    testForm,
     recoverForm,
   );
   main.querySelector('h1')?.focus();

@@ -12,7 +12,7 @@ import { announce, byId, h } from '../dom.js';
 import { KNOWN_EVENT_TYPES } from '../event-types.js';
 import { pagedTable } from '../paged-table.js';
 import { secretPanel } from '../secret-panel.js';
-import { breakableUrl, dash, obj, statusBadge, str, time } from '../values.js';
+import { breakableUrl, dash, jsonBlock, obj, statusBadge, str, time } from '../values.js';
 
 /** @param {Route} _route */
 export function endpointsView(_route) {
@@ -109,13 +109,25 @@ export function endpointsView(_route) {
         label: 'Event types',
         cell: (ep) => {
           const types = Array.isArray(ep.eventTypes) ? ep.eventTypes.flatMap((t) => str(t) ?? []) : [];
-          return types.length === 0
-            ? h('span', { class: 'muted' }, 'All events')
-            : h(
-                'ul',
-                { class: 'tags' },
-                types.map((t) => h('li', {}, t)),
-              );
+          const filter = obj(ep.filter);
+          return [
+            types.length === 0
+              ? h('span', { class: 'muted' }, 'All events')
+              : h(
+                  'ul',
+                  { class: 'tags' },
+                  types.map((t) => h('li', {}, t)),
+                ),
+            // A filter may hold a real null: shown as JSON text in a block, never as a bare value.
+            filter === undefined
+              ? null
+              : h(
+                  'details',
+                  { class: 'filter-summary' },
+                  h('summary', {}, 'Filtered'),
+                  jsonBlock(filter, 'Filter'),
+                ),
+          ];
         },
       },
       { label: 'Status', cell: (ep) => statusBadge(ep.status) },
@@ -263,6 +275,20 @@ export function endpointsView(_route) {
       h('option', { value: 'v1' }, 'v1: HMAC-SHA256, receivers hold the secret'),
       h('option', { value: 'v1a' }, 'v1a: ed25519, receivers hold only a public key'),
     );
+    const existingFilter = obj(existing?.filter);
+    const filterText = existingFilter === undefined ? '' : JSON.stringify(existingFilter, null, 2);
+    // A JSON textarea: the server checks it (400 validation_failed naming the place), shown below.
+    const filter = h('textarea', {
+      id: 'ep-filter',
+      name: 'filter',
+      rows: '4',
+      class: 'mono',
+      spellcheck: 'false',
+      autocomplete: 'off',
+      placeholder: '{ "data.object.total": { "$gte": 10000 } }',
+      'aria-describedby': 'ep-filter-hint',
+    });
+    if (filter instanceof HTMLTextAreaElement) filter.value = filterText;
     const boxes = KNOWN_EVENT_TYPES.map((type) =>
       h(
         'label',
@@ -313,6 +339,17 @@ export function endpointsView(_route) {
         h('p', { class: 'hint', id: 'ep-types-hint' }, 'Choose none to receive every event type.'),
         h('div', { class: 'checks' }, boxes),
       ),
+      h(
+        'div',
+        { class: 'field' },
+        h('label', { for: 'ep-filter' }, 'Filter ', h('span', { class: 'muted' }, '(optional, JSON)')),
+        h(
+          'p',
+          { class: 'hint', id: 'ep-filter-hint' },
+          'Only events matching it are delivered: a dotted path and a value, or an operator ($eq, $ne, $in, $nin, $gt, $gte, $lt, $lte, $exists); combine with $and, $or, $not. Leave empty for every event.',
+        ),
+        filter,
+      ),
       errorSlot,
       h(
         'div',
@@ -356,6 +393,25 @@ export function endpointsView(_route) {
       // No event types means every event type; on an edit, an empty list says so explicitly.
       if (editing ? unique.join(',') !== existingTypes.join(',') : unique.length > 0)
         body.eventTypes = unique;
+      const filterValue = filter instanceof HTMLTextAreaElement ? filter.value.trim() : '';
+      if (filterValue === '') {
+        if (editing && existingFilter !== undefined) body.filter = null;
+      } else {
+        /** @type {unknown} */
+        let parsed;
+        try {
+          parsed = JSON.parse(filterValue);
+        } catch (error) {
+          const reason = error instanceof Error ? error.message : 'not JSON';
+          errorSlot.append(
+            errorBox(new ApiError({ title: 'The filter is not valid JSON', detail: reason, status: 0 })),
+          );
+          filter.setAttribute('aria-invalid', 'true');
+          filter.focus();
+          return;
+        }
+        if (!editing || JSON.stringify(parsed) !== JSON.stringify(existingFilter)) body.filter = parsed;
+      }
       submit.disabled = true;
       try {
         if (editing) {
@@ -384,8 +440,17 @@ export function endpointsView(_route) {
         const fields = error instanceof ApiError ? error.errors.map((e) => e.field) : [];
         url.setAttribute('aria-invalid', String(fields.includes('url')));
         description.setAttribute('aria-invalid', String(fields.includes('description')));
+        const filterFault = fields.some((f) => f === 'filter' || String(f).startsWith('filter.'));
+        filter.setAttribute('aria-invalid', String(filterFault));
         const first = fields[0];
-        (first === 'url' ? url : first === 'description' ? description : submit).focus();
+        (first === 'url'
+          ? url
+          : first === 'description'
+            ? description
+            : filterFault
+              ? filter
+              : submit
+        ).focus();
       }
     });
     return form;
