@@ -5,6 +5,7 @@ import { opaqueId } from './id';
 import { pgArray } from './pg-array';
 import { deliveryProblems } from './problems';
 import {
+  type DeliveryOrdering,
   type EndpointConcurrency,
   type SignatureScheme,
   toConcurrency,
@@ -22,6 +23,8 @@ export interface EndpointInput {
   maxPerSecond?: number | null | undefined;
   /** `v1` (default): a `whsec_` secret; `v1a`: an ed25519 key pair, the public key shown. */
   signatureScheme?: SignatureScheme | undefined;
+  /** `per-resource`: one delivery per resource at a time, in event order; `none` (default): no order. */
+  ordering?: DeliveryOrdering | undefined;
 }
 
 /** A new signing key for `scheme`: a `whsec_` secret, or a `whsk_` key and its `whpk_` public key. */
@@ -44,6 +47,11 @@ export interface EndpointChanges extends AccountRef {
   status?: 'active' | 'disabled' | undefined;
   /** A new rate ceiling, or `null` to lift it. */
   maxPerSecond?: number | null | undefined;
+  /**
+   * A new ordering. It applies to deliveries created from then on; those already queued keep
+   * the rule they were created under.
+   */
+  ordering?: DeliveryOrdering | undefined;
 }
 
 /**
@@ -71,6 +79,16 @@ function assertRate(value: number | null | undefined): void {
   }
 }
 
+function assertOrdering(value: unknown): void {
+  if (value === undefined || value === 'none' || value === 'per-resource') return;
+  throw problem('validation_failed', {
+    detail: 'ordering must be "none" or "per-resource".',
+    errors: [
+      { field: 'ordering', code: 'invalid', pointer: '#/ordering', detail: '"none" or "per-resource"' },
+    ],
+  });
+}
+
 /**
  * Registers an endpoint after the SSRF check and returns it with its new secret, which is
  * shown this once. Its pacing row is created with it: the in-flight limit
@@ -88,6 +106,7 @@ export async function createEndpoint(
 ): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
   const url = await assertDestination(input.url, options);
   assertRate(input.maxPerSecond);
+  assertOrdering(input.ordering);
   const scheme = input.signatureScheme ?? 'v1';
   const { secret, publicKey } = newKey(scheme);
   const now = new Date((options.now ?? Date.now)());
@@ -95,10 +114,10 @@ export async function createEndpoint(
     with e as (
       insert into holdfast_webhook_endpoints
         (id, account_id, url, description, event_types, secret, max_per_second,
-         signature_scheme, public_key, created_at, updated_at)
+         signature_scheme, public_key, ordering, created_at, updated_at)
       values (${opaqueId('we')}, ${input.account}, ${url}, ${input.description ?? null},
               ${pgArray(input.eventTypes ?? [])}::text[], ${secret}, ${input.maxPerSecond ?? null},
-              ${scheme}, ${publicKey}, ${now}, ${now})
+              ${scheme}, ${publicKey}, ${input.ordering ?? 'none'}, ${now}, ${now})
       returning *
     ),
     p as (
@@ -157,7 +176,7 @@ export async function endpointConcurrency(
  *
  * @example
  * ```ts
- * await updateEndpoint(sql, { account: 'acct_1', id: 'we_...', status: 'active', maxPerSecond: 50 });
+ * await updateEndpoint(sql, { account: 'acct_1', id: 'we_...', status: 'active', maxPerSecond: 50, ordering: 'per-resource' });
  * ```
  */
 export async function updateEndpoint(
@@ -167,6 +186,7 @@ export async function updateEndpoint(
 ): Promise<WebhookEndpoint | undefined> {
   const url = changes.url === undefined ? null : await assertDestination(changes.url, options);
   assertRate(changes.maxPerSecond);
+  assertOrdering(changes.ordering);
   const now = new Date((options.now ?? Date.now)());
   const [row] = await sql`
     with u as (
@@ -176,6 +196,7 @@ export async function updateEndpoint(
         description = case when ${changes.description === undefined} then description else ${changes.description ?? null} end,
         status = coalesce(${changes.status ?? null}, status),
         max_per_second = case when ${changes.maxPerSecond === undefined} then max_per_second else ${changes.maxPerSecond ?? null}::int end,
+        ordering = coalesce(${changes.ordering ?? null}, ordering),
         failing_since = case when ${changes.status === 'active'} then null else failing_since end,
         disable_warned_at = case when ${changes.status === 'active'} then null else disable_warned_at end,
         disabled_reason = case when ${changes.status !== undefined} then null else disabled_reason end,

@@ -10,7 +10,9 @@ export interface EventWrites {
    * Three comma-separated data-modifying CTEs, `holdfast_event_seq`, `holdfast_event` and
    * `holdfast_event_fan`, for the caller's `with` list: the resource's next sequence, the
    * event carrying it, one delivery per active subscribed endpoint (which notifies the workers,
-   * at commit, when there is one). One event per statement (the CTE names are fixed).
+   * at commit, when there is one). One event per statement (the CTE names are fixed). An
+   * endpoint with `ordering: 'per-resource'` gets its delivery in the resource's line: its place
+   * is taken after the sequence row's lock, so places follow the sequence.
    */
   readonly ctes: postgres.PendingQuery<postgres.Row[]>;
   /** The event's id, as stored and sent (`Webhook-Id` of its deliveries). */
@@ -66,9 +68,12 @@ export function eventWrites(
     ),
     holdfast_event_fan as (
       insert into holdfast_deliveries
-        (id, account_id, event_id, endpoint_id, event_type, status, next_attempt_at, created_at, updated_at)
+        (id, account_id, event_id, endpoint_id, event_type, status, next_attempt_at, created_at, updated_at,
+         ordering_key, ordering_pos)
       select 'dlv_' || replace(gen_random_uuid()::text, '-', ''), ${input.account}, ev.id, e.id, ${input.type},
-             'pending', ${now}, ${now}, ${now}
+             'pending', ${now}, ${now}, ${now},
+             case when e.ordering = 'per-resource' then ${input.resourceId}::text end,
+             case when e.ordering = 'per-resource' then nextval('holdfast_delivery_order') end
       from holdfast_event ev, holdfast_webhook_endpoints e
       where e.account_id = ${input.account} and e.status = 'active' and e.deleted_at is null
         and (cardinality(e.event_types) = 0 or ${input.type} = any(e.event_types) or '*' = any(e.event_types))
@@ -99,9 +104,12 @@ holdfast_event as (
 ),
 holdfast_event_fan as (
   insert into holdfast_deliveries
-    (id, account_id, event_id, endpoint_id, event_type, status, next_attempt_at, created_at, updated_at)
+    (id, account_id, event_id, endpoint_id, event_type, status, next_attempt_at, created_at, updated_at,
+     ordering_key, ordering_pos)
   select 'dlv_' || replace(gen_random_uuid()::text, '-', ''), $3::text, ev.id, e.id, $4::text,
-         'pending', $7::timestamptz, $7::timestamptz, $7::timestamptz
+         'pending', $7::timestamptz, $7::timestamptz, $7::timestamptz,
+         case when e.ordering = 'per-resource' then $1::text end,
+         case when e.ordering = 'per-resource' then nextval('holdfast_delivery_order') end
   from holdfast_event ev, holdfast_webhook_endpoints e
   where e.account_id = $3::text and e.status = 'active' and e.deleted_at is null
     and (cardinality(e.event_types) = 0 or $4::text = any(e.event_types) or '*' = any(e.event_types))

@@ -11,6 +11,12 @@ export interface EndpointConcurrency {
 /** How an endpoint's deliveries are signed (Standard Webhooks `v1` or `v1a`). */
 export type SignatureScheme = 'v1' | 'v1a';
 
+/**
+ * Whether an endpoint's deliveries of one resource go one at a time, in their events' order
+ * (`per-resource`), or all at once (`none`, the default).
+ */
+export type DeliveryOrdering = 'none' | 'per-resource';
+
 /** A webhook endpoint as the API shows it (never its secret). */
 export interface WebhookEndpoint {
   id: string;
@@ -25,6 +31,12 @@ export interface WebhookEndpoint {
   /** The `whpk_` public key of a `v1a` endpoint (after a rotation, the new one); `null` for `v1`. */
   publicKey: string | null;
   concurrency: EndpointConcurrency;
+  /**
+   * `per-resource`: deliveries with the same ordering key (the event's resource id) are attempted
+   * one at a time, in the order their events were created; the next waits until the one before
+   * it succeeded or went `dead`. `none`: no order between deliveries.
+   */
+  ordering: DeliveryOrdering;
   createdAt: string;
   updatedAt: string;
 }
@@ -110,6 +122,7 @@ export function toEndpoint(row: postgres.Row): WebhookEndpoint {
     signatureScheme: row.signature_scheme === 'v1a' ? 'v1a' : 'v1',
     publicKey: row.public_key ?? null,
     concurrency: toConcurrency(row),
+    ordering: row.ordering === 'per-resource' ? 'per-resource' : 'none',
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),
   };

@@ -1,6 +1,7 @@
 import { LEASE_FUNCTION } from '../sql/lease-deliveries';
 import { WRITE_OUTCOMES_FUNCTION } from '../sql/write-outcomes';
 import { schema } from './001_schema';
+import { ordering } from './003_ordering';
 
 /** A versioned migration: `id` is recorded once applied; `sql` runs once, in list order. */
 export interface Migration {
@@ -32,7 +33,8 @@ const functions: Migration = {
 
 /**
  * The sender's versioned migrations, in apply order: the tables and indexes
- * (`webhook-delivery/001_schema`), then the hot statements (`webhook-delivery/statements-<hash>`).
+ * (`webhook-delivery/001_schema`), ordered delivery (`webhook-delivery/003_ordering`), then the
+ * hot statements (`webhook-delivery/statements-<hash>`), which read the columns before them.
  * Apply each id once, in order, in a transaction under a lock (any `{ id, sql }` runner does).
  *
  * @example
@@ -40,4 +42,4 @@ const functions: Migration = {
  * for (const m of migrations) if (!applied.has(m.id)) await tx.unsafe(m.sql);
  * ```
  */
-export const migrations: readonly Migration[] = [schema, functions];
+export const migrations: readonly Migration[] = [schema, ordering, functions];
