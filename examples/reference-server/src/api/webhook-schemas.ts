@@ -56,6 +56,11 @@ const SIGNATURE_SCHEME = z.enum(['v1', 'v1a']).meta({
     'Standard Webhooks scheme of the deliveries: v1 signs with HMAC-SHA256 under a whsec_ secret (receivers hold the secret); v1a signs with ed25519 under a whsk_ key only the server holds (receivers verify with publicKey).',
 });
 
+const ORDERING = z.enum(['none', 'per-resource']).meta({
+  description:
+    "per-resource: deliveries with the same ordering key (the id of the resource the event is about, data.object.id) are attempted one at a time, in the order their events were created; the next waits until the one before it succeeded or went dead (a dead one stops blocking its resource; replaying it later sends it after what is queued, out of order). Other resources are not held back; the events' sequence lets a receiver see a gap. none (default): deliveries are attempted side by side, in no order.",
+});
+
 export const WebhookEndpointSchema = z
   .object({
     id: z.string().meta({ example: 'we_2x8Kd0qLw1Yc7VnR4sT9uA' }),
@@ -84,6 +89,7 @@ export const WebhookEndpointSchema = z
         description:
           'In-flight attempts: the limit falls on timeouts, 429, 502-504 and connection errors, waits out Retry-After, and climbs back while attempts succeed (CONTRACT section 10).',
       }),
+    ordering: ORDERING,
     createdAt: timestamp,
     updatedAt: timestamp,
   })
@@ -115,6 +121,7 @@ export const CreateWebhookEndpointSchema = z
     signatureScheme: SIGNATURE_SCHEME.optional().meta({
       description: 'v1 (default) or v1a; fixed for the endpoint’s life.',
     }),
+    ordering: ORDERING.optional().meta({ description: 'none (default) or per-resource.' }),
   })
   .meta({ id: 'CreateWebhookEndpoint' });
 
@@ -132,6 +139,10 @@ export const UpdateWebhookEndpointSchema = z
       .nullable()
       .optional()
       .meta({ description: 'A new rate ceiling, or null to lift it.' }),
+    ordering: ORDERING.optional().meta({
+      description:
+        'none or per-resource. It applies to deliveries created from then on; those already queued keep the rule they were created under.',
+    }),
   })
   .meta({ id: 'UpdateWebhookEndpoint' });
 

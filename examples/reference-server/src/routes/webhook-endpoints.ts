@@ -93,7 +93,7 @@ export const updateEndpoint = createRoute({
   path: '/webhook-endpoints/{id}',
   tags,
   summary: 'Update a webhook endpoint',
-  description: `Partial update. \`status\` moves it between active and disabled. ${scopesFollowData} That holds for a change of \`url\` or \`eventTypes\` and for \`status: "active"\`, judged on the event types after the change; a new \`url\` or enabling also needs the read scope of the event types of the deliveries still queued for it. A change of \`description\` or \`maxPerSecond\` alone, or disabling, needs only \`webhooks:write\`.`,
+  description: `Partial update. \`status\` moves it between active and disabled. ${scopesFollowData} That holds for a change of \`url\` or \`eventTypes\` and for \`status: "active"\`, judged on the event types after the change; a new \`url\` or enabling also needs the read scope of the event types of the deliveries still queued for it. A change of \`description\`, \`maxPerSecond\` or \`ordering\` alone, or disabling, needs only \`webhooks:write\`. A new \`ordering\` applies to deliveries created from then on.`,
   request: { params, body: { required: true, content: json(UpdateWebhookEndpointSchema) } },
   responses: {
     200: { description: 'The updated endpoint.', content: json(WebhookEndpointSchema) },
@@ -199,6 +199,7 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
           description: body.description,
           maxPerSecond: body.maxPerSecond,
           signatureScheme: body.signatureScheme,
+          ordering: body.ordering,
         },
         { ...destination, concurrencyMax: config.delivery.perEndpoint },
       );
@@ -232,6 +233,7 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
           description: body.description,
           status: body.status,
           maxPerSecond: body.maxPerSecond,
+          ordering: body.ordering,
         },
         destination,
       );

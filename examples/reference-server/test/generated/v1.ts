@@ -314,7 +314,7 @@ export interface paths {
         head?: never;
         /**
          * Update a webhook endpoint
-         * @description Partial update. `status` moves it between active and disabled. Scopes follow the data: this needs the read scope of every event type the endpoint carries (`order.*` `orders:read`, `payment.*` `payments:read`, `subscription.*` `subscriptions:read`); an absent or empty `eventTypes`, or `*`, carries every type. That holds for a change of `url` or `eventTypes` and for `status: "active"`, judged on the event types after the change; a new `url` or enabling also needs the read scope of the event types of the deliveries still queued for it. A change of `description` or `maxPerSecond` alone, or disabling, needs only `webhooks:write`.
+         * @description Partial update. `status` moves it between active and disabled. Scopes follow the data: this needs the read scope of every event type the endpoint carries (`order.*` `orders:read`, `payment.*` `payments:read`, `subscription.*` `subscriptions:read`); an absent or empty `eventTypes`, or `*`, carries every type. That holds for a change of `url` or `eventTypes` and for `status: "active"`, judged on the event types after the change; a new `url` or enabling also needs the read scope of the event types of the deliveries still queued for it. A change of `description`, `maxPerSecond` or `ordering` alone, or disabling, needs only `webhooks:write`. A new `ordering` applies to deliveries created from then on.
          */
         patch: operations["patchV1WebhookEndpointsById"];
         trace?: never;
@@ -1131,6 +1131,11 @@ export interface components {
                 max: number;
             };
             /**
+             * @description per-resource: deliveries with the same ordering key (the id of the resource the event is about, data.object.id) are attempted one at a time, in the order their events were created; the next waits until the one before it succeeded or went dead (a dead one stops blocking its resource; replaying it later sends it after what is queued, out of order). Other resources are not held back; the events' sequence lets a receiver see a gap. none (default): deliveries are attempted side by side, in no order.
+             * @enum {string}
+             */
+            ordering: "none" | "per-resource";
+            /**
              * Format: date-time
              * @example 2026-11-22T16:30:19.123Z
              */
@@ -1182,6 +1187,11 @@ export interface components {
                 max: number;
             };
             /**
+             * @description per-resource: deliveries with the same ordering key (the id of the resource the event is about, data.object.id) are attempted one at a time, in the order their events were created; the next waits until the one before it succeeded or went dead (a dead one stops blocking its resource; replaying it later sends it after what is queued, out of order). Other resources are not held back; the events' sequence lets a receiver see a gap. none (default): deliveries are attempted side by side, in no order.
+             * @enum {string}
+             */
+            ordering: "none" | "per-resource";
+            /**
              * Format: date-time
              * @example 2026-11-22T16:30:19.123Z
              */
@@ -1215,6 +1225,11 @@ export interface components {
              * @enum {string}
              */
             signatureScheme?: "v1" | "v1a";
+            /**
+             * @description none (default) or per-resource.
+             * @enum {string}
+             */
+            ordering?: "none" | "per-resource";
         };
         UpdateWebhookEndpoint: {
             /** Format: uri */
@@ -1228,6 +1243,11 @@ export interface components {
              * @description A new rate ceiling, or null to lift it.
              */
             maxPerSecond?: number | null;
+            /**
+             * @description none or per-resource. It applies to deliveries created from then on; those already queued keep the rule they were created under.
+             * @enum {string}
+             */
+            ordering?: "none" | "per-resource";
         };
         RecoveredDeliveries: {
             /**
