@@ -3,11 +3,13 @@ import type { AddressInfo } from 'node:net';
 import { createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
 import type postgres from 'postgres';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { resumeWaitingLines } from '../src/lease';
 import {
   createDeliveryWorker,
   createEndpoint,
   type DeliveryWorker,
   enqueueEvent,
+  getDelivery,
   getEndpoint,
   migrations,
   recoverDeliveries,
@@ -294,6 +296,52 @@ describe('ordered delivery per resource', () => {
       [3, 204],
       [1, 204],
     ]);
+    await w.stop();
+    await hook.close();
+  });
+
+  it('a delivery behind another waits undue, and falls due when the one before it finishes', async () => {
+    const hook = await receiver(() => 204);
+    await createEndpoint(db.sql, { account: ACCOUNT, url: hook.url, ordering: 'per-resource' }, options);
+    await enqueue(['ord_w'], 3);
+    const line = async () =>
+      db.sql<{ id: string; status: string }[]>`
+        select d.id, d.status from holdfast_deliveries d join holdfast_events e on e.id = d.event_id
+        order by e.sequence`;
+    const [first, second, third] = await line();
+    const view = async (id: string | undefined) => getDelivery(db.sql, { account: ACCOUNT, id: id ?? '' });
+    expect((await view(first?.id))?.nextAttemptAt).not.toBeNull();
+    expect((await view(second?.id))?.nextAttemptAt).toBeNull();
+    expect((await view(third?.id))?.nextAttemptAt).toBeNull();
+    const w = worker(db.sql);
+    expect(await w.runOnce()).toBe(1);
+    expect((await view(second?.id))?.nextAttemptAt).not.toBeNull();
+    expect((await view(third?.id))?.nextAttemptAt).toBeNull();
+    expect(await w.runOnce()).toBe(1);
+    expect(await w.runOnce()).toBe(1);
+    expect(await w.runOnce()).toBe(0);
+    expect(hook.log.map((a) => a.sequence)).toEqual([1, 2, 3]);
+    await w.stop();
+    await hook.close();
+  });
+
+  it("a line left waiting with nothing ahead of it (its head finished unseen) is resumed by the workers' repair", async () => {
+    const hook = await receiver(() => 204);
+    await createEndpoint(db.sql, { account: ACCOUNT, url: hook.url, ordering: 'per-resource' }, options);
+    await enqueue(['ord_lost', 'ord_kept'], 2);
+    const w = worker(db.sql);
+    expect(await w.runOnce()).toBe(2);
+    // What a delivery created while the one before it finished looks like: its line's head,
+    // waiting with no time to fall due.
+    await db.sql`
+      update holdfast_deliveries d set next_attempt_at = null from holdfast_events e
+      where e.id = d.event_id and e.resource_id = 'ord_lost' and d.status = 'pending'`;
+    expect(await w.runOnce()).toBe(1);
+    expect(await w.runOnce()).toBe(0);
+    expect(await resumeWaitingLines(db.sql)).toBe(1);
+    expect(await resumeWaitingLines(db.sql)).toBe(0);
+    expect(await w.runOnce()).toBe(1);
+    expect((byResource(hook.log).get('ord_lost') ?? []).map((a) => a.sequence)).toEqual([1, 2]);
     await w.stop();
     await hook.close();
   });
