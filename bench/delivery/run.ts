@@ -209,11 +209,14 @@ async function resourceBacklog(
       insert into holdfast_deliveries
         (id, account_id, event_id, endpoint_id, event_type, status, next_attempt_at, created_at, updated_at,
          ordering_key, ordering_pos)
-      select 'dlv_' || ev.id, ${account}, ev.id, ${endpointId}, 'order.updated', 'pending', now(), now(), now(),
+      select 'dlv_' || ev.id, ${account}, ev.id, ${endpointId}, 'order.updated', 'pending',
+             -- As the outbox writes them: behind the first of its line, a delivery waits undue.
+             case when ${ordered} and ev.sequence > 1 then null else now() end, now(), now(),
              case when ${ordered} then ev.resource_id end,
              case when ${ordered} then nextval('holdfast_delivery_order') end
       from (
-        select id, resource_id from holdfast_events where id like ${`evt_${tag}_%`} order by sequence, resource_id
+        select id, resource_id, sequence from holdfast_events where id like ${`evt_${tag}_%`}
+        order by sequence, resource_id
       ) ev`;
   });
 }
