@@ -1,6 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
+import fc from 'fast-check';
 import type postgres from 'postgres';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { resumeWaitingLines } from '../src/lease';
@@ -344,6 +345,51 @@ describe('ordered delivery per resource', () => {
     expect((byResource(hook.log).get('ord_lost') ?? []).map((a) => a.sequence)).toEqual([1, 2]);
     await w.stop();
     await hook.close();
+  });
+
+  it('property: for any events over a few resources and any refusals, each resource gets its attempts in sequence order, each event until accepted or dead', async () => {
+    // Refusals per event: 0 to 3. With two retries (three attempts), three refusals end it dead.
+    const eventArb = fc.record({
+      resource: fc.constantFrom('ord_p', 'ord_q', 'ord_r'),
+      refusals: fc.integer({ min: 0, max: 3 }),
+    });
+    await fc.assert(
+      fc.asyncProperty(fc.array(eventArb, { minLength: 1, maxLength: 12 }), async (events) => {
+        await db.sql`truncate holdfast_webhook_endpoints, holdfast_events, holdfast_resource_sequences cascade`;
+        const refusals = new Map<string, number>();
+        const hook = await receiver(({ resource, sequence, seen }) =>
+          seen <= (refusals.get(`${resource} ${sequence}`) ?? 0) ? 500 : 204,
+        );
+        await createEndpoint(db.sql, { account: ACCOUNT, url: hook.url, ordering: 'per-resource' }, options);
+        const expected = new Map<string, number[]>();
+        for (const event of events) {
+          const sent = await enqueueEvent(db.sql, {
+            account: ACCOUNT,
+            type: 'order.updated',
+            resourceId: event.resource,
+            object: { id: event.resource },
+          });
+          refusals.set(`${event.resource} ${sent.sequence}`, event.refusals);
+          const attempts = Math.min(event.refusals + 1, 3);
+          expected.set(event.resource, [
+            ...(expected.get(event.resource) ?? []),
+            ...Array.from({ length: attempts }, () => sent.sequence),
+          ]);
+        }
+        const w = worker(db.sql, { schedule: [0, 0] });
+        while ((await w.runOnce()) > 0) {
+          // each round sends every line's head once
+        }
+        await w.stop();
+        await hook.close();
+        for (const [resource, sequences] of expected) {
+          expect((byResource(hook.log).get(resource) ?? []).map((a) => a.sequence)).toEqual(sequences);
+        }
+        expect(Math.max(...hook.log.map((a) => a.open))).toBe(1);
+        expect(errors).toEqual([]);
+      }),
+      { numRuns: 15 },
+    );
   });
 
   it('an endpoint switched to per-resource orders what is created from then on', async () => {
