@@ -213,6 +213,40 @@ describe('ordered delivery per resource', () => {
     expect(new Set(hook.log.slice(0, 40).map((a) => a.resource)).size).toBeGreaterThan(1);
   });
 
+  it('events written while two workers deliver them: every resource in sequence order, one at a time, none left waiting', async () => {
+    const hook = await receiver(({ sequence, seen }) => (seen === 1 && sequence % 3 === 0 ? 500 : 204));
+    await createEndpoint(db.sql, { account: ACCOUNT, url: hook.url, ordering: 'per-resource' }, options);
+    const workers = twoWorkers();
+    for (const w of workers) w.start();
+    const resources = ['ord_h1', 'ord_h2', 'ord_h3', 'ord_h4'];
+    // Written one after another while the lines drain, so new deliveries keep meeting heads
+    // that are finishing.
+    for (let n = 0; n < 30; n += 1) {
+      await Promise.all(
+        resources.map((resource) =>
+          enqueueEvent(second?.sql ?? db.sql, {
+            account: ACCOUNT,
+            type: 'order.updated',
+            resourceId: resource,
+            object: { id: resource, version: n },
+          }),
+        ),
+      );
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    await until(async () => (await statuses()).get('succeeded') === 120);
+    await Promise.all(workers.map((w) => w.stop()));
+    await hook.close();
+    for (const resource of resources) {
+      const accepted = (byResource(hook.log).get(resource) ?? []).filter((a) => a.status === 204);
+      expect(accepted.map((a) => a.sequence)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+      const sequences = (byResource(hook.log).get(resource) ?? []).map((a) => a.sequence);
+      expect(sequences).toEqual([...sequences].sort((a, b) => a - b));
+    }
+    expect(Math.max(...hook.log.map((a) => a.open))).toBe(1);
+    expect(errors).toEqual([]);
+  });
+
   it('a head that keeps failing holds back its own resource only; once dead it stops blocking', async () => {
     const clock = testClock();
     const hook = await receiver(({ resource, sequence }) =>
