@@ -150,7 +150,14 @@ export async function replayDelivery(
       on conflict (endpoint_id, stripe) do update set released = holdfast_endpoint_releases.released + 1
     )
     update holdfast_deliveries d set
-      status = 'pending', retry_base = d.attempt_count, next_attempt_at = ${new Date(now)},
+      status = 'pending', retry_base = d.attempt_count,
+      -- Rejoining behind an unfinished delivery of its line, it waits for the trigger (as a new
+      -- delivery does, see outbox-writes).
+      next_attempt_at = case when old.finished and old.ordering_key is not null and exists (
+          select 1 from holdfast_deliveries x
+          where x.endpoint_id = old.endpoint_id and x.ordering_key = old.ordering_key
+            and x.status in ('pending', 'failed')
+          for key share) then null else ${new Date(now)}::timestamptz end,
       lease_owner = null, lease_expires_at = null, updated_at = ${new Date(now)},
       ordering_pos = case when old.finished and old.ordering_key is not null then coalesce(
         (select nextval('holdfast_delivery_order') from line), nextval('holdfast_delivery_order'))

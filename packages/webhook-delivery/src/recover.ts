@@ -59,15 +59,22 @@ export async function recoverDeliveries(sql: Sql, input: RecoverInput): Promise<
       for update of r
     ),
     places as (
-      select p.id, nextval('holdfast_delivery_order') as pos from (
-        select f.id from found f
-        -- The count (an init plan, run before any row) takes the locks before the first place.
-        where f.rejoins and (select count(*) from lines) >= 0
-        order by f.ordering_pos
-      ) p
+      -- New places in each line's old order (the window's); the first of a line is due only
+      -- when nothing of its line is unfinished, the others wait for the trigger (see outbox-writes).
+      select f.id, nextval('holdfast_delivery_order') as pos,
+             row_number() over (partition by f.ordering_key order by f.ordering_pos) = 1
+               and not exists (
+                 select 1 from holdfast_deliveries x
+                 where x.endpoint_id = ${input.endpointId} and x.ordering_key = f.ordering_key
+                   and x.status in ('pending', 'failed')
+                 for key share) as due
+      from found f
+      -- The count (an init plan, run before any row) takes the locks before the first place.
+      where f.rejoins and (select count(*) from lines) >= 0
     )
     update holdfast_deliveries d set
-      status = 'pending', retry_base = d.attempt_count, next_attempt_at = ${new Date(now)},
+      status = 'pending', retry_base = d.attempt_count,
+      next_attempt_at = case when places.due is false then null else ${new Date(now)}::timestamptz end,
       lease_owner = null, lease_expires_at = null, updated_at = ${new Date(now)},
       ordering_pos = coalesce(places.pos, d.ordering_pos)
     from found left join places on places.id = found.id

@@ -309,7 +309,10 @@ describe('ordered delivery per resource', () => {
     // Later events queue while nothing is sent; then the dead one is replayed.
     await enqueue(['ord_r'], 2);
     refuse = false;
-    await replayDelivery(db.sql, { account: ACCOUNT, id: dead?.id ?? '' });
+    const replayed = await replayDelivery(db.sql, { account: ACCOUNT, id: dead?.id ?? '' });
+    // Back in its line, behind the two queued: it waits, undue, for its turn.
+    expect(replayed?.status).toBe('pending');
+    expect(replayed?.nextAttemptAt).toBeNull();
     for (let i = 0; i < 4; i += 1) await w.runOnce();
     expect(hook.log.map((a) => [a.sequence, a.status])).toEqual([
       [1, 500],
