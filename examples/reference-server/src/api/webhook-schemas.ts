@@ -176,7 +176,10 @@ export const DeliverySchema = z
       description: 'pending, succeeded, failed (retrying) or dead (out of retries or refused).',
     }),
     attemptCount: z.number().int(),
-    nextAttemptAt: timestamp.nullable(),
+    nextAttemptAt: timestamp.nullable().meta({
+      description:
+        'When it is attempted next; null once succeeded or dead, and while it waits behind an earlier delivery of its resource to an endpoint with ordering per-resource.',
+    }),
     lastAttemptAt: timestamp.nullable(),
     createdAt: timestamp,
     updatedAt: timestamp,

@@ -1367,6 +1367,7 @@ export interface components {
             attemptCount: number;
             /**
              * Format: date-time
+             * @description When it is attempted next; null once succeeded or dead, and while it waits behind an earlier delivery of its resource to an endpoint with ordering per-resource.
              * @example 2026-11-22T16:30:19.123Z
              */
             nextAttemptAt: string | null;
