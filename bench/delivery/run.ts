@@ -60,9 +60,17 @@ const counts = new Map<string, number>();
 const arrivals = new Map<string, number>();
 const timed = new Set<string>();
 const server = createServer((req, res) => {
-  req.resume();
+  const [, kind, key] = (req.url ?? '').split('/');
+  // The ordered case's receiver refuses the event of one resource (`stuck`), read from the body.
+  const chunks: Buffer[] = [];
+  if (kind === 'ordered') req.on('data', (chunk: Buffer) => chunks.push(chunk));
+  else req.resume();
   req.on('end', () => {
-    const [, kind, key] = (req.url ?? '').split('/');
+    if (kind === 'ordered' && Buffer.concat(chunks).includes('"id":"stuck"')) {
+      res.statusCode = 500;
+      res.end();
+      return;
+    }
     counts.set(key ?? '', (counts.get(key ?? '') ?? 0) + 1);
     const id = req.headers['webhook-id'];
     if (typeof id === 'string' && timed.has(key ?? '')) arrivals.set(id, performance.now());
@@ -81,7 +89,7 @@ const port: number = await new Promise<number>((resolve) =>
     resolve(typeof address === 'object' && address ? address.port : 0);
   }),
 );
-const target = (kind: 'fast' | 'slow', key: string) => `http://127.0.0.1:${port}/${kind}/${key}`;
+const target = (kind: 'fast' | 'slow' | 'ordered', key: string) => `http://127.0.0.1:${port}/${kind}/${key}`;
 const count = (key: string) => counts.get(key) ?? 0;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const children = new Set<ChildProcess>();
@@ -129,13 +137,14 @@ function stop(proc: ChildProcess): Promise<void> {
 
 async function endpoint(
   account: string,
-  kind: 'fast' | 'slow',
+  kind: 'fast' | 'slow' | 'ordered',
   key: string,
   eventTypes?: string[],
+  ordering: 'none' | 'per-resource' = 'none',
 ): Promise<string> {
   const { endpoint: created } = await createEndpoint(
     sql,
-    { account, url: target(kind, key), ...(eventTypes ? { eventTypes } : {}) },
+    { account, url: target(kind, key), ordering, ...(eventTypes ? { eventTypes } : {}) },
     { allowPrivateDestinations: true, concurrencyMax: PER_ENDPOINT },
   );
   return created.id;
@@ -162,6 +171,100 @@ async function backlog(account: string, endpointIds: readonly string[], perEndpo
       from generate_series(1, ${perEndpoint}) as i,
            unnest(${tx.array([...endpointIds])}::text[]) with ordinality as e (id, n)`;
   });
+}
+
+/**
+ * `total` due deliveries to one endpoint, about `resources` resources (each resource's events in
+ * sequence order), placed in their resources' lines as the outbox places them when `ordered`.
+ * With `stuck`, a quarter of them are about the resource `stuck`, whose first event the
+ * receiver refuses (its retry is a minute away: its line waits behind it for the whole run).
+ */
+async function resourceBacklog(
+  account: string,
+  endpointId: string,
+  {
+    total,
+    resources,
+    ordered,
+    stuck,
+  }: { total: number; resources: number; ordered: boolean; stuck: boolean },
+): Promise<void> {
+  const tag = randomBytes(4).toString('hex');
+  const stuckEvents = stuck ? Math.round(total / 4) : 0;
+  const perResource = Math.ceil((total - stuckEvents) / resources);
+  await sql.begin(async (tx) => {
+    await tx`
+      insert into holdfast_events (id, account_id, type, resource_id, sequence, payload, created_at)
+      select 'evt_' || ${tag} || '_' || r.id || '_' || s, ${account}, 'order.updated', r.id, s,
+             json_build_object('id', 'evt_' || ${tag} || '_' || r.id || '_' || s, 'type', 'order.updated',
+               'createdAt', now(), 'sequence', s,
+               'data', json_build_object('object', json_build_object('id', r.id, 'currency', 'EUR',
+                 'total', 4200, 'status', 'pending', 'description', 'bench')))::text,
+             now()
+      from (
+        select 'ord_' || ${tag} || '_' || i as id, ${perResource}::int as n from generate_series(1, ${resources}) as i
+        union all select 'stuck', ${stuckEvents}::int where ${stuckEvents}::int > 0
+      ) r, generate_series(1, r.n) as s`;
+    await tx`
+      insert into holdfast_deliveries
+        (id, account_id, event_id, endpoint_id, event_type, status, next_attempt_at, created_at, updated_at,
+         ordering_key, ordering_pos)
+      select 'dlv_' || ev.id, ${account}, ev.id, ${endpointId}, 'order.updated', 'pending',
+             -- As the outbox writes them: behind the first of its line, a delivery waits undue.
+             case when ${ordered} and ev.sequence > 1 then null else now() end, now(), now(),
+             case when ${ordered} then ev.resource_id end,
+             case when ${ordered} then nextval('holdfast_delivery_order') end
+      from (
+        select id, resource_id, sequence from holdfast_events where id like ${`evt_${tag}_%`}
+        order by sequence, resource_id
+      ) ev`;
+  });
+}
+
+type OrderedKind = 'unordered' | 'ordered' | 'besideUnordered' | 'besideOrdered';
+
+/**
+ * The ordered case, 1 worker process, EVENTS deliveries about ORDERED_RESOURCES resources:
+ * `unordered`, their deliveries per second to an endpoint with `ordering: "none"`; `ordered`,
+ * to one with `"per-resource"` (one in flight per resource, each waiting for the one before);
+ * `besideOrdered`, the unordered endpoint's rate while a per-resource endpoint beside it drains
+ * the same backlog with a stuck resource holding a quarter of it, against `besideUnordered`,
+ * the same beside an unordered endpoint with that backlog (the worker's capacity is shared alike).
+ */
+async function orderedCase(kind: OrderedKind): Promise<number> {
+  run += 1;
+  const account = `acct_ord_${run}`;
+  const key = `o${run}`;
+  const resources = Number(process.env.ORDERED_RESOURCES ?? 200);
+  const measured = await endpoint(
+    account,
+    kind === 'ordered' ? 'ordered' : 'fast',
+    key,
+    undefined,
+    kind === 'ordered' ? 'per-resource' : 'none',
+  );
+  const proc = await child('./worker.ts');
+  await sleep(500);
+  if (kind === 'besideOrdered' || kind === 'besideUnordered') {
+    const ordered = kind === 'besideOrdered';
+    const other = await endpoint(account, 'ordered', `${key}b`, undefined, ordered ? 'per-resource' : 'none');
+    await resourceBacklog(account, other, { total: EVENTS, resources, ordered, stuck: true });
+  }
+  await resourceBacklog(account, measured, {
+    total: EVENTS,
+    resources,
+    ordered: kind === 'ordered',
+    stuck: false,
+  });
+  const due = Number(
+    (await sql`select count(*)::int as n from holdfast_deliveries where endpoint_id = ${measured}`)[0]?.n,
+  );
+  const start = performance.now();
+  await until(() => count(key) >= due);
+  const seconds = (performance.now() - start) / 1000;
+  await stop(proc);
+  await emptyTables();
+  return due / seconds;
 }
 
 async function until(condition: () => boolean, timeoutMs = 300_000): Promise<void> {
@@ -544,6 +647,54 @@ async function cleanUp(): Promise<void> {
 }
 const loadAverage = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 const progress = (what: string) => console.error(`[bench/delivery ${new Date().toISOString()}] ${what}`);
+/** The ordered case's three rates, each the best of `rounds`, the order alternating. */
+async function orderedRounds(rounds: number): Promise<Record<OrderedKind, number[]>> {
+  const rates: Record<OrderedKind, number[]> = {
+    unordered: [],
+    ordered: [],
+    besideUnordered: [],
+    besideOrdered: [],
+  };
+  const kinds = ['unordered', 'ordered', 'besideUnordered', 'besideOrdered'] as const;
+  for (let round = 0; round < rounds; round += 1) {
+    for (const kind of round % 2 ? [...kinds].reverse() : kinds) {
+      rates[kind].push(await orderedCase(kind));
+      progress(`ordered case ${kind}: ${rates[kind].at(-1)?.toFixed(0)}/s`);
+    }
+  }
+  return rates;
+}
+/** The ordered case's table and its summary line. */
+function printOrdered(rates: Record<OrderedKind, number[]>): void {
+  const best = (xs: number[]) => Math.max(0, ...xs);
+  const resources = Number(process.env.ORDERED_RESOURCES ?? 200);
+  console.log(
+    `\nOrdered delivery: ${EVENTS} due deliveries about ${resources} resources, 1 worker process, best of each\n`,
+  );
+  console.log('| case | deliveries/s (each round) | best |');
+  console.log('|---|---|--:|');
+  for (const [label, key] of [
+    ['unordered endpoint (ordering none)', 'unordered'],
+    ['per-resource endpoint (one in flight per resource)', 'ordered'],
+    ['unordered endpoint beside an unordered one draining the same backlog', 'besideUnordered'],
+    [
+      'unordered endpoint beside a per-resource one whose stuck resource holds a quarter of it',
+      'besideOrdered',
+    ],
+  ] as const) {
+    console.log(
+      `| ${label} | ${rates[key].map((x) => x.toFixed(0)).join(', ')} | ${best(rates[key]).toFixed(0)} |`,
+    );
+  }
+  console.log(
+    `\nordered: unordered ${Math.round(best(rates.unordered))}/s, per-resource ${Math.round(best(rates.ordered))}/s; unordered beside unordered ${Math.round(best(rates.besideUnordered))}/s, beside per-resource with a stuck resource ${Math.round(best(rates.besideOrdered))}/s`,
+  );
+}
+if (process.env.BENCH_ONLY === 'ordered') {
+  printOrdered(await orderedRounds(ROUNDS));
+  await cleanUp();
+  process.exit(0);
+}
 if (['fairness', 'backlog', 'scale'].includes(process.env.BENCH_ONLY ?? '')) {
   if (process.env.BENCH_ONLY === 'scale') {
     const plans = await scaleModel();
@@ -603,6 +754,7 @@ try {
   );
 
   const { alone, beside } = await fairnessPairs(ROUNDS);
+  const orderedRates = await orderedRounds(ROUNDS);
   progress(`fairness alone ${alone.join(', ')}, beside ${beside.join(', ')}`);
   const idle = await backlogDelay(false);
   const delay = await backlogDelay(true);
@@ -657,6 +809,7 @@ try {
     `| beside the slow one | ${beside.map((x) => x.toFixed(0)).join(', ')} | ${best(beside).toFixed(0)} |`,
   );
   console.log(`\nbeside / alone: ${((best(beside) / best(alone)) * 100).toFixed(0)}% (target at least 90%)`);
+  printOrdered(orderedRates);
 
   console.log(
     `\nBacklog: one endpoint with 100,000 due deliveries being drained (${delay.drainedMeanwhile} delivered meanwhile); 20 new deliveries to another endpoint, commit to arrival, against the same with nothing else due (poll interval ${POLL_MS} ms):\n`,

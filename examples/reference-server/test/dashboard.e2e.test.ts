@@ -755,9 +755,16 @@ describe.skipIf(!hasChromium)('dashboard in Chromium (needs /usr/bin/chromium)',
     await row.getByRole('button', { name: /^Edit / }).click();
     await page.getByLabel('Description').fill('Renamed by the dashboard');
     await page.getByRole('checkbox', { name: 'subscription.updated' }).check();
+    expect(await row.textContent()).toContain('unordered');
+    await page.getByLabel('Ordering', { exact: true }).selectOption('per-resource');
     await main().getByRole('button', { name: 'Save changes' }).click();
     await expect.poll(() => row.textContent()).toContain('Renamed by the dashboard');
     expect(await row.textContent()).toContain('subscription.updated');
+    expect(await row.textContent()).toContain('ordered per resource');
+    const ordered = await fetch(`${server.url}/v1/webhook-endpoints/${extra.id}`, {
+      headers: { Authorization: `Bearer ${KEY}` },
+    });
+    expect(((await ordered.json()) as { ordering: string }).ordering).toBe('per-resource');
 
     await row.getByRole('button', { name: /^Disable / }).click();
     await expect.poll(() => row.locator('.badge').textContent()).toBe('disabled');

@@ -6,6 +6,7 @@ import { opaqueId } from './id';
 import { pgArray } from './pg-array';
 import { deliveryProblems } from './problems';
 import {
+  type DeliveryOrdering,
   type EndpointConcurrency,
   type SignatureScheme,
   toConcurrency,
@@ -25,6 +26,8 @@ export interface EndpointInput {
   signatureScheme?: SignatureScheme | undefined;
   /** A payload filter (the README, "Filters"): only events it matches get a delivery; absent or null: every event. */
   filter?: EventFilter | null | undefined;
+  /** `per-resource`: one delivery per resource at a time, in event order; `none` (default): no order. */
+  ordering?: DeliveryOrdering | undefined;
 }
 
 /** A new signing key for `scheme`: a `whsec_` secret, or a `whsk_` key and its `whpk_` public key. */
@@ -49,6 +52,11 @@ export interface EndpointChanges extends AccountRef {
   maxPerSecond?: number | null | undefined;
   /** A new payload filter, or `null` to remove it. */
   filter?: EventFilter | null | undefined;
+  /**
+   * A new ordering. It applies to deliveries created from then on; those already queued keep
+   * the rule they were created under.
+   */
+  ordering?: DeliveryOrdering | undefined;
 }
 
 /** A filter as the `filter` column takes it: JSON text, or null for none. */
@@ -80,6 +88,16 @@ function assertRate(value: number | null | undefined): void {
   }
 }
 
+function assertOrdering(value: unknown): void {
+  if (value === undefined || value === 'none' || value === 'per-resource') return;
+  throw problem('validation_failed', {
+    detail: 'ordering must be "none" or "per-resource".',
+    errors: [
+      { field: 'ordering', code: 'invalid', pointer: '#/ordering', detail: '"none" or "per-resource"' },
+    ],
+  });
+}
+
 /**
  * Registers an endpoint after the SSRF check and returns it with its new secret, which is
  * shown this once. Its pacing row is created with it: the in-flight limit
@@ -98,6 +116,7 @@ export async function createEndpoint(
   const url = await assertDestination(input.url, options);
   assertRate(input.maxPerSecond);
   assertFilter(input.filter);
+  assertOrdering(input.ordering);
   const scheme = input.signatureScheme ?? 'v1';
   const { secret, publicKey } = newKey(scheme);
   const now = new Date((options.now ?? Date.now)());
@@ -105,10 +124,10 @@ export async function createEndpoint(
     with e as (
       insert into holdfast_webhook_endpoints
         (id, account_id, url, description, event_types, secret, max_per_second,
-         signature_scheme, public_key, filter, created_at, updated_at)
+         signature_scheme, public_key, filter, ordering, created_at, updated_at)
       values (${opaqueId('we')}, ${input.account}, ${url}, ${input.description ?? null},
               ${pgArray(input.eventTypes ?? [])}::text[], ${secret}, ${input.maxPerSecond ?? null},
-              ${scheme}, ${publicKey}, ${filterText(input.filter)}::text::jsonb, ${now}, ${now})
+              ${scheme}, ${publicKey}, ${filterText(input.filter)}::text::jsonb, ${input.ordering ?? 'none'}, ${now}, ${now})
       returning *
     ),
     p as (
@@ -167,7 +186,7 @@ export async function endpointConcurrency(
  *
  * @example
  * ```ts
- * await updateEndpoint(sql, { account: 'acct_1', id: 'we_...', status: 'active', maxPerSecond: 50 });
+ * await updateEndpoint(sql, { account: 'acct_1', id: 'we_...', status: 'active', maxPerSecond: 50, ordering: 'per-resource' });
  * await updateEndpoint(sql, { account: 'acct_1', id: 'we_...', filter: { 'data.object.total': { $gte: 10000 } } });
  * ```
  */
@@ -179,6 +198,7 @@ export async function updateEndpoint(
   const url = changes.url === undefined ? null : await assertDestination(changes.url, options);
   assertRate(changes.maxPerSecond);
   assertFilter(changes.filter);
+  assertOrdering(changes.ordering);
   const now = new Date((options.now ?? Date.now)());
   const [row] = await sql`
     with u as (
@@ -189,6 +209,7 @@ export async function updateEndpoint(
         status = coalesce(${changes.status ?? null}, status),
         max_per_second = case when ${changes.maxPerSecond === undefined} then max_per_second else ${changes.maxPerSecond ?? null}::int end,
         filter = case when ${changes.filter === undefined} then filter else ${filterText(changes.filter)}::text::jsonb end,
+        ordering = coalesce(${changes.ordering ?? null}, ordering),
         failing_since = case when ${changes.status === 'active'} then null else failing_since end,
         disable_warned_at = case when ${changes.status === 'active'} then null else disable_warned_at end,
         disabled_reason = case when ${changes.status !== undefined} then null else disabled_reason end,

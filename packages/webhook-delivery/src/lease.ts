@@ -139,6 +139,7 @@ export async function releaseLease(
  * (every few seconds).
  */
 export async function reconcileInFlight(sql: postgres.Sql): Promise<void> {
+  await resumeWaitingLines(sql);
   await sql.begin(async (tx) => {
     const locked = await tx<{ endpoint_id: string }[]>`
       select p.endpoint_id from holdfast_endpoint_pacing p
@@ -155,4 +156,35 @@ export async function reconcileInFlight(sql: postgres.Sql): Promise<void> {
         + coalesce((select sum(r.released) from holdfast_endpoint_releases r where r.endpoint_id = p.endpoint_id), 0)
       where p.endpoint_id = any(${tx.array(locked.map((row) => row.endpoint_id))}::text[])`;
   });
+}
+
+/**
+ * Makes due the head of every line of an ordered endpoint that waits with nothing ahead of it:
+ * a delivery created behind one that finished while its creating statement ran, after the
+ * finishing outcome's trigger looked for the next one (it could not see it yet). Each line is
+ * visited once, by a skip scan of `holdfast_deliveries_ordered` (one probe per line, never per
+ * delivery waiting); part of {@link reconcileInFlight}, so every worker runs it every few seconds.
+ */
+export async function resumeWaitingLines(sql: postgres.Sql): Promise<number> {
+  const rows = await sql`
+    with recursive line as (
+      (select x.endpoint_id, x.ordering_key from holdfast_deliveries x
+       where x.ordering_key is not null and x.status in ('pending', 'failed')
+       order by x.endpoint_id, x.ordering_key limit 1)
+      union all
+      select n.endpoint_id, n.ordering_key from line l cross join lateral (
+        select x.endpoint_id, x.ordering_key from holdfast_deliveries x
+        where x.ordering_key is not null and x.status in ('pending', 'failed')
+          and (x.endpoint_id, x.ordering_key) > (l.endpoint_id, l.ordering_key)
+        order by x.endpoint_id, x.ordering_key limit 1) n
+    )
+    update holdfast_deliveries d set next_attempt_at = d.created_at
+    from line l cross join lateral (
+      select x.id from holdfast_deliveries x
+      where x.endpoint_id = l.endpoint_id and x.ordering_key = l.ordering_key
+        and x.status in ('pending', 'failed')
+      order by x.ordering_pos limit 1) head
+    where d.id = head.id and d.next_attempt_at is null
+    returning d.id`;
+  return rows.length;
 }

@@ -11,7 +11,10 @@ export interface EventWrites {
    * Three comma-separated data-modifying CTEs, `holdfast_event_seq`, `holdfast_event` and
    * `holdfast_event_fan`, for the caller's `with` list: the resource's next sequence, the
    * event carrying it, one delivery per active subscribed endpoint whose filter (if any) the
-   * event matches (which notifies the workers, at commit, when there is one). One event per statement (the CTE names are fixed).
+   * event matches (which notifies the workers, at commit, when there is one). One event per
+   * statement (the CTE names are fixed). An endpoint with `ordering: 'per-resource'` gets its
+   * delivery in the resource's line: its place is taken after the sequence row's lock, so places
+   * follow the sequence.
    */
   readonly ctes: postgres.PendingQuery<postgres.Row[]>;
   /** The event's id, as stored and sent (`Webhook-Id` of its deliveries). */
@@ -67,9 +70,25 @@ export function eventWrites(
     ),
     holdfast_event_fan as (
       insert into holdfast_deliveries
-        (id, account_id, event_id, endpoint_id, event_type, status, next_attempt_at, created_at, updated_at)
+        (id, account_id, event_id, endpoint_id, event_type, status, next_attempt_at, created_at, updated_at,
+         ordering_key, ordering_pos)
       select 'dlv_' || replace(gen_random_uuid()::text, '-', ''), ${input.account}, ev.id, e.id, ${input.type},
-             'pending', ${now}, ${now}, ${now}
+             'pending',
+             -- Behind an unfinished delivery of its line, a delivery waits undue until the trigger
+             -- of migration 003 makes it due as the one before it finishes. The lock reads the
+             -- newest version of the line's head, so a head finished after this statement's
+             -- snapshot counts as finished (one finishing before this commits is left to the
+             -- workers' repair, resumeWaitingLines).
+             case when e.ordering <> 'per-resource' then ${now}::timestamptz
+                  when exists (
+                    select 1 from holdfast_deliveries x
+                    where x.endpoint_id = e.id and x.ordering_key = ${input.resourceId}::text
+                      and x.status in ('pending', 'failed')
+                    for key share) then null
+                  else ${now}::timestamptz end,
+             ${now}, ${now},
+             case when e.ordering = 'per-resource' then ${input.resourceId}::text end,
+             case when e.ordering = 'per-resource' then nextval('holdfast_delivery_order') end
       from holdfast_event ev, holdfast_webhook_endpoints e
       where e.account_id = ${input.account} and e.status = 'active' and e.deleted_at is null
         and (cardinality(e.event_types) = 0 or ${input.type} = any(e.event_types) or '*' = any(e.event_types))
@@ -101,9 +120,19 @@ holdfast_event as (
 ),
 holdfast_event_fan as (
   insert into holdfast_deliveries
-    (id, account_id, event_id, endpoint_id, event_type, status, next_attempt_at, created_at, updated_at)
+    (id, account_id, event_id, endpoint_id, event_type, status, next_attempt_at, created_at, updated_at,
+     ordering_key, ordering_pos)
   select 'dlv_' || replace(gen_random_uuid()::text, '-', ''), $3::text, ev.id, e.id, $4::text,
-         'pending', $7::timestamptz, $7::timestamptz, $7::timestamptz
+         'pending',
+         case when e.ordering <> 'per-resource' then $7::timestamptz
+              when exists (
+                select 1 from holdfast_deliveries x
+                where x.endpoint_id = e.id and x.ordering_key = $1::text and x.status in ('pending', 'failed')
+                for key share) then null
+              else $7::timestamptz end,
+         $7::timestamptz, $7::timestamptz,
+         case when e.ordering = 'per-resource' then $1::text end,
+         case when e.ordering = 'per-resource' then nextval('holdfast_delivery_order') end
   from holdfast_event ev, holdfast_webhook_endpoints e
   where e.account_id = $3::text and e.status = 'active' and e.deleted_at is null
     and (cardinality(e.event_types) = 0 or $4::text = any(e.event_types) or '*' = any(e.event_types))

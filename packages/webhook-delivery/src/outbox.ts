@@ -17,7 +17,11 @@ export interface EventInput {
   account: string;
   /** `subscription.created`, `order.refunded`, ... */
   type: string;
-  /** The resource's id: `sequence` rises monotonically per resource. */
+  /**
+   * The resource's id (`data.object.id`): `sequence` rises monotonically per resource, and it is
+   * the event's ordering key (an endpoint with `ordering: 'per-resource'` gets the deliveries of
+   * one resource one at a time, in this order).
+   */
   resourceId: string;
   /** The resource after the change; it should carry `updatedAt`. */
   object: Record<string, unknown>;
@@ -110,7 +114,10 @@ export async function listAttempts(
 /**
  * Replays a delivery (dead-letter replay): the same delivery and Webhook-Id,
  * back to `pending`, due now, with a fresh retry schedule; earlier attempts stay in the log.
- * A lease it held is dropped, and with it its place in the endpoint's in-flight count.
+ * A lease it held is dropped, and with it its place in the endpoint's in-flight count. A
+ * finished delivery of an ordered endpoint joins the back of its resource's line: it is sent
+ * after the deliveries of that resource queued before the replay, out of its events' order
+ * (its `sequence` tells the receiver it is older).
  *
  * @example
  * ```ts
@@ -125,9 +132,18 @@ export async function replayDelivery(
   const now = clock();
   const [row] = await sql`
     with old as (
-      select id, endpoint_id, lease_expires_at is not null as leased from holdfast_deliveries
+      select id, endpoint_id, lease_expires_at is not null as leased, ordering_key,
+             status in ('succeeded', 'dead') as finished
+      from holdfast_deliveries
       where id = ${id} and account_id = ${account}
       for update
+    ),
+    line as (
+      -- The new place is taken under the resource's sequence row lock, as a new event's is: no
+      -- place handed out before it can commit after it and overtake it while it is in flight.
+      select r.resource_id from holdfast_resource_sequences r, old
+      where r.resource_id = old.ordering_key and old.finished
+      for update of r
     ),
     released as (
       insert into holdfast_endpoint_releases (endpoint_id, stripe, released)
@@ -135,8 +151,18 @@ export async function replayDelivery(
       on conflict (endpoint_id, stripe) do update set released = holdfast_endpoint_releases.released + 1
     )
     update holdfast_deliveries d set
-      status = 'pending', retry_base = d.attempt_count, next_attempt_at = ${new Date(now)},
-      lease_owner = null, lease_expires_at = null, updated_at = ${new Date(now)}
+      status = 'pending', retry_base = d.attempt_count,
+      -- Rejoining behind an unfinished delivery of its line, it waits for the trigger (as a new
+      -- delivery does, see outbox-writes).
+      next_attempt_at = case when old.finished and old.ordering_key is not null and exists (
+          select 1 from holdfast_deliveries x
+          where x.endpoint_id = old.endpoint_id and x.ordering_key = old.ordering_key
+            and x.status in ('pending', 'failed')
+          for key share) then null else ${new Date(now)}::timestamptz end,
+      lease_owner = null, lease_expires_at = null, updated_at = ${new Date(now)},
+      ordering_pos = case when old.finished and old.ordering_key is not null then coalesce(
+        (select nextval('holdfast_delivery_order') from line), nextval('holdfast_delivery_order'))
+        else d.ordering_pos end
     from old where d.id = old.id
     returning d.*`;
   return row ? toDelivery(row) : undefined;

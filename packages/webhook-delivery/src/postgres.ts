@@ -44,6 +44,7 @@ export { type RecoverInput, recoverDeliveries } from './recover';
 export {
   type Delivery,
   type DeliveryAttempt,
+  type DeliveryOrdering,
   type DeliveryStatus,
   type EndpointConcurrency,
   type Notification,

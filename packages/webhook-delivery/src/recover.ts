@@ -40,14 +40,45 @@ export async function recoverDeliveries(sql: Sql, input: RecoverInput): Promise<
     select id from holdfast_webhook_endpoints
     where id = ${input.endpointId} and account_id = ${input.account} and deleted_at is null`;
   if (!endpoint) return undefined;
+  // Dead deliveries of an ordered endpoint join the back of their resource's line, in their old
+  // order, their new places taken under the resources' sequence row locks (see replayDelivery).
   const rows = await sql`
-    update holdfast_deliveries set
-      status = 'pending', retry_base = attempt_count, next_attempt_at = ${new Date(now)},
-      lease_owner = null, lease_expires_at = null, updated_at = ${new Date(now)}
-    where account_id = ${input.account} and endpoint_id = ${input.endpointId}
-      and status in ('dead', 'failed')
-      and (${input.eventTypes === undefined} or event_type = any(${pgArray(input.eventTypes ?? [])}::text[]))
-      and created_at >= ${new Date(input.since)} and created_at < ${new Date(until)}
-    returning id`;
+    with found as (
+      select id, ordering_key, ordering_pos, status = 'dead' and ordering_key is not null as rejoins
+      from holdfast_deliveries
+      where account_id = ${input.account} and endpoint_id = ${input.endpointId}
+        and status in ('dead', 'failed')
+        and (${input.eventTypes === undefined} or event_type = any(${pgArray(input.eventTypes ?? [])}::text[]))
+        and created_at >= ${new Date(input.since)} and created_at < ${new Date(until)}
+      for update
+    ),
+    lines as (
+      select r.resource_id from holdfast_resource_sequences r
+      where r.resource_id in (select ordering_key from found where rejoins)
+      order by r.resource_id
+      for update of r
+    ),
+    places as (
+      -- New places in each line's old order (the window's); the first of a line is due only
+      -- when nothing of its line is unfinished, the others wait for the trigger (see outbox-writes).
+      select f.id, nextval('holdfast_delivery_order') as pos,
+             row_number() over (partition by f.ordering_key order by f.ordering_pos) = 1
+               and not exists (
+                 select 1 from holdfast_deliveries x
+                 where x.endpoint_id = ${input.endpointId} and x.ordering_key = f.ordering_key
+                   and x.status in ('pending', 'failed')
+                 for key share) as due
+      from found f
+      -- The count (an init plan, run before any row) takes the locks before the first place.
+      where f.rejoins and (select count(*) from lines) >= 0
+    )
+    update holdfast_deliveries d set
+      status = 'pending', retry_base = d.attempt_count,
+      next_attempt_at = case when places.due is false then null else ${new Date(now)}::timestamptz end,
+      lease_owner = null, lease_expires_at = null, updated_at = ${new Date(now)},
+      ordering_pos = coalesce(places.pos, d.ordering_pos)
+    from found left join places on places.id = found.id
+    where d.id = found.id
+    returning d.id`;
   return rows.length;
 }

@@ -11,6 +11,12 @@ export interface EndpointConcurrency {
 /** How an endpoint's deliveries are signed (Standard Webhooks `v1` or `v1a`). */
 export type SignatureScheme = 'v1' | 'v1a';
 
+/**
+ * Whether an endpoint's deliveries of one resource go one at a time, in their events' order
+ * (`per-resource`), or all at once (`none`, the default).
+ */
+export type DeliveryOrdering = 'none' | 'per-resource';
+
 /** A webhook endpoint as the API shows it (never its secret). */
 export interface WebhookEndpoint {
   id: string;
@@ -27,6 +33,12 @@ export interface WebhookEndpoint {
   /** The payload filter: only events it matches get a delivery (the README, "Filters"); `null` for none. */
   filter: { [key: string]: unknown } | null;
   concurrency: EndpointConcurrency;
+  /**
+   * `per-resource`: deliveries with the same ordering key (the event's resource id) are attempted
+   * one at a time, in the order their events were created; the next waits until the one before
+   * it succeeded or went `dead`. `none`: no order between deliveries.
+   */
+  ordering: DeliveryOrdering;
   createdAt: string;
   updatedAt: string;
 }
@@ -123,6 +135,7 @@ export function toEndpoint(row: postgres.Row): WebhookEndpoint {
     publicKey: row.public_key ?? null,
     filter: toFilter(row.filter),
     concurrency: toConcurrency(row),
+    ordering: row.ordering === 'per-resource' ? 'per-resource' : 'none',
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),
   };

@@ -71,6 +71,10 @@ const FILTER = z
     description: FILTER_RULES,
     example: { type: 'order.created', 'data.object.total': { $gte: 10000 } },
   });
+const ORDERING = z.enum(['none', 'per-resource']).meta({
+  description:
+    "per-resource: deliveries with the same ordering key (the id of the resource the event is about, data.object.id) are attempted one at a time, in the order their events were created; the next waits until the one before it succeeded or went dead (a dead one stops blocking its resource; replaying it later sends it after what is queued, out of order). Other resources are not held back; the events' sequence lets a receiver see a gap. none (default): deliveries are attempted side by side, in no order.",
+});
 
 export const WebhookEndpointSchema = z
   .object({
@@ -104,6 +108,7 @@ export const WebhookEndpointSchema = z
         description:
           'In-flight attempts: the limit falls on timeouts, 429, 502-504 and connection errors, waits out Retry-After, and climbs back while attempts succeed (CONTRACT section 10).',
       }),
+    ordering: ORDERING,
     createdAt: timestamp,
     updatedAt: timestamp,
   })
@@ -138,6 +143,7 @@ export const CreateWebhookEndpointSchema = z
     filter: FILTER.nullable()
       .optional()
       .meta({ description: 'A payload filter; absent or null: every event.' }),
+    ordering: ORDERING.optional().meta({ description: 'none (default) or per-resource.' }),
   })
   .meta({ id: 'CreateWebhookEndpoint' });
 
@@ -156,6 +162,10 @@ export const UpdateWebhookEndpointSchema = z
       .optional()
       .meta({ description: 'A new rate ceiling, or null to lift it.' }),
     filter: FILTER.nullable().optional().meta({ description: 'A new payload filter, or null to remove it.' }),
+    ordering: ORDERING.optional().meta({
+      description:
+        'none or per-resource. It applies to deliveries created from then on; those already queued keep the rule they were created under.',
+    }),
   })
   .meta({ id: 'UpdateWebhookEndpoint' });
 
@@ -193,7 +203,10 @@ export const DeliverySchema = z
       description: 'pending, succeeded, failed (retrying) or dead (out of retries or refused).',
     }),
     attemptCount: z.number().int(),
-    nextAttemptAt: timestamp.nullable(),
+    nextAttemptAt: timestamp.nullable().meta({
+      description:
+        'When it is attempted next; null once succeeded or dead, and while it waits behind an earlier delivery of its resource to an endpoint with ordering per-resource.',
+    }),
     lastAttemptAt: timestamp.nullable(),
     createdAt: timestamp,
     updatedAt: timestamp,

@@ -97,7 +97,7 @@ export const updateEndpoint = createRoute({
   path: '/webhook-endpoints/{id}',
   tags,
   summary: 'Update a webhook endpoint',
-  description: `Partial update. \`status\` moves it between active and disabled. ${scopesFollowData} That holds for a change of \`url\` or \`eventTypes\` and for \`status: "active"\`, judged on the event types after the change; a new \`url\` or enabling also needs the read scope of the event types of the deliveries still queued for it. A change of \`description\`, \`maxPerSecond\` or \`filter\` alone (a filter only chooses among the events its types already carry), or disabling, needs only \`webhooks:write\`.`,
+  description: `Partial update. \`status\` moves it between active and disabled. ${scopesFollowData} That holds for a change of \`url\` or \`eventTypes\` and for \`status: "active"\`, judged on the event types after the change; a new \`url\` or enabling also needs the read scope of the event types of the deliveries still queued for it. A change of \`description\`, \`maxPerSecond\`, \`filter\` (a filter only chooses among the events its types already carry) or \`ordering\` alone, or disabling, needs only \`webhooks:write\`. A new \`ordering\` applies to deliveries created from then on.`,
   request: { params, body: { required: true, content: json(UpdateWebhookEndpointSchema) } },
   responses: {
     200: { description: 'The updated endpoint.', content: json(WebhookEndpointSchema) },
@@ -231,6 +231,7 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
           maxPerSecond: body.maxPerSecond,
           signatureScheme: body.signatureScheme,
           filter: body.filter,
+          ordering: body.ordering,
         },
         { ...destination, concurrencyMax: config.delivery.perEndpoint },
       );
@@ -265,6 +266,7 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
           status: body.status,
           maxPerSecond: body.maxPerSecond,
           filter: body.filter,
+          ordering: body.ordering,
         },
         destination,
       );

@@ -314,7 +314,7 @@ export interface paths {
         head?: never;
         /**
          * Update a webhook endpoint
-         * @description Partial update. `status` moves it between active and disabled. Scopes follow the data: this needs the read scope of every event type the endpoint carries (`order.*` `orders:read`, `payment.*` `payments:read`, `subscription.*` `subscriptions:read`); an absent or empty `eventTypes`, or `*`, carries every type. That holds for a change of `url` or `eventTypes` and for `status: "active"`, judged on the event types after the change; a new `url` or enabling also needs the read scope of the event types of the deliveries still queued for it. A change of `description`, `maxPerSecond` or `filter` alone (a filter only chooses among the events its types already carry), or disabling, needs only `webhooks:write`.
+         * @description Partial update. `status` moves it between active and disabled. Scopes follow the data: this needs the read scope of every event type the endpoint carries (`order.*` `orders:read`, `payment.*` `payments:read`, `subscription.*` `subscriptions:read`); an absent or empty `eventTypes`, or `*`, carries every type. That holds for a change of `url` or `eventTypes` and for `status: "active"`, judged on the event types after the change; a new `url` or enabling also needs the read scope of the event types of the deliveries still queued for it. A change of `description`, `maxPerSecond`, `filter` (a filter only chooses among the events its types already carry) or `ordering` alone, or disabling, needs only `webhooks:write`. A new `ordering` applies to deliveries created from then on.
          */
         patch: operations["patchV1WebhookEndpointsById"];
         trace?: never;
@@ -1163,6 +1163,11 @@ export interface components {
                 max: number;
             };
             /**
+             * @description per-resource: deliveries with the same ordering key (the id of the resource the event is about, data.object.id) are attempted one at a time, in the order their events were created; the next waits until the one before it succeeded or went dead (a dead one stops blocking its resource; replaying it later sends it after what is queued, out of order). Other resources are not held back; the events' sequence lets a receiver see a gap. none (default): deliveries are attempted side by side, in no order.
+             * @enum {string}
+             */
+            ordering: "none" | "per-resource";
+            /**
              * Format: date-time
              * @example 2026-11-22T16:30:19.123Z
              */
@@ -1226,6 +1231,11 @@ export interface components {
                 max: number;
             };
             /**
+             * @description per-resource: deliveries with the same ordering key (the id of the resource the event is about, data.object.id) are attempted one at a time, in the order their events were created; the next waits until the one before it succeeded or went dead (a dead one stops blocking its resource; replaying it later sends it after what is queued, out of order). Other resources are not held back; the events' sequence lets a receiver see a gap. none (default): deliveries are attempted side by side, in no order.
+             * @enum {string}
+             */
+            ordering: "none" | "per-resource";
+            /**
              * Format: date-time
              * @example 2026-11-22T16:30:19.123Z
              */
@@ -1271,6 +1281,11 @@ export interface components {
             filter?: {
                 [key: string]: unknown;
             } | null;
+            /**
+             * @description none (default) or per-resource.
+             * @enum {string}
+             */
+            ordering?: "none" | "per-resource";
         };
         UpdateWebhookEndpoint: {
             /** Format: uri */
@@ -1296,6 +1311,11 @@ export interface components {
             filter?: {
                 [key: string]: unknown;
             } | null;
+            /**
+             * @description none or per-resource. It applies to deliveries created from then on; those already queued keep the rule they were created under.
+             * @enum {string}
+             */
+            ordering?: "none" | "per-resource";
         };
         Delivery: {
             /** @example dlv_2x8Kd0qLw1Yc7VnR4sT9uA */
@@ -1316,6 +1336,7 @@ export interface components {
             attemptCount: number;
             /**
              * Format: date-time
+             * @description When it is attempted next; null once succeeded or dead, and while it waits behind an earlier delivery of its resource to an endpoint with ordering per-resource.
              * @example 2026-11-22T16:30:19.123Z
              */
             nextAttemptAt: string | null;

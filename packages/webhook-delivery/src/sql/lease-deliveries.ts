@@ -13,6 +13,13 @@
  *    share of its slots.
  * 3. `picked`: per endpoint, expired leases first (already counted in flight), then due unleased
  *    deliveries, oldest first, up to the room, the `max_per_second` tokens and an equal share.
+ *    A delivery of an ordered endpoint (`ordering_key` set) is taken only when it heads its line:
+ *    no unfinished delivery of its endpoint and key has a lower `ordering_pos`. The head is the
+ *    only one of its line that is ever leased (a line's later places are taken after every place
+ *    before them, and a replay joins the back), so the unique index on leased lines is never hit;
+ *    a head waiting for its retry holds back its line only. The same test keeps an endpoint whose
+ *    due deliveries all wait behind a busy head out of `candidates`. Unordered deliveries skip it
+ *    (`ordering_key is null`), so their path is the one it was.
  * 4. `paced`, `leased`: charge the pacing rows, lease the deliveries, return what the attempts need.
  */
 export const LEASE_FUNCTION = `
@@ -73,6 +80,10 @@ begin
         select 1 from holdfast_deliveries d
         where d.endpoint_id = p.endpoint_id and d.status in ('pending', 'failed') and d.next_attempt_at <= p_at
           and (d.lease_expires_at is null or d.lease_expires_at < p_at)
+          and (d.ordering_key is null or not exists (
+            select 1 from holdfast_deliveries h
+            where h.endpoint_id = d.endpoint_id and h.ordering_key = d.ordering_key
+              and h.status in ('pending', 'failed') and h.ordering_pos < d.ordering_pos))
         offset 0)
       and (floor(least(coalesce(p.concurrency_limit, p_max), p_max))
              > p.in_flight - coalesce(rel.released, 0) - coalesce(st.n, 0)
@@ -105,6 +116,10 @@ begin
         select d.id, d.endpoint_id from holdfast_deliveries d
         where d.endpoint_id = c.endpoint_id and d.status in ('pending', 'failed')
           and d.next_attempt_at <= p_at and d.lease_expires_at is null
+          and (d.ordering_key is null or not exists (
+            select 1 from holdfast_deliveries h
+            where h.endpoint_id = d.endpoint_id and h.ordering_key = d.ordering_key
+              and h.status in ('pending', 'failed') and h.ordering_pos < d.ordering_pos))
         order by d.next_attempt_at, d.id
         limit greatest(0, least(c.room, c.share_room, share.n, coalesce(floor(c.tokens)::int, share.n)))
         for update of d skip locked

@@ -212,7 +212,17 @@ export function endpointView(id, params) {
       const body = obj(stats.data) ?? {};
       const url = str(ep.url) ?? id;
       document.title = `${url} · Holdfast dashboard`;
-      facts.replaceChildren(h('span', { class: 'mono' }, url), ' ', statusBadge(ep.status));
+      facts.replaceChildren(
+        h('span', { class: 'mono' }, url),
+        ' ',
+        statusBadge(ep.status),
+        ' ',
+        h(
+          'span',
+          { class: 'muted' },
+          str(ep.ordering) === 'per-resource' ? 'Ordered per resource' : 'Unordered',
+        ),
+      );
       const filter = obj(ep.filter);
       filterSlot.replaceChildren(
         h('h2', {}, 'Filter'),

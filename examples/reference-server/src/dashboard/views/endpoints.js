@@ -143,6 +143,7 @@ export function endpointsView(_route) {
           // the API reports no in-flight count, so none is shown.
           const inFlight = str(concurrency?.inFlight);
           const rate = typeof ep.maxPerSecond === 'number' ? `at most ${ep.maxPerSecond}/s` : 'no rate limit';
+          const ordered = str(ep.ordering) === 'per-resource';
           return h(
             'span',
             {},
@@ -159,6 +160,17 @@ export function endpointsView(_route) {
             inFlight !== undefined ? [h('br', {}), `${inFlight} in flight`] : [],
             h('br', {}),
             h('span', { class: 'muted' }, rate),
+            h('br', {}),
+            h(
+              'span',
+              {
+                class: 'muted',
+                title: ordered
+                  ? 'Deliveries of one resource go one at a time, in the order of their events.'
+                  : 'Deliveries go side by side, in no particular order.',
+              },
+              ordered ? 'ordered per resource' : 'unordered',
+            ),
           );
         },
       },
@@ -289,6 +301,22 @@ export function endpointsView(_route) {
       'aria-describedby': 'ep-filter-hint',
     });
     if (filter instanceof HTMLTextAreaElement) filter.value = filterText;
+    // CONTRACT section 11 "Ordered delivery": opt-in per endpoint, changeable at any time.
+    const existingOrdering = str(existing?.ordering) === 'per-resource' ? 'per-resource' : 'none';
+    const ordering = h(
+      'select',
+      { id: 'ep-ordering', name: 'ordering', 'aria-describedby': 'ep-ordering-hint' },
+      h(
+        'option',
+        { value: 'none', selected: existingOrdering === 'none' },
+        'None: deliveries go side by side',
+      ),
+      h(
+        'option',
+        { value: 'per-resource', selected: existingOrdering === 'per-resource' },
+        'Per resource: one at a time per resource, in event order',
+      ),
+    );
     const boxes = KNOWN_EVENT_TYPES.map((type) =>
       h(
         'label',
@@ -332,6 +360,17 @@ export function endpointsView(_route) {
             h('p', { class: 'hint', id: 'ep-scheme-hint' }, 'Fixed for the life of the endpoint.'),
             scheme,
           ),
+      h(
+        'div',
+        { class: 'field' },
+        h('label', { for: 'ep-ordering' }, 'Ordering'),
+        h(
+          'p',
+          { class: 'hint', id: 'ep-ordering-hint' },
+          'Per resource: the next delivery about a resource waits until the one before it succeeded or went dead; other resources are not held back. A change applies to deliveries created from then on.',
+        ),
+        ordering,
+      ),
       h(
         'fieldset',
         { class: 'field' },
@@ -390,6 +429,8 @@ export function endpointsView(_route) {
       if (!editing && text !== '') body.description = text;
       if (!editing && scheme instanceof HTMLSelectElement && scheme.value === 'v1a')
         body.signatureScheme = 'v1a';
+      if (ordering instanceof HTMLSelectElement && ordering.value !== existingOrdering)
+        body.ordering = ordering.value;
       // No event types means every event type; on an edit, an empty list says so explicitly.
       if (editing ? unique.join(',') !== existingTypes.join(',') : unique.length > 0)
         body.eventTypes = unique;
