@@ -160,7 +160,12 @@ export async function withIdempotency<Tx>(
   const request = requestOf(req, options.account, options.required ?? false);
   const answer =
     'transaction' in options
-      ? await idempotentInTransaction(request, options, handler as TransactionHandler<Tx>)
+      ? await idempotentInTransaction(
+          options.transaction,
+          request,
+          handler as TransactionHandler<Tx>,
+          options,
+        )
       : await idempotent(options.sql, request, handler as TransactionHandler, options);
   await writeResponse(res, answer);
 }

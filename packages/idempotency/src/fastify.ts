@@ -198,7 +198,12 @@ export function withIdempotency<Tx>(
 ): Promise<Response> {
   const idempotentRequest = requestOf(request, options.account, options.required ?? false);
   if ('transaction' in options) {
-    return idempotentInTransaction(idempotentRequest, options, handler as TransactionHandler<Tx>);
+    return idempotentInTransaction(
+      options.transaction,
+      idempotentRequest,
+      handler as TransactionHandler<Tx>,
+      options,
+    );
   }
   return idempotent(options.sql, idempotentRequest, handler as TransactionHandler, options);
 }

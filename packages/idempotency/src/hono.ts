@@ -140,7 +140,7 @@ export async function withIdempotency<Tx>(
 ): Promise<Response> {
   const request = await requestOf(c, options.account, options.required ?? false);
   if ('transaction' in options) {
-    return idempotentInTransaction(request, options, handler as TransactionHandler<Tx>);
+    return idempotentInTransaction(options.transaction, request, handler as TransactionHandler<Tx>, options);
   }
   return idempotent(options.sql, request, handler as TransactionHandler, options);
 }
