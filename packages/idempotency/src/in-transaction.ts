@@ -1,8 +1,8 @@
 import type { Db } from '@holdfast/db';
-import type { TransactionHandler } from './idempotent';
 import { idempotent } from './idempotent-db';
 import type { IdempotencyOptions } from './options';
 import type { IdempotentRequest } from './request';
+import type { HandlerResult } from './response';
 
 /**
  * One transaction of your own driver, as the doors' `transaction` option takes it: run `work`
@@ -64,19 +64,40 @@ class ServerErrorAnswer extends Error {
 }
 
 /**
- * The doors' flow on the caller's driver: `idempotent(db, ...)` inside `options.transaction`,
- * so the claim (a row of that transaction, as idempotent-db documents), the handler's writes and
- * the stored answer commit together, and the answer is handed back only once they have. As on
- * the postgres.js path, a 5xx answer rolls the writes back (the key with them) and is returned,
- * and a throw rolls everything back and is rethrown: the key stays free for a retry.
+ * The atomic flow on your own driver, as the doors run it and as a Fetch handler (Next.js,
+ * Bun, Deno, Workers) calls it: `idempotent(db, ...)` inside `transaction`, so the claim (a row
+ * of that transaction), `handler(tx)`'s business writes and the stored answer commit together,
+ * and the answer is handed back only once they have. A concurrent request with the same key
+ * waits on the claim, then replays. As on the postgres.js path, a 5xx answer rolls the writes
+ * back (the claim with them) and is returned, and a throw rolls everything back and is
+ * rethrown: either way the key stays free for a retry, and nothing is stored.
+ *
+ * @throws ProblemError 400 `idempotency_key_required` / `validation_failed`, 409
+ * `idempotency_key_in_use`, 422 `idempotency_key_reused`; whatever `handler` throws.
+ * @example
+ * ```ts
+ * export async function POST(request: Request): Promise<Response> {
+ *   const body = await request.json();
+ *   const key = request.headers.get('Idempotency-Key');
+ *   return idempotentInTransaction(
+ *     pgTransaction, // see IdempotencyTransaction
+ *     { key, account: 'acct_1', method: 'POST', path: '/v1/orders', body, required: true },
+ *     async (client) => {
+ *       await client.query('insert into orders (id, total) values ($1, $2)', [id, body.total]);
+ *       return { status: 201, headers: { Location: `/v1/orders/${id}` }, body: { id } };
+ *     },
+ *   );
+ * }
+ * ```
  */
 export async function idempotentInTransaction<Tx>(
+  transaction: IdempotencyTransaction<Tx>,
   request: IdempotentRequest,
-  options: WithIdempotencyTransactionOptions<Tx>,
-  handler: TransactionHandler<Tx>,
+  handler: (tx: Tx) => HandlerResult | Promise<HandlerResult>,
+  options: IdempotencyOptions = {},
 ): Promise<Response> {
   try {
-    return await options.transaction(async (tx, db) => {
+    return await transaction(async (tx, db) => {
       const response = await idempotent(db, request, () => handler(tx), options);
       if (response.status >= 500) throw new ServerErrorAnswer(response);
       return response;
