@@ -145,6 +145,16 @@ export function withIdempotency(
   options: WithIdempotencyOptions,
   handler: TransactionHandler,
 ): Promise<void>;
+/**
+ * {@link withIdempotency} on your own driver: the claim, `handler(tx)` and the stored answer run
+ * in one transaction of `options.transaction` (node-postgres, Drizzle, Kysely, Prisma); the
+ * answer is sent after its COMMIT.
+ *
+ * @example
+ * ```ts
+ * app.post('/v1/orders', (req, res) => withIdempotency(req, res, { transaction: pgTransaction, account: 'acct_1' }, (client) => create(client)));
+ * ```
+ */
 export function withIdempotency<Tx>(
   req: Request,
   res: ExpressResponse,

@@ -186,6 +186,16 @@ export function withIdempotency(
   options: WithIdempotencyOptions,
   handler: TransactionHandler,
 ): Promise<Response>;
+/**
+ * {@link withIdempotency} on your own driver: the claim, `handler(tx)` and the stored answer run
+ * in one transaction of `options.transaction` (node-postgres, Drizzle, Kysely, Prisma); the
+ * answer comes back after its COMMIT.
+ *
+ * @example
+ * ```ts
+ * app.post('/v1/orders', async (request, reply) => reply.send(await withIdempotency(request, { transaction: pgTransaction, account: 'acct_1' }, (client) => create(client))));
+ * ```
+ */
 export function withIdempotency<Tx>(
   request: FastifyRequest,
   options: WithIdempotencyTransactionOptions<Tx>,

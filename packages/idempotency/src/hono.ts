@@ -128,6 +128,15 @@ export function withIdempotency(
   options: WithIdempotencyOptions,
   handler: TransactionHandler,
 ): Promise<Response>;
+/**
+ * {@link withIdempotency} on your own driver: the claim, `handler(tx)` and the stored answer run
+ * in one transaction of `options.transaction` (node-postgres, Drizzle, Kysely, Prisma).
+ *
+ * @example
+ * ```ts
+ * app.post('/v1/orders', (c) => withIdempotency(c, { transaction: pgTransaction, account: 'acct_1' }, (client) => create(client)));
+ * ```
+ */
 export function withIdempotency<Tx>(
   c: Context,
   options: WithIdempotencyTransactionOptions<Tx>,
