@@ -118,7 +118,7 @@ const cases: DoorCase[] = [
   },
 ];
 
-const respond = (c: { json(body: unknown, status: 201): Response }, result: HandlerResult) =>
+const respond = (_c: { json(body: unknown, status: 201): Response }, result: HandlerResult) =>
   new Response(JSON.stringify(result.body), {
     status: result.status,
     headers: { 'content-type': 'application/json', ...(result.headers ?? {}) },
