@@ -1,5 +1,5 @@
 import { fromPg, type Keyring, paginate } from '@holdfast/cursor-pagination';
-import { type IdempotentRequest, idempotent } from '@holdfast/idempotency';
+import { type IdempotencyTransaction, withIdempotency } from '@holdfast/idempotency/fastify';
 import { problem } from '@holdfast/problem-details';
 import { notFoundProblem, onProblem } from '@holdfast/problem-details/fastify';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
@@ -60,32 +60,24 @@ function listQuery(query: Record<string, string | string[] | undefined>): Record
   return values;
 }
 
-/** One node-postgres transaction: committed when `work` resolves, rolled back when it throws. */
-async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  try {
-    await client.query('begin');
-    const result = await work(client);
-    await client.query('commit');
-    return result;
-  } catch (error) {
-    await client.query('rollback');
-    throw error;
-  } finally {
-    client.release();
-  }
-}
-
-/** What `idempotent()` reads of a Fastify request: the key, the method, the path, the parsed body. */
-function idempotentRequest(request: FastifyRequest, account: string): IdempotentRequest {
-  const key = request.headers['idempotency-key'];
-  return {
-    key: Array.isArray(key) ? key.join(', ') : key,
-    account,
-    method: request.method,
-    path: request.url.split('?')[0] ?? request.url,
-    body: request.body,
-    required: true,
+/**
+ * One node-postgres transaction, as the idempotency door runs its flow in: `work` gets the
+ * client and the same client as a `Db`; committed when `work` resolves, rolled back when it throws.
+ */
+function pgTransaction(pool: pg.Pool): IdempotencyTransaction<pg.PoolClient> {
+  return async (work) => {
+    const client = await pool.connect();
+    try {
+      await client.query('begin');
+      const result = await work(client, fromPg(client));
+      await client.query('commit');
+      return result;
+    } catch (error) {
+      await client.query('rollback');
+      throw error;
+    } finally {
+      client.release();
+    }
   };
 }
 
@@ -127,21 +119,24 @@ export function createOrdersApp(options: OrdersAppOptions): FastifyInstance {
   app.setErrorHandler(onProblem());
   app.setNotFoundHandler(notFoundProblem(app));
 
+  const transaction = pgTransaction(pool);
   app.post('/orders', async (request, reply) => {
     const account = authenticated(request);
     // Validation first: a 400 here claims no key and writes nothing.
     const input = parseOrderInput(request.body);
-    const answer = await inTransaction(pool, (client) =>
-      // The key's claim, the order and the stored answer: one transaction, so exactly once.
-      idempotent(fromPg(client), idempotentRequest(request, account), async () => {
+    // The key's claim, the order and the stored answer: one pg transaction, so exactly once.
+    const answer = await withIdempotency(
+      request,
+      { transaction, account, required: true },
+      async (client) => {
         const order: Order = { id: newId(), ...input, createdAt: new Date(now()).toISOString() };
         await client.query(
           `insert into orders (id, account_id, customer, status, total, created_at)
-           values ($1, $2, $3, $4, $5, $6::timestamptz)`,
+         values ($1, $2, $3, $4, $5, $6::timestamptz)`,
           [order.id, account, order.customer, order.status, order.total, order.createdAt],
         );
         return { status: 201, headers: { Location: `/orders/${order.id}` }, body: order };
-      }),
+      },
     );
     return reply.send(answer);
   });

@@ -43,6 +43,11 @@ export interface DoorCase extends DoorRequest {
   readonly name: string;
   /** Requests sent first, their answers unchecked (to spend a limit, store a key). */
   readonly before?: readonly DoorRequest[];
+  /**
+   * Requests sent all at once after `before` (a race on one key); the statuses they get, in
+   * any order, must be `statuses`.
+   */
+  readonly together?: { readonly requests: readonly DoorRequest[]; readonly statuses: readonly number[] };
   readonly expect: DoorExpectation;
 }
 
@@ -149,6 +154,16 @@ export function runDoorSuite(
           for (const before of testCase.before ?? []) {
             const answer = await send(running.url, before, previous);
             previous = parse(await answer.text());
+          }
+          if (testCase.together) {
+            const { url } = running;
+            const answers = await Promise.all(
+              testCase.together.requests.map((request) => send(url, request, previous)),
+            );
+            const texts = await Promise.all(answers.map((answer) => answer.text()));
+            const statuses = answers.map((answer) => answer.status).sort((a, b) => a - b);
+            const wanted = [...testCase.together.statuses].sort((a, b) => a - b);
+            expect(statuses, `requests sent together: ${texts.join(' | ').slice(0, 300)}`).toEqual(wanted);
           }
           const response = await send(running.url, testCase, previous);
           const text = await response.text();

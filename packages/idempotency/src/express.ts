@@ -3,10 +3,13 @@ import type { Response as ExpressResponse, Request, RequestHandler } from 'expre
 import type postgres from 'postgres';
 import { runIdempotentFlow } from './flow';
 import { idempotent, type TransactionHandler } from './idempotent';
+import { idempotentInTransaction, type WithIdempotencyTransactionOptions } from './in-transaction';
 import { type IdempotencyOptions, resolveIdempotencyOptions } from './options';
 import type { IdempotentRequest } from './request';
 import { type IdempotentWrite, idempotentStatement } from './statement';
 import type { IdempotencyStore } from './store';
+
+export type { IdempotencyTransaction, WithIdempotencyTransactionOptions } from './in-transaction';
 
 declare global {
   namespace Express {
@@ -101,7 +104,7 @@ export function idempotency(options: IdempotencyMiddlewareOptions): RequestHandl
 
 /** Options of {@link withIdempotency} and {@link withIdempotentStatement}. */
 export interface WithIdempotencyOptions extends IdempotencyOptions {
-  /** The pool (never a transaction): the claim commits on its own. */
+  /** The postgres.js pool (never a transaction): the claim commits on its own. */
   sql: postgres.Sql;
   /** The authenticated account of the request (keys are scoped to it). */
   account: string;
@@ -111,8 +114,13 @@ export interface WithIdempotencyOptions extends IdempotencyOptions {
 
 /**
  * The atomic flow from an Express route: reads `Idempotency-Key`, the parsed body and the
- * request id from `req`, runs `handler(tx)` through `idempotent()` (the route's writes and the
- * stored answer commit in one transaction) and sends the answer on `res`.
+ * request id from `req`, runs `handler(tx)` so the route's writes and the stored answer commit
+ * in one transaction, and sends the answer on `res` once that transaction has committed.
+ *
+ * `{ sql }` is a postgres.js pool (`idempotent()` of `/postgres`: the claim commits on its own);
+ * `{ transaction }` is one transaction of your own driver, in which the claim, `handler(tx)` and
+ * the answer all run (`idempotent(db)` of the root). The same options as the Hono and Fastify
+ * doors; either way a 5xx answer or a throw rolls the writes back and frees the key.
  *
  * @example
  * ```ts
@@ -122,16 +130,54 @@ export interface WithIdempotencyOptions extends IdempotencyOptions {
  *     return { status: 201, headers: { Location: `/v1/payments/${payment.id}` }, body: payment };
  *   }),
  * );
+ * // node-postgres: pgTransaction runs work(client, fromPg(client)) between begin and commit
+ * app.post('/v1/orders', (req, res) =>
+ *   withIdempotency(req, res, { transaction: pgTransaction, account: 'acct_1' }, async (client) => {
+ *     await client.query('insert into orders (id) values ($1)', [id]);
+ *     return { status: 201, body: { id } };
+ *   }),
+ * );
  * ```
  */
-export async function withIdempotency(
+export function withIdempotency(
   req: Request,
   res: ExpressResponse,
   options: WithIdempotencyOptions,
   handler: TransactionHandler,
+): Promise<void>;
+/**
+ * {@link withIdempotency} on your own driver: the claim, `handler(tx)` and the stored answer run
+ * in one transaction of `options.transaction` (node-postgres, Drizzle, Kysely, Prisma); the
+ * answer is sent after its COMMIT.
+ *
+ * @example
+ * ```ts
+ * app.post('/v1/orders', (req, res) => withIdempotency(req, res, { transaction: pgTransaction, account: 'acct_1' }, (client) => create(client)));
+ * ```
+ */
+export function withIdempotency<Tx>(
+  req: Request,
+  res: ExpressResponse,
+  options: WithIdempotencyTransactionOptions<Tx>,
+  handler: TransactionHandler<Tx>,
+): Promise<void>;
+export async function withIdempotency<Tx>(
+  req: Request,
+  res: ExpressResponse,
+  options: WithIdempotencyOptions | WithIdempotencyTransactionOptions<Tx>,
+  handler: TransactionHandler | TransactionHandler<Tx>,
 ): Promise<void> {
   const request = requestOf(req, options.account, options.required ?? false);
-  await writeResponse(res, await idempotent(options.sql, request, handler, options));
+  const answer =
+    'transaction' in options
+      ? await idempotentInTransaction(
+          options.transaction,
+          request,
+          handler as TransactionHandler<Tx>,
+          options,
+        )
+      : await idempotent(options.sql, request, handler as TransactionHandler, options);
+  await writeResponse(res, answer);
 }
 
 /**

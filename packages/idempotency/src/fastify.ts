@@ -2,10 +2,13 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type postgres from 'postgres';
 import { type KeyedOutcome, runIdempotentFlow } from './flow';
 import { idempotent, type TransactionHandler } from './idempotent';
+import { idempotentInTransaction, type WithIdempotencyTransactionOptions } from './in-transaction';
 import { type IdempotencyOptions, resolveIdempotencyOptions } from './options';
 import type { IdempotentRequest } from './request';
 import { type IdempotentWrite, idempotentStatement } from './statement';
 import type { IdempotencyStore } from './store';
+
+export type { IdempotencyTransaction, WithIdempotencyTransactionOptions } from './in-transaction';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -144,7 +147,7 @@ export function idempotency(options: IdempotencyHooksOptions): IdempotencyHooks 
 
 /** Options of {@link withIdempotency} and {@link withIdempotentStatement}. */
 export interface WithIdempotencyOptions extends IdempotencyOptions {
-  /** The pool (never a transaction): the claim commits on its own. */
+  /** The postgres.js pool (never a transaction): the claim commits on its own. */
   sql: postgres.Sql;
   /** The authenticated account of the request (keys are scoped to it). */
   account: string;
@@ -154,13 +157,27 @@ export interface WithIdempotencyOptions extends IdempotencyOptions {
 
 /**
  * The atomic flow from a Fastify route: reads `Idempotency-Key`, the parsed body and the
- * request id, then runs `handler(tx)` through `idempotent()`, so the route's writes and the
- * stored answer commit in one transaction. Returns the Fetch `Response`: `reply.send()` it.
+ * request id, then runs `handler(tx)` so the route's writes and the stored answer commit in one
+ * transaction. Returns the Fetch `Response` once that transaction has committed: `reply.send()` it.
+ *
+ * `{ sql }` is a postgres.js pool (`idempotent()` of `/postgres`: the claim commits on its own);
+ * `{ transaction }` is one transaction of your own driver, in which the claim, `handler(tx)` and
+ * the answer all run (`idempotent(db)` of the root). The same options as the Hono and Express
+ * doors; either way a 5xx answer or a throw rolls the writes back and frees the key.
  *
  * @example
  * ```ts
  * app.post('/v1/payments', async (request, reply) =>
  *   reply.send(await withIdempotency(request, { sql, account: 'acct_1' }, async (tx) => ({ status: 201, body: await create(tx) }))),
+ * );
+ * // node-postgres: pgTransaction runs work(client, fromPg(client)) between begin and commit
+ * app.post('/v1/orders', async (request, reply) =>
+ *   reply.send(
+ *     await withIdempotency(request, { transaction: pgTransaction, account: 'acct_1' }, async (client) => {
+ *       await client.query('insert into orders (id) values ($1)', [id]);
+ *       return { status: 201, body: { id } };
+ *     }),
+ *   ),
  * );
  * ```
  */
@@ -168,13 +185,37 @@ export function withIdempotency(
   request: FastifyRequest,
   options: WithIdempotencyOptions,
   handler: TransactionHandler,
+): Promise<Response>;
+/**
+ * {@link withIdempotency} on your own driver: the claim, `handler(tx)` and the stored answer run
+ * in one transaction of `options.transaction` (node-postgres, Drizzle, Kysely, Prisma); the
+ * answer comes back after its COMMIT.
+ *
+ * @example
+ * ```ts
+ * app.post('/v1/orders', async (request, reply) => reply.send(await withIdempotency(request, { transaction: pgTransaction, account: 'acct_1' }, (client) => create(client))));
+ * ```
+ */
+export function withIdempotency<Tx>(
+  request: FastifyRequest,
+  options: WithIdempotencyTransactionOptions<Tx>,
+  handler: TransactionHandler<Tx>,
+): Promise<Response>;
+export function withIdempotency<Tx>(
+  request: FastifyRequest,
+  options: WithIdempotencyOptions | WithIdempotencyTransactionOptions<Tx>,
+  handler: TransactionHandler | TransactionHandler<Tx>,
 ): Promise<Response> {
-  return idempotent(
-    options.sql,
-    requestOf(request, options.account, options.required ?? false),
-    handler,
-    options,
-  );
+  const idempotentRequest = requestOf(request, options.account, options.required ?? false);
+  if ('transaction' in options) {
+    return idempotentInTransaction(
+      options.transaction,
+      idempotentRequest,
+      handler as TransactionHandler<Tx>,
+      options,
+    );
+  }
+  return idempotent(options.sql, idempotentRequest, handler as TransactionHandler, options);
 }
 
 /**

@@ -3,10 +3,13 @@ import type { Context, MiddlewareHandler } from 'hono';
 import type postgres from 'postgres';
 import { runIdempotentFlow } from './flow';
 import { idempotent, type TransactionHandler } from './idempotent';
+import { idempotentInTransaction, type WithIdempotencyTransactionOptions } from './in-transaction';
 import { type IdempotencyOptions, resolveIdempotencyOptions } from './options';
 import type { IdempotentRequest } from './request';
 import { type IdempotentWrite, idempotentStatement } from './statement';
 import type { IdempotencyStore } from './store';
+
+export type { IdempotencyTransaction, WithIdempotencyTransactionOptions } from './in-transaction';
 
 /**
  * The request body for the fingerprint: the value `jsonBody()` parsed, else the body text
@@ -82,7 +85,7 @@ export function idempotency(options: IdempotencyMiddlewareOptions): MiddlewareHa
 
 /** Options of {@link withIdempotency}. */
 export interface WithIdempotencyOptions extends IdempotencyOptions {
-  /** The pool (never a transaction): the claim commits on its own. */
+  /** The postgres.js pool (never a transaction): the claim commits on its own. */
   sql: postgres.Sql;
   /** The authenticated account of the request (keys are scoped to it). */
   account: string;
@@ -92,8 +95,15 @@ export interface WithIdempotencyOptions extends IdempotencyOptions {
 
 /**
  * The atomic flow from a Hono route: reads `Idempotency-Key`, the body and the request id
- * from `c`, then runs `handler(tx)` through `idempotent()`, so the route's business writes and
- * the stored answer commit in one transaction. Returns the `Response` to send.
+ * from `c`, then runs `handler(tx)` so the route's business writes and the stored answer commit
+ * in one transaction. Returns the `Response` to send, once that transaction has committed.
+ *
+ * Two ways in, one option shape in every door: `{ sql }`, a postgres.js pool (the claim commits
+ * on its own, then `handler(tx)` runs in a postgres.js transaction: `idempotent()` of
+ * `/postgres`); or `{ transaction }`, one transaction of your own driver (node-postgres,
+ * Drizzle, Kysely, Prisma), in which the claim, `handler(tx)` and the answer all run
+ * (`idempotent(db)` of the root; a concurrent request with the same key waits, then replays).
+ * Either way a 5xx answer or a throw rolls the writes back and frees the key.
  *
  * @example
  * ```ts
@@ -104,15 +114,44 @@ export interface WithIdempotencyOptions extends IdempotencyOptions {
  *     return { status: 201, headers: { Location: `/v1/payments/${payment.id}` }, body: payment };
  *   });
  * });
+ * // node-postgres: pgTransaction runs work(client, fromPg(client)) between begin and commit
+ * app.post('/v1/orders', (c) =>
+ *   withIdempotency(c, { transaction: pgTransaction, account: 'acct_1' }, async (client) => {
+ *     await client.query('insert into orders (id) values ($1)', [id]);
+ *     return { status: 201, body: { id } };
+ *   }),
+ * );
  * ```
  */
-export async function withIdempotency(
+export function withIdempotency(
   c: Context,
   options: WithIdempotencyOptions,
   handler: TransactionHandler,
+): Promise<Response>;
+/**
+ * {@link withIdempotency} on your own driver: the claim, `handler(tx)` and the stored answer run
+ * in one transaction of `options.transaction` (node-postgres, Drizzle, Kysely, Prisma).
+ *
+ * @example
+ * ```ts
+ * app.post('/v1/orders', (c) => withIdempotency(c, { transaction: pgTransaction, account: 'acct_1' }, (client) => create(client)));
+ * ```
+ */
+export function withIdempotency<Tx>(
+  c: Context,
+  options: WithIdempotencyTransactionOptions<Tx>,
+  handler: TransactionHandler<Tx>,
+): Promise<Response>;
+export async function withIdempotency<Tx>(
+  c: Context,
+  options: WithIdempotencyOptions | WithIdempotencyTransactionOptions<Tx>,
+  handler: TransactionHandler | TransactionHandler<Tx>,
 ): Promise<Response> {
   const request = await requestOf(c, options.account, options.required ?? false);
-  return idempotent(options.sql, request, handler, options);
+  if ('transaction' in options) {
+    return idempotentInTransaction(options.transaction, request, handler as TransactionHandler<Tx>, options);
+  }
+  return idempotent(options.sql, request, handler as TransactionHandler, options);
 }
 
 /**

@@ -6,8 +6,13 @@ import { postgresIdempotencyStore } from './postgres-store';
 import type { IdempotentRequest } from './request';
 import { type HandlerResult, storeResponse, toResponse } from './response';
 
-/** A handler that does its business writes through `tx`, the transaction the answer is stored in. */
-export type TransactionHandler = (tx: postgres.TransactionSql) => HandlerResult | Promise<HandlerResult>;
+/**
+ * A handler that does its business writes through `tx`, the transaction the answer is stored in:
+ * a postgres.js transaction, or your own driver's through a door's `transaction` option.
+ */
+export type TransactionHandler<Tx = postgres.TransactionSql> = (
+  tx: Tx,
+) => HandlerResult | Promise<HandlerResult>;
 
 /** Carries a 5xx answer out of the transaction so its writes roll back. */
 class ServerErrorAnswer extends Error {

@@ -16,6 +16,11 @@ export {
 export { dbIdempotencyStore } from './db-store';
 export { canonicalJson, type FingerprintInput, requestFingerprint } from './fingerprint';
 export { idempotent } from './idempotent-db';
+export {
+  type IdempotencyTransaction,
+  idempotentInTransaction,
+  type WithIdempotencyTransactionOptions,
+} from './in-transaction';
 export { MAX_KEY_LENGTH, type ParsedIdempotencyKey, parseIdempotencyKey } from './key';
 export { memoryIdempotencyStore } from './memory-store';
 export {

@@ -1,13 +1,20 @@
 // Type tests, checked by `tsc -p tsconfig.json` (not run by vitest).
+import type { Request as ExpressRequest, Response as ExpressResponse } from 'express';
+import type { FastifyRequest } from 'fastify';
 import type { Context } from 'hono';
 import type postgres from 'postgres';
+import { withIdempotency as withExpressIdempotency } from '../src/express';
+import { withIdempotency as withFastifyIdempotency } from '../src/fastify';
 import { withIdempotency } from '../src/hono';
-import type { HandlerResult } from '../src/index';
+import { type HandlerResult, type IdempotencyTransaction, idempotentInTransaction } from '../src/index';
 import { idempotent } from '../src/postgres';
 
 declare const sql: postgres.Sql;
 declare const tx: postgres.TransactionSql;
 declare const c: Context;
+declare const fastifyRequest: FastifyRequest;
+declare const expressRequest: ExpressRequest;
+declare const expressResponse: ExpressResponse;
 const request = { key: 'k', account: 'acct_1', method: 'POST', path: '/v1/payments' };
 
 // The handler receives the transaction its writes commit in.
@@ -29,3 +36,40 @@ void withIdempotency(c, { sql, required: true }, async () => ({ status: 201 }));
 // @ts-expect-error an answer needs a status
 const missingStatus: HandlerResult = { body: {} };
 void missingStatus;
+
+// Your own driver: `{ transaction }` instead of `{ sql }`; the handler gets your transaction.
+interface OwnClient {
+  query(text: string, values: unknown[]): Promise<{ rows: unknown[] }>;
+}
+declare const ownTransaction: IdempotencyTransaction<OwnClient>;
+void withIdempotency(c, { transaction: ownTransaction, account: 'acct_1' }, async (client) => {
+  await client.query('insert into orders (id) values ($1)', ['ord_1']);
+  return { status: 201 };
+});
+void withFastifyIdempotency(
+  fastifyRequest,
+  { transaction: ownTransaction, account: 'acct_1' },
+  async (client) => {
+    const inferred: OwnClient = client;
+    return { status: 201, body: inferred };
+  },
+);
+void withExpressIdempotency(
+  expressRequest,
+  expressResponse,
+  { transaction: ownTransaction, account: 'acct_1' },
+  async () => ({ status: 201 }),
+);
+// The handler gets the driver's transaction, not a postgres.js one.
+const postgresHandler = async (tx: postgres.TransactionSql) => ({ status: 201, body: await tx`select 1` });
+// @ts-expect-error OwnClient is no TransactionSql
+void withIdempotency(c, { transaction: ownTransaction, account: 'acct_1' }, postgresHandler);
+// @ts-expect-error one way in: a pool or a transaction of yours, not both
+void withIdempotency(c, { sql, transaction: ownTransaction, account: 'acct_1' }, async () => ({
+  status: 201,
+}));
+// A Fetch handler: the same flow from the root.
+void idempotentInTransaction(ownTransaction, request, async (client) => {
+  await client.query('select 1', []);
+  return { status: 201 };
+});
