@@ -98,12 +98,65 @@ export interface RoundRequest {
 }
 
 /**
+ * The endpoints a lease round may serve, in the given order: due work, not paused (by their row
+ * or this worker), fewer than `share` attempts running in this worker, room under their limit.
+ *
+ * @example
+ * ```ts
+ * roundCandidates(endpoints, request).length; // how many endpoints could be served
+ * ```
+ */
+export function roundCandidates(
+  endpoints: readonly EndpointPacing[],
+  request: RoundRequest,
+): EndpointPacing[] {
+  return endpoints.filter(
+    (e) =>
+      e.due > 0 &&
+      (request.running.get(e.id) ?? 0) < request.share &&
+      (e.pausedUntil === null || e.pausedUntil <= request.at) &&
+      !request.paused.includes(e.id) &&
+      room(e, request.perEndpoint) > 0,
+  );
+}
+
+/** Places left under the endpoint's adaptive limit. */
+function room(e: EndpointPacing, ceiling: number): number {
+  return Math.floor(Math.min(e.limit ?? ceiling, ceiling)) - e.inFlight;
+}
+
+/**
+ * What each of a round's `candidates` (at most `limit` of them) would take before the round is
+ * cut at `limit`: its room, its share room, its tokens, its due deliveries and an equal part of
+ * `limit`.
+ *
+ * @example
+ * ```ts
+ * roundParts(roundCandidates(endpoints, request).slice(0, request.limit), request);
+ * ```
+ */
+export function roundParts(
+  candidates: readonly EndpointPacing[],
+  request: RoundRequest,
+): Map<string, number> {
+  const { at, perEndpoint } = request;
+  const each = Math.max(1, Math.ceil(request.limit / Math.max(1, candidates.length)));
+  const parts = new Map<string, number>();
+  for (const e of candidates) {
+    const tokens =
+      e.maxPerSecond === null ? each : Math.floor(bucketTokens(e.maxPerSecond, e.tokens, e.tokensAt, at));
+    const shareRoom = request.share - (request.running.get(e.id) ?? 0);
+    parts.set(e.id, Math.max(0, Math.min(room(e, perEndpoint), shareRoom, each, tokens, e.due)));
+  }
+  return parts;
+}
+
+/**
  * How many due deliveries a lease round starts per endpoint: the choice the lease statement
  * (`sql/lease-deliveries.ts`) makes on the pacing rows it locks, leases taken over from a dead
- * worker aside. Of the endpoints in the given order (the statement's is random) that have due
- * work, are not paused (by their row or this worker), run fewer than `share` attempts in this
- * worker and have room under their limit, the first `limit` are served, each up to its room, its
- * share room, its tokens and an equal part of `limit`.
+ * worker aside. Of the {@link roundCandidates} in the given order (the statement's is random),
+ * the first `limit` are served, each its {@link roundParts} part, until `limit` deliveries are
+ * taken (where the statement cuts is arbitrary; here, in order).
  *
  * @example
  * ```ts
@@ -114,27 +167,12 @@ export interface RoundRequest {
  * ```
  */
 export function pickRound(endpoints: readonly EndpointPacing[], request: RoundRequest): Map<string, number> {
-  const { at, perEndpoint } = request;
-  const room = (e: EndpointPacing) => Math.floor(Math.min(e.limit ?? perEndpoint, perEndpoint)) - e.inFlight;
-  const candidates = endpoints
-    .filter(
-      (e) =>
-        e.due > 0 &&
-        (request.running.get(e.id) ?? 0) < request.share &&
-        (e.pausedUntil === null || e.pausedUntil <= at) &&
-        !request.paused.includes(e.id) &&
-        room(e) > 0,
-    )
-    .slice(0, request.limit);
-  const each = Math.max(1, Math.ceil(request.limit / Math.max(1, candidates.length)));
+  const candidates = roundCandidates(endpoints, request).slice(0, request.limit);
   const picked = new Map<string, number>();
   let left = request.limit;
-  for (const e of candidates) {
-    const tokens =
-      e.maxPerSecond === null ? each : Math.floor(bucketTokens(e.maxPerSecond, e.tokens, e.tokensAt, at));
-    const shareRoom = request.share - (request.running.get(e.id) ?? 0);
-    const n = Math.max(0, Math.min(room(e), shareRoom, each, tokens, e.due, left));
-    if (n > 0) picked.set(e.id, n);
+  for (const [id, part] of roundParts(candidates, request)) {
+    const n = Math.min(part, left);
+    if (n > 0) picked.set(id, n);
     left -= n;
   }
   return picked;

@@ -12,9 +12,10 @@ import { Slots } from './slots';
  *
  * Rules that must hold across every worker and process (an endpoint's adaptive limit, its
  * `Retry-After` pause, its `maxPerSecond` bucket, which endpoints a round serves) are applied by
- * the lease and outcome statements on the endpoint's shared pacing row, by the rules in
- * `pacing.ts` ({@link pickRound} there is the lease statement's choice, checked against it in
- * `test/pacing.test.ts`); this module decides what this worker asks of them and what it reports.
+ * the lease and outcome statements on the endpoint's shared pacing row, where they are atomic;
+ * `pacing.ts` states them as pure functions (`pickRound`, `nextLimit`, `bucketTokens`), which
+ * `test/scheduler-lease.test.ts` checks against the lease statement. This module decides what
+ * this worker asks of them and what it reports.
  */
 
 /** A worker that leased within this long counts as busy: slots freed elsewhere are only seen by asking. */
