@@ -2,7 +2,8 @@ import { createTestDatabase, type TestDatabase } from '@holdfast/pg/testing';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { leaseStatement } from '../src/lease';
-import { type EndpointPacing, pickRound, roundCandidates, roundParts } from '../src/pacing';
+import { writeOutcomes } from '../src/outcomes';
+import { type EndpointPacing, nextLimit, pickRound, roundCandidates, roundParts } from '../src/pacing';
 import { createEndpoint, migrations } from '../src/postgres';
 import { dueDeliveries } from './fixtures/queue';
 
@@ -155,6 +156,102 @@ describe('the lease statement', () => {
         }
       }),
       { numRuns: 40 },
+    );
+  });
+});
+
+describe('the outcome statement', () => {
+  it('steps the adaptive limit as nextLimit does, and keeps the latest pause', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 8 }),
+        fc.option(fc.integer({ min: 4, max: 32 }), { nil: null }),
+        fc.option(fc.integer({ min: -4, max: 8 }), { nil: null }),
+        fc.array(
+          fc.record({
+            congested: fc.boolean(),
+            fast: fc.boolean(),
+            pause: fc.option(fc.integer({ min: -4, max: 8 }), { nil: null }),
+          }),
+          { minLength: 1, maxLength: 6 },
+        ),
+        async (ceiling, quarters, pausedSteps, answers) => {
+          const limit = quarters === null ? null : Math.min(quarters / 4, ceiling);
+          const pausedUntil = pausedSteps === null ? null : AT + pausedSteps * 125;
+          const [id] = await arrange({
+            ceiling,
+            share: 8,
+            limit: 8,
+            endpoints: [
+              {
+                limit: null,
+                charged: 0,
+                released: 0,
+                pausedMs: null,
+                maxPerSecond: null,
+                tokens: null,
+                tokensAgo: 0,
+                due: answers.length,
+                running: 0,
+                pausedHere: false,
+              },
+            ],
+          });
+          const rows = await leaseStatement(db.sql, {
+            owner: 'wrk_rule',
+            limit: answers.length,
+            perEndpoint: 8,
+            at: new Date(AT),
+            leaseMs: 60_000,
+            paused: [],
+            endpointShare: 8,
+            running: new Map(),
+          });
+          expect(rows).toHaveLength(answers.length);
+          await db.sql`
+            update holdfast_endpoint_pacing set concurrency_limit = ${limit},
+              paused_until = ${pausedUntil === null ? null : new Date(pausedUntil)}
+            where endpoint_id = ${id ?? ''}`;
+          await writeOutcomes(db.sql, {
+            owner: 'wrk_rule',
+            stripe: 1,
+            perEndpoint: ceiling,
+            batch: rows.map((row, i) => {
+              const a = answers[i] ?? { congested: false, fast: false, pause: null };
+              return {
+                row,
+                status: 204,
+                error: null,
+                prefix: '',
+                outcome: 'succeeded' as const,
+                nextStatus: 'succeeded' as const,
+                nextAttemptAt: null,
+                started: AT,
+                finished: AT + 1,
+                congested: a.congested,
+                fast: a.fast,
+                pauseUntil: a.pause === null ? null : new Date(AT + a.pause * 125),
+              };
+            }),
+          });
+          const [row] = await db.sql<{ limit: number | null; paused: Date | null }[]>`
+            select concurrency_limit as limit, paused_until as paused from holdfast_endpoint_pacing
+            where endpoint_id = ${id ?? ''}`;
+          const batch = {
+            congested: answers.some((a) => a.congested),
+            fast: answers.filter((a) => a.fast).length,
+          };
+          const expected =
+            batch.congested || batch.fast > 0
+              ? nextLimit(limit, ceiling, batch)
+              : Math.min(limit ?? ceiling, ceiling);
+          expect(Math.min(row?.limit ?? ceiling, ceiling)).toBeCloseTo(expected, 5);
+          const pauses = answers.flatMap((a) => (a.pause === null ? [] : [AT + a.pause * 125]));
+          const latest = Math.max(pausedUntil ?? Number.NEGATIVE_INFINITY, ...pauses);
+          expect(row?.paused?.getTime() ?? null).toBe(Number.isFinite(latest) ? latest : null);
+        },
+      ),
+      { numRuns: 25 },
     );
   });
 });
