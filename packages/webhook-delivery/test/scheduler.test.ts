@@ -147,6 +147,10 @@ function simulate(endpoints: readonly EndpointModel[], config: Config) {
   const starts: Start[] = [];
   const pauses: { e: number; worker: number; at: number; writtenAt: number; until: number }[] = [];
   const violations: string[] = [];
+  /** The most fast-budget slots each endpoint held at once in one worker. */
+  const mostYoung = endpoints.map(() => 0);
+  /** The most fast-budget slots all endpoints but the first held at once in one worker. */
+  let mostYoungOthers = 0;
   const rounds: {
     limit: number;
     candidates: number;
@@ -300,13 +304,17 @@ function simulate(endpoints: readonly EndpointModel[], config: Config) {
 
   const check = () => {
     for (const [w, { scheduler }] of workers.entries()) {
+      const youngOf = new Map<number, number>();
       let young = 0;
       let held = 0;
       const running = new Map<number, number>();
       for (const a of attempts.values()) {
         if (a.worker !== w) continue;
         held += 1;
-        if (!a.answered && clock - a.started < SLOW_MS) young += 1;
+        if (!a.answered && clock - a.started < SLOW_MS) {
+          young += 1;
+          youngOf.set(a.e, (youngOf.get(a.e) ?? 0) + 1);
+        }
         if (!a.answered) running.set(a.e, (running.get(a.e) ?? 0) + 1);
       }
       if (young > config.concurrency) violations.push(`worker ${w}: ${young} young attempts at ${clock}`);
@@ -314,6 +322,8 @@ function simulate(endpoints: readonly EndpointModel[], config: Config) {
       for (const [e, n] of running) {
         if (n > scheduler.share) violations.push(`worker ${w}, endpoint ${e}: ${n} running at ${clock}`);
       }
+      for (const [e, n] of youngOf) mostYoung[e] = Math.max(mostYoung[e] ?? 0, n);
+      mostYoungOthers = Math.max(mostYoungOthers, young - (youngOf.get(0) ?? 0));
     }
     for (const [e, row] of pacing.entries()) {
       let unanswered = 0;
@@ -353,7 +363,7 @@ function simulate(endpoints: readonly EndpointModel[], config: Config) {
     for (const worker of workers) next = Math.min(next, worker.nextRoundAt);
     clock = Math.max(clock + 1, next === Number.POSITIVE_INFINITY ? clock + 1 : next);
   }
-  return { starts, pauses, violations, rounds, deliveries, end: clock };
+  return { starts, pauses, violations, rounds, deliveries, mostYoung, mostYoungOthers };
 }
 
 /** A scheduler alone, for its share. */
@@ -487,7 +497,7 @@ describe('the scheduler, in a model of workers and endpoints on a fake clock', (
     fc.assert(
       fc.property(
         fc.integer({ min: 2, max: 12 }),
-        fc.array(fc.integer({ min: 1, max: 30 }), { minLength: 1, maxLength: 3 }),
+        fc.array(fc.integer({ min: 20, max: 40 }), { minLength: 1, maxLength: 3 }),
         fc.integer({ min: 0, max: 2 ** 31 }),
         (concurrency, fastLatencies, seed) => {
           const config = { workers: 1, concurrency, ceiling: 100, seed };
@@ -502,18 +512,26 @@ describe('the scheduler, in a model of workers and endpoints on a fake clock', (
               latency,
               replies: [{ status: 204 }],
               maxPerSecond: null,
-              backlog: 30,
+              backlog: 100,
             }),
           );
           const beside = simulate([slow, ...fast], config);
           expect(beside.violations).toEqual([]);
-          const share = scheduler(concurrency).share;
-          const alone = simulate(fast, { ...config, concurrency: concurrency - share });
-          // The fast endpoints' last start beside the slow one comes no later than alone on the
-          // slots the slow one cannot take.
-          const lastFast = Math.max(...beside.starts.filter((s) => s.e > 0).map((s) => s.at));
-          const lastAlone = Math.max(...alone.starts.map((s) => s.at));
-          expect(lastFast).toBeLessThanOrEqual(lastAlone);
+          // The slow endpoint fills its share of the fast budget, never more: the rest stays for
+          // the others, and its attempts leave the budget as they turn slow.
+          const { share } = scheduler(concurrency);
+          expect(beside.mostYoung[0]).toBe(share);
+          // Once its attempts turn slow they leave the fast budget: the fast endpoints then hold
+          // more of it than the slow one left them at first (when they can: each has its share).
+          if (Math.min(fast.length * share, concurrency) > concurrency - share) {
+            expect(beside.mostYoungOthers).toBeGreaterThan(concurrency - share);
+          }
+          // The fast endpoints are all served, and never wait behind the slow one's backlog: their
+          // last start comes before the slow one's.
+          const fastStarts = beside.starts.filter((s) => s.e > 0).map((s) => s.at);
+          expect(fastStarts).toHaveLength(fast.length * 100);
+          const slowStarts = beside.starts.filter((s) => s.e === 0).map((s) => s.at);
+          expect(Math.max(...fastStarts)).toBeLessThan(Math.max(...slowStarts));
         },
       ),
       { numRuns: 40 },
