@@ -517,10 +517,11 @@ describe('the scheduler, in a model of workers and endpoints on a fake clock', (
           );
           const beside = simulate([slow, ...fast], config);
           expect(beside.violations).toEqual([]);
-          // The slow endpoint fills its share of the fast budget, never more: the rest stays for
-          // the others, and its attempts leave the budget as they turn slow.
+          // The slow endpoint holds at most its share of the fast budget: the rest stays for the
+          // others.
           const { share } = scheduler(concurrency);
-          expect(beside.mostYoung[0]).toBe(share);
+          expect(beside.mostYoung[0]).toBeGreaterThan(0);
+          expect(beside.mostYoung[0]).toBeLessThanOrEqual(share);
           // Once its attempts turn slow they leave the fast budget: the fast endpoints then hold
           // more of it than the slow one left them at first (when they can: each has its share).
           if (Math.min(fast.length * share, concurrency) > concurrency - share) {
