@@ -561,3 +561,79 @@ describe('the shared pacing rules', () => {
     expect(nextLimit(4, 8, { congested: false, fast: 4 })).toBe(5);
   });
 });
+
+describe('Scheduler decisions', () => {
+  const make = (clock: { at: number }, concurrency = 4) =>
+    new Scheduler({
+      concurrency,
+      perEndpoint: 4,
+      timeoutMs: TIMEOUT_MS,
+      pollMs: 100,
+      schedule: SCHEDULE,
+      now: () => clock.at,
+      random: () => 0.5,
+    });
+  const answer = (id: string, status: number | undefined, retryAfterMs?: number) => ({
+    id,
+    endpointId: 'we_1',
+    status,
+    forbidden: false,
+    retryAfterMs,
+    started: 0,
+    finished: 5,
+    retry: 1,
+  });
+
+  it('runs the next round at once after one that got all it asked for or a notification, else waits', () => {
+    const clock = { at: 0 };
+    const scheduler = make(clock);
+    expect(scheduler.afterRound({ leased: 0, notified: false })).toBe(100); // idle: the poll
+    expect(scheduler.afterRound({ leased: 0, notified: true })).toBe(0);
+    expect(scheduler.plan()?.limit).toBe(4);
+    scheduler.started([{ id: 'a', endpointId: 'we_1', attemptCount: 0 }]);
+    expect(scheduler.afterRound({ leased: 1, notified: false })).toBeGreaterThan(0); // got less than asked
+    // Busy: rounds that find nothing ask again sooner than the busy poll, three times, then poll.
+    const busyPoll = scheduler.afterRound({ leased: 1, notified: false });
+    scheduler.plan();
+    const misses = [1, 2, 3, 4].map(() => scheduler.afterRound({ leased: 0, notified: false }));
+    expect(misses.slice(0, 3).every((ms) => ms < busyPoll)).toBe(true);
+    expect(misses[3]).toBe(busyPoll);
+    expect(busyPoll).toBeLessThan(100);
+    clock.at = 10_000; // long after the last lease: idle again
+    expect(scheduler.afterRound({ leased: 0, notified: false })).toBe(100);
+  });
+
+  it('frees an answered place for the next lease unless the answer is overload news', () => {
+    const clock = { at: 0 };
+    const scheduler = make(clock);
+    scheduler.started(['ok', 'busy', 'later'].map((id) => ({ id, endpointId: 'we_1', attemptCount: 0 })));
+    clock.at = 5;
+    expect(scheduler.judge(answer('ok', 204))).toMatchObject({
+      nextStatus: 'succeeded',
+      fast: true,
+      urgent: false,
+    });
+    expect(scheduler.judge(answer('busy', 503))).toMatchObject({
+      nextStatus: 'failed',
+      congested: true,
+      urgent: true,
+    });
+    expect(scheduler.judge(answer('later', 429, 1_000))).toMatchObject({ pauseUntil: 1_005, urgent: true });
+    const plan = scheduler.plan();
+    expect(plan?.settled).toEqual([{ id: 'ok', attemptCount: 0 }]);
+    expect(plan?.running.get('we_1')).toBe(2);
+    expect(plan?.paused).toEqual(['we_1']);
+    clock.at = 1_005;
+    expect(scheduler.plan()?.paused).toEqual([]);
+    for (const id of ['ok', 'busy', 'later']) scheduler.finished(id);
+    expect(scheduler.size).toBe(0);
+  });
+
+  it('ends a delivery after exactly the schedule: dead on the last retry', () => {
+    const scheduler = make({ at: 0 });
+    const verdicts = [1, 2, 3].map(
+      (retry) => scheduler.judge({ ...answer(`d${retry}`, 500), retry }).nextStatus,
+    );
+    expect(verdicts).toEqual(['failed', 'failed', 'dead']);
+  });
+});
