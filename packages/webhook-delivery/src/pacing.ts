@@ -29,3 +29,151 @@ export const FAST_MS = 1_000;
 
 /** The longest pause a `Retry-After` imposes on a whole endpoint (its own delivery waits the full value). */
 export const MAX_PAUSE_MS: number = 10 * 60_000;
+
+/**
+ * An endpoint's adaptive limit after a batch of outcomes, as the outcome statement steps it on the
+ * shared pacing row: halved (not below 1) on overload, else +1 per `limit` fast successes, never
+ * above the ceiling. `limit` null is a new endpoint: at the ceiling.
+ *
+ * @example
+ * ```ts
+ * nextLimit(8, 8, { congested: true, fast: 0 }); // 4
+ * nextLimit(4, 8, { congested: false, fast: 4 }); // 5
+ * ```
+ */
+export function nextLimit(
+  limit: number | null,
+  ceiling: number,
+  batch: { congested: boolean; fast: number },
+): number {
+  const current = Math.min(limit ?? ceiling, ceiling);
+  if (batch.congested) return Math.max(1, current / 2);
+  return Math.min(ceiling, current + batch.fast / Math.max(1, current));
+}
+
+/**
+ * The `maxPerSecond` bucket's tokens at `at` (ms), as the lease statement refills it: a tenth of
+ * a second's worth at most (at least one), so a burst after a quiet spell stays small.
+ * `tokens` null is a bucket never drawn from: full.
+ *
+ * @example
+ * ```ts
+ * bucketTokens(100, 0, 0, 50); // 5 (half of the second's tenth: 100/s for 50 ms)
+ * bucketTokens(100, 0, 0, 1_000); // 10 (the bucket's size)
+ * ```
+ */
+export function bucketTokens(
+  maxPerSecond: number,
+  tokens: number | null,
+  tokensAt: number | null,
+  at: number,
+): number {
+  const size = Math.max(1, maxPerSecond / 10);
+  return Math.min(size, (tokens ?? size) + ((at - (tokensAt ?? at)) / 1000) * maxPerSecond);
+}
+
+/** One endpoint as a lease round sees it: its shared pacing row and its due deliveries. */
+export interface EndpointPacing {
+  id: string;
+  /** The adaptive limit; null: the ceiling. */
+  limit: number | null;
+  /** Places in flight across every worker (this worker's answered attempts already deducted). */
+  inFlight: number;
+  pausedUntil: number | null;
+  maxPerSecond: number | null;
+  tokens: number | null;
+  tokensAt: number | null;
+  /** Due deliveries nobody leased. */
+  due: number;
+}
+
+/** What a round asks for: {@link LeasePlan} (`scheduler.ts`) carries these. */
+export interface RoundRequest {
+  at: number;
+  limit: number;
+  perEndpoint: number;
+  share: number;
+  paused: readonly string[];
+  running: ReadonlyMap<string, number>;
+}
+
+/**
+ * The endpoints a lease round may serve, in the given order: due work, not paused (by their row
+ * or this worker), fewer than `share` attempts running in this worker, room under their limit.
+ *
+ * @example
+ * ```ts
+ * roundCandidates(endpoints, request).length; // how many endpoints could be served
+ * ```
+ */
+export function roundCandidates(
+  endpoints: readonly EndpointPacing[],
+  request: RoundRequest,
+): EndpointPacing[] {
+  return endpoints.filter(
+    (e) =>
+      e.due > 0 &&
+      (request.running.get(e.id) ?? 0) < request.share &&
+      (e.pausedUntil === null || e.pausedUntil <= request.at) &&
+      !request.paused.includes(e.id) &&
+      room(e, request.perEndpoint) > 0,
+  );
+}
+
+/** Places left under the endpoint's adaptive limit. */
+function room(e: EndpointPacing, ceiling: number): number {
+  return Math.floor(Math.min(e.limit ?? ceiling, ceiling)) - e.inFlight;
+}
+
+/**
+ * What each of a round's `candidates` (at most `limit` of them) would take before the round is
+ * cut at `limit`: its room, its share room, its tokens, its due deliveries and an equal part of
+ * `limit`.
+ *
+ * @example
+ * ```ts
+ * roundParts(roundCandidates(endpoints, request).slice(0, request.limit), request);
+ * ```
+ */
+export function roundParts(
+  candidates: readonly EndpointPacing[],
+  request: RoundRequest,
+): Map<string, number> {
+  const { at, perEndpoint } = request;
+  const each = Math.max(1, Math.ceil(request.limit / Math.max(1, candidates.length)));
+  const parts = new Map<string, number>();
+  for (const e of candidates) {
+    const tokens =
+      e.maxPerSecond === null ? each : Math.floor(bucketTokens(e.maxPerSecond, e.tokens, e.tokensAt, at));
+    const shareRoom = request.share - (request.running.get(e.id) ?? 0);
+    parts.set(e.id, Math.max(0, Math.min(room(e, perEndpoint), shareRoom, each, tokens, e.due)));
+  }
+  return parts;
+}
+
+/**
+ * How many due deliveries a lease round starts per endpoint: the choice the lease statement
+ * (`sql/lease-deliveries.ts`) makes on the pacing rows it locks, leases taken over from a dead
+ * worker aside. Of the {@link roundCandidates} in the given order (the statement's is random),
+ * the first `limit` are served, each its {@link roundParts} part, until `limit` deliveries are
+ * taken (where the statement cuts is arbitrary; here, in order).
+ *
+ * @example
+ * ```ts
+ * const idle = { limit: null, inFlight: 0, pausedUntil: null, maxPerSecond: null, tokens: null, tokensAt: null };
+ * pickRound([{ ...idle, id: 'we_1', due: 10 }, { ...idle, id: 'we_2', due: 1 }],
+ *   { at: 0, limit: 8, perEndpoint: 4, share: 6, paused: [], running: new Map() });
+ * // Map { 'we_1' => 4, 'we_2' => 1 }
+ * ```
+ */
+export function pickRound(endpoints: readonly EndpointPacing[], request: RoundRequest): Map<string, number> {
+  const candidates = roundCandidates(endpoints, request).slice(0, request.limit);
+  const picked = new Map<string, number>();
+  let left = request.limit;
+  for (const [id, part] of roundParts(candidates, request)) {
+    const n = Math.min(part, left);
+    if (n > 0) picked.set(id, n);
+    left -= n;
+  }
+  return picked;
+}

@@ -1,39 +1,16 @@
-import { createSigner } from '@holdfast/webhook-signer';
 import type postgres from 'postgres';
 import type { Agent } from 'undici';
-import { sendAttempt } from './attempt';
-import { classifyAttempt, type Outcome } from './classify';
-import { DAY_MS, type HealthContext, type Notifier, recordFailure } from './health';
+import { DeliveryLoop } from './delivery-loop';
+import { DAY_MS, type Notifier } from './health';
 import { opaqueId } from './id';
-import {
-  type LeasedRow,
-  leaseDue,
-  reconcileInFlight,
-  releaseLease,
-  releaseStripe,
-  renewLeases,
-} from './lease';
-import { type AttemptResult, writeOutcomes } from './outcomes';
-import { FAST_MS, isCongestion, MAX_PAUSE_MS } from './pacing';
-import { DEFAULT_RETRY_SCHEDULE, retryDelay } from './schedule';
-import { Slots } from './slots';
+import { releaseStripe } from './lease';
+import { type AttemptInfo, OutcomeWriter } from './outcome-writer';
+import { DEFAULT_RETRY_SCHEDULE } from './schedule';
+import { Scheduler } from './scheduler';
 import { pinnedAgent, type Resolver } from './ssrf';
-import { listenForWork, type WakeSubscription, wakeChannel } from './wake';
 
 export type { Notifier } from './health';
-
-/** What `onAttempt` is told after every attempt, once its outcome is written. */
-export interface AttemptInfo {
-  deliveryId: string;
-  endpointId: string;
-  eventType: string;
-  /** HTTP status, or `null` for a timeout, a connection error or a forbidden destination. */
-  status: number | null;
-  /** `retry`: it will be attempted again; `disabled`: 410 Gone disabled the endpoint. */
-  outcome: 'succeeded' | 'retry' | 'dead' | 'disabled';
-  latencyMs: number;
-  error?: string;
-}
+export type { AttemptInfo } from './outcome-writer';
 
 export interface DeliveryWorkerOptions {
   sql: postgres.Sql;
@@ -88,27 +65,6 @@ export interface DeliveryWorker {
   stop(): Promise<void>;
 }
 
-/** Most results written by one statement; more wait for the next. */
-const FLUSH_MAX = 512;
-/** Most endpoints whose prepared signer is kept. */
-const SIGNERS_MAX = 1000;
-/** A worker that leased within this long counts as busy and polls every `BUSY_POLL_MS`. */
-const BUSY_MS = 1_000;
-const BUSY_POLL_MS = 20;
-/** After a round that leased nothing while busy: ask again this soon, this many times. */
-const RETRY_MS = 3;
-const RETRY_MISSES = 3;
-/** An attempt running longer than this (or than a fast answer) stops counting against `concurrency`. */
-const SLOT_MS = 250;
-/** How often a worker recounts in-flight leases (repairing counts changed by hand). */
-const RECONCILE_MS = 10_000;
-
-const INFO_OUTCOME: Record<AttemptResult['nextStatus'], AttemptInfo['outcome']> = {
-  succeeded: 'succeeded',
-  failed: 'retry',
-  dead: 'dead',
-};
-
 /**
  * Creates a worker that delivers due deliveries. Each round leases a fair batch
  * across endpoints in one statement (`FOR UPDATE SKIP LOCKED`, leases with an expiry that a dead
@@ -117,7 +73,8 @@ const INFO_OUTCOME: Record<AttemptResult['nextStatus'], AttemptInfo['outcome']> 
  * each attempt signed afresh over the event's exact bytes, sent to the address that passed the
  * SSRF check, redirects never followed, and writes a batch of outcomes in one statement. Each
  * endpoint's limit adapts (AIMD) between 1 and `perEndpointConcurrency`, waits out
- * `Retry-After`, and `maxPerSecond` is held by a token bucket in the same row.
+ * `Retry-After`, and `maxPerSecond` is held by a token bucket in the same row. What a round may
+ * take and when the next one runs is decided by the pure `Scheduler` (`scheduler.ts`).
  *
  * @example
  * ```ts
@@ -132,340 +89,63 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     throw new RangeError('timeoutMs must be from 5000 to 10000');
   }
   const { sql } = options;
-  const schedule = options.schedule ?? DEFAULT_RETRY_SCHEDULE;
   const perEndpoint = options.perEndpointConcurrency ?? 4;
-  const concurrency = options.concurrency ?? 32;
-  const leaseMs = options.leaseMs ?? timeoutMs + 30_000;
-  const pollMs = options.pollMs ?? 250;
   const now = options.now ?? Date.now;
   const random = options.random ?? Math.random;
   const onError = options.onError ?? ((error: unknown) => console.error('webhook delivery worker:', error));
-  const fastMs = Math.min(FAST_MS, timeoutMs / 4);
   const owner = opaqueId('wrk');
   const stripe = releaseStripe(random);
-  const slots = new Slots({ concurrency, slowMs: Math.min(SLOT_MS, fastMs), now });
   const destination = {
     allowPrivateDestinations: options.allowPrivateDestinations ?? false,
     production: options.production ?? false,
     ...(options.resolve ? { resolve: options.resolve } : {}),
   };
-  const health: HealthContext = {
+  const agent: Agent = pinnedAgent({ ...destination, connectTimeoutMs: timeoutMs });
+  const scheduler = new Scheduler({
+    concurrency: options.concurrency ?? 32,
+    perEndpoint,
+    timeoutMs,
+    pollMs: options.pollMs ?? 250,
+    schedule: options.schedule ?? DEFAULT_RETRY_SCHEDULE,
+    now,
+    random,
+  });
+  const health = {
     sql,
     now,
     disableAfterMs: (options.disableAfterDays ?? 5) * DAY_MS,
     notifier: options.notifier,
   };
-  const agent: Agent = pinnedAgent({ ...destination, connectTimeoutMs: timeoutMs });
-  const attemptContext = { destination, agent, timeoutMs };
-  /** Each attempt's task, from the lease until its outcome is written. */
-  const tasks = new Map<string, Promise<void>>();
-  /** Endpoints that asked this worker for a pause, until when: no lease for them before the
-   *  outcome statement has written the pause for every worker (and until it ends). */
-  const paused = new Map<string, number>();
-  let running = false;
-  let loop: Promise<void> | undefined;
-  let wake: (() => void) | undefined;
-  /** A notification came while a round ran: the loop runs another instead of waiting. */
-  let notified = false;
-  let subscription: WakeSubscription | undefined;
-  let lastReconcile = 0;
-  let lastLeased = 0;
-  /** Rounds in a row that leased nothing while deliveries flow, and what the last round asked for. */
-  let misses = 0;
-  let asked = 0;
-
-  // Each endpoint's signer, prepared once (its keys decoded) and kept while its secrets stay
-  // the same: every attempt is still signed afresh, with its own timestamp.
-  const signers = new Map<string, { secrets: string; signer: ReturnType<typeof createSigner> }>();
-  function signerFor(row: LeasedRow, at: number): ReturnType<typeof createSigner> {
-    const secrets = [row.secret];
-    if (
-      row.previous_secret &&
-      row.previous_secret_expires_at &&
-      row.previous_secret_expires_at.getTime() > at
-    ) {
-      secrets.push(row.previous_secret);
-    }
-    const key = secrets.join(' ');
-    const cached = signers.get(row.endpoint_id);
-    if (cached?.secrets === key) return cached.signer;
-    const signer = createSigner({ secrets });
-    signers.delete(row.endpoint_id);
-    signers.set(row.endpoint_id, { secrets: key, signer });
-    if (signers.size > SIGNERS_MAX) {
-      const oldest = signers.keys().next();
-      if (!oldest.done) signers.delete(oldest.value);
-    }
-    return signer;
-  }
-
-  // Outcomes are written in batches (writeOutcomes). An attempt's task ends when its batch
-  // committed, so `stop()` still waits for every outcome to be written.
-  const pending: { result: AttemptResult; done: () => void; failed: (error: unknown) => void }[] = [];
-  let flushTimer: ReturnType<typeof setTimeout> | undefined;
-  let flushing: Promise<void> = Promise.resolve();
-  const settling = new Set<Promise<void>>();
-
-  function scheduleFlush(urgent: boolean): void {
-    if (pending.length >= FLUSH_MAX || urgent) {
-      if (flushTimer) clearTimeout(flushTimer);
-      flushTimer = undefined;
-      flushing = flushing.then(flush);
-      return;
-    }
-    flushTimer ??= setTimeout(() => {
-      flushTimer = undefined;
-      flushing = flushing.then(flush);
-    }, 1);
-  }
-
-  async function flush(): Promise<void> {
-    const batch = pending.splice(0, FLUSH_MAX);
-    if (batch.length === 0) return;
-    if (pending.length > 0) scheduleFlush(false);
-    try {
-      await writeOutcomes(sql, { owner, stripe, perEndpoint, batch: batch.map((b) => b.result) });
-    } catch (error) {
-      for (const entry of batch) entry.failed(error);
-      return;
-    }
-    // The rest runs beside the next flushes, not in their chain: a failing endpoint's health
-    // statements must not hold up every other endpoint's outcomes.
-    const task = settle(batch).finally(() => settling.delete(task));
-    settling.add(task);
-  }
-
-  async function settle(batch: typeof pending): Promise<void> {
-    // The failure side of endpoint health, once per endpoint and kind of failure in the batch,
-    // before the attempts' tasks end (so `runOnce` and `stop` see it done).
-    const failures = new Map<string, AttemptResult>();
-    for (const { result } of batch) {
-      if (result.outcome !== 'succeeded') failures.set(`${result.row.endpoint_id} ${result.outcome}`, result);
-    }
-    for (const result of failures.values()) {
-      await recordFailure(health, {
-        account: result.row.account_id,
-        endpointId: result.row.endpoint_id,
-        url: result.row.url,
-        outcome: result.outcome,
-      }).catch(onError);
-    }
-    for (const entry of batch) entry.done();
-    if (options.onAttempt) {
-      for (const { result } of batch) {
-        const info: AttemptInfo = {
-          deliveryId: result.row.id,
-          endpointId: result.row.endpoint_id,
-          eventType: result.row.event_type,
-          status: result.status ?? null,
-          outcome: result.outcome === 'gone' ? 'disabled' : INFO_OUTCOME[result.nextStatus],
-          latencyMs: Math.max(0, Math.round(result.finished - result.started)),
-          ...(result.error ? { error: result.error } : {}),
-        };
-        try {
-          options.onAttempt(info);
-        } catch (error) {
-          onError(error);
-        }
-      }
-    }
-  }
-
-  async function attempt(row: LeasedRow): Promise<void> {
-    const started = now();
-    const reply = await sendAttempt(
-      {
-        url: row.url,
-        payload: row.payload,
-        eventId: row.event_id,
-        signer: signerFor(row, started),
-        started,
-        now,
-      },
-      attemptContext,
-    );
-    const finished = now();
-    const outcome: Outcome =
-      reply.error && reply.status === undefined ? 'retry' : classifyAttempt(reply.status);
-    // A replay starts a fresh schedule (retry_base) while attempt_count keeps the total.
-    const retry = row.attempt_count + 1 - row.retry_base;
-    const delay = outcome === 'retry' ? retryDelay(schedule, retry, random, reply.retryAfterMs) : undefined;
-    const nextStatus =
-      outcome === 'succeeded' ? 'succeeded' : outcome === 'retry' && delay !== undefined ? 'failed' : 'dead';
-    const pauseUntil =
-      reply.retryAfterMs !== undefined && outcome === 'retry'
-        ? new Date(finished + Math.min(reply.retryAfterMs, MAX_PAUSE_MS))
-        : null;
-    // An answer slower than half the timeout (and than a second) is a receiver near its limit:
-    // the next ones risk timing out, so its limit shrinks as on a timeout.
-    const congested =
-      isCongestion(reply.status, reply.forbidden) || finished - started >= Math.max(timeoutMs / 2, FAST_MS);
-    if (pauseUntil)
-      paused.set(row.endpoint_id, Math.max(paused.get(row.endpoint_id) ?? 0, pauseUntil.getTime()));
-    // Its place is free for the next lease now, unless the answer was overload news: then it
-    // stays taken until the outcome statement has halved the limit or written the pause.
-    // (Its next round starts on the next outcome commit or poll: waking the loop on every answer
-    // ran rounds back to back, which with two processes mostly found the pacing row held.)
-    if (!congested && pauseUntil === null) slots.answer(row.id);
-    await new Promise<void>((done, failed) => {
-      pending.push({
-        result: {
-          row,
-          status: reply.status,
-          error: reply.error,
-          prefix: reply.prefix,
-          outcome,
-          nextStatus,
-          nextAttemptAt: delay === undefined ? null : new Date(finished + delay),
-          started,
-          finished,
-          congested,
-          fast: outcome === 'succeeded' && finished - started <= fastMs,
-          pauseUntil,
-        },
-        done,
-        failed,
-      });
-      // Overload news is written at once, so no worker leases into a pause or a halved limit.
-      scheduleFlush(congested || pauseUntil !== null);
-    });
-  }
-
-  function launch(row: LeasedRow): void {
-    const task: Promise<void> = attempt(row)
-      .catch(async (error: unknown) => {
-        onError(error);
-        // Release the lease so another round (or worker) retries it promptly.
-        await releaseLease(sql, { owner, id: row.id, stripe }).catch(onError);
-      })
-      .finally(() => {
-        slots.release(row.id);
-        tasks.delete(row.id);
-        wake?.();
-      });
-    slots.take(row.id, row.endpoint_id, row.attempt_count);
-    tasks.set(row.id, task);
-  }
-
-  /** Renews the leases of attempts running for more than a third of the lease. */
-  async function renew(): Promise<void> {
-    const due = slots.leasedBefore(leaseMs / 3);
-    if (due.length === 0) return;
-    await renewLeases(sql, { owner, ids: due, until: new Date(now() + leaseMs) });
-    slots.renewed(due);
-  }
-
-  async function runOnce(): Promise<number> {
-    const at = now();
-    const free = slots.free();
-    asked = Math.max(0, free);
-    if (free <= 0) return 0;
-    for (const [endpoint, until] of paused) if (until <= at) paused.delete(endpoint);
-    const rows = await leaseDue(sql, {
-      owner,
-      limit: free,
-      perEndpoint,
-      at: new Date(at),
-      leaseMs,
-      paused: [...paused.keys()],
-      endpointShare: slots.share,
-      running: slots.running(),
-      settled: slots.settled(),
-    });
-    for (const row of rows) launch(row);
-    return rows.length;
-  }
-
-  /** Listens for the outbox's notifications unless told not to or on PGlite (see `pollMs`). */
-  async function subscribe(): Promise<WakeSubscription | undefined> {
-    if (options.listen === false) return undefined;
-    try {
-      const [row] = await sql<{ pglite: boolean; channel: string }[]>`
-        select version() like '%PGlite%' as pglite, ${wakeChannel(sql)} as channel`;
-      if (!row || (row.pglite && options.listen === undefined)) return undefined;
-      const subscription = listenForWork(sql, row.channel, () => {
-        notified = true;
-        wake?.();
-      });
-      void subscription.ready.then((r) => {
-        if (!r.listening) onError(r.error);
-      });
-      return subscription;
-    } catch (error) {
-      // Without notifications the poll still finds everything, later.
-      onError(error);
-      return undefined;
-    }
-  }
-
-  async function housekeeping(): Promise<void> {
-    await renew();
-    if (now() - lastReconcile >= RECONCILE_MS) {
-      lastReconcile = now();
-      await reconcileInFlight(sql);
-    }
-  }
-
+  const writer = new OutcomeWriter({
+    sql,
+    owner,
+    stripe,
+    perEndpoint,
+    health,
+    onError,
+    onAttempt: options.onAttempt,
+  });
+  const loop = new DeliveryLoop({
+    sql,
+    owner,
+    stripe,
+    now,
+    onError,
+    scheduler,
+    writer,
+    listen: options.listen,
+    leaseMs: options.leaseMs ?? timeoutMs + 30_000,
+    attempts: { destination, agent, timeoutMs },
+  });
   return {
     runOnce: async () => {
-      const count = await runOnce();
-      await Promise.all([...tasks.values()]);
+      const count = await loop.round();
+      await loop.settled();
       return count;
     },
-    start() {
-      if (running) return;
-      running = true;
-      const renewal = setInterval(
-        () => void housekeeping().catch(onError),
-        Math.max(250, Math.min(leaseMs / 3, RECONCILE_MS)),
-      );
-      loop = (async () => {
-        subscription = await subscribe();
-        while (running) {
-          let leased = 0;
-          notified = false;
-          try {
-            leased = await runOnce();
-          } catch (error) {
-            onError(error);
-          }
-          if (!running) break;
-          if (leased > 0) lastLeased = now();
-          // A round that got all it asked for may find more at once; one that got less has
-          // taken what there is until attempts complete (which wake the loop) or time passes.
-          if ((leased > 0 && leased >= asked && slots.free() > 0) || (notified && slots.free() > 0)) {
-            misses = 0;
-            continue;
-          }
-          // While deliveries flow, poll sooner: slots another worker frees are only seen by
-          // asking, and waiting a whole idle interval for them left them unused.
-          const busy = now() - lastLeased < BUSY_MS;
-          // A round that found nothing while deliveries flow most often met an endpoint whose
-          // pacing row another worker's lease round held (skipped, not waited for): ask again
-          // as soon as that round is likely done, a few times, before waiting for a completion.
-          misses = leased === 0 && busy && slots.free() > 0 ? misses + 1 : 0;
-          const wait =
-            misses > 0 && misses <= RETRY_MISSES ? RETRY_MS : busy ? Math.min(pollMs, BUSY_POLL_MS) : pollMs;
-          await new Promise<void>((resolve) => {
-            const timer = setTimeout(resolve, wait);
-            wake = () => {
-              clearTimeout(timer);
-              resolve();
-            };
-          });
-          wake = undefined;
-        }
-        clearInterval(renewal);
-      })();
-    },
+    start: () => loop.start(),
     async stop() {
-      running = false;
-      wake?.();
-      await loop;
-      await subscription?.stop();
-      await Promise.all([...tasks.values()]);
-      await flushing;
-      await Promise.all([...settling]);
+      await loop.stop();
       await agent.close();
     },
   };

@@ -1,0 +1,231 @@
+import type postgres from 'postgres';
+import { type AttemptContext, sendAttempt } from './attempt';
+import { type LeasedRow, leaseDue, reconcileInFlight, releaseLease, renewLeases } from './lease';
+import type { OutcomeWriter } from './outcome-writer';
+import type { Scheduler } from './scheduler';
+import { SignerCache } from './signers';
+import { listenForWork, type WakeSubscription, wakeChannel } from './wake';
+
+/** How often a worker recounts in-flight leases (repairing counts changed by hand). */
+const RECONCILE_MS = 10_000;
+
+export interface DeliveryLoopOptions {
+  sql: postgres.Sql;
+  owner: string;
+  stripe: number;
+  leaseMs: number;
+  /** Wake on the outbox's notifications: `undefined` means unless on PGlite. */
+  listen: boolean | undefined;
+  now: () => number;
+  onError: (error: unknown) => void;
+  scheduler: Scheduler;
+  writer: OutcomeWriter;
+  attempts: AttemptContext;
+}
+
+/**
+ * The I/O around the {@link Scheduler}: each round leases what the scheduler's plan allows (one
+ * statement), sends each leased delivery, tells the scheduler of every start, answer and end, and
+ * hands outcomes to the {@link OutcomeWriter}; between rounds it waits as the scheduler says,
+ * woken early by a completion or by the outbox's notification.
+ *
+ * @example
+ * ```ts
+ * const loop = new DeliveryLoop({ sql, owner, stripe, leaseMs, listen: undefined, now, onError, scheduler, writer, attempts });
+ * loop.start();
+ * await loop.stop();
+ * ```
+ */
+export class DeliveryLoop {
+  readonly #o: DeliveryLoopOptions;
+  readonly #signers = new SignerCache();
+  /** Each attempt's task, from the lease until its outcome is written. */
+  readonly #tasks = new Map<string, Promise<void>>();
+  #running = false;
+  #loop: Promise<void> | undefined;
+  #wake: (() => void) | undefined;
+  /** A notification came while a round ran: the next round runs at once. */
+  #notified = false;
+  #subscription: WakeSubscription | undefined;
+  #lastReconcile = 0;
+
+  constructor(options: DeliveryLoopOptions) {
+    this.#o = options;
+  }
+
+  /** One lease round: resolves with how many attempts it started (without waiting for them). */
+  async round(): Promise<number> {
+    const { sql, owner, leaseMs, scheduler } = this.#o;
+    const plan = scheduler.plan();
+    if (!plan) return 0;
+    const rows = await leaseDue(sql, {
+      owner,
+      limit: plan.limit,
+      perEndpoint: plan.perEndpoint,
+      at: new Date(plan.at),
+      leaseMs,
+      paused: plan.paused,
+      endpointShare: plan.share,
+      running: plan.running,
+      settled: plan.settled,
+    });
+    scheduler.started(
+      rows.map((r) => ({ id: r.id, endpointId: r.endpoint_id, attemptCount: r.attempt_count })),
+    );
+    for (const row of rows) this.#launch(row);
+    return rows.length;
+  }
+
+  /** Resolves once every attempt started so far has its outcome written. */
+  async settled(): Promise<void> {
+    await Promise.all([...this.#tasks.values()]);
+  }
+
+  start(): void {
+    if (this.#running) return;
+    this.#running = true;
+    const { leaseMs, onError } = this.#o;
+    const renewal = setInterval(
+      () => void this.#housekeeping().catch(onError),
+      Math.max(250, Math.min(leaseMs / 3, RECONCILE_MS)),
+    );
+    this.#loop = this.#run().finally(() => clearInterval(renewal));
+  }
+
+  /** Stops leasing, lets running attempts finish and their outcomes be written. */
+  async stop(): Promise<void> {
+    this.#running = false;
+    this.#wake?.();
+    await this.#loop;
+    await this.#subscription?.stop();
+    await this.settled();
+    await this.#o.writer.drain();
+  }
+
+  async #run(): Promise<void> {
+    this.#subscription = await this.#subscribe();
+    while (this.#running) {
+      this.#notified = false;
+      let leased = 0;
+      try {
+        leased = await this.round();
+      } catch (error) {
+        this.#o.onError(error);
+      }
+      if (!this.#running) break;
+      const wait = this.#o.scheduler.afterRound({ leased, notified: this.#notified });
+      if (wait > 0) await this.#sleep(wait);
+    }
+  }
+
+  /** Waits `ms`, or less if an attempt completes, a notification comes or the worker stops. */
+  async #sleep(ms: number): Promise<void> {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.#wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    this.#wake = undefined;
+  }
+
+  #launch(row: LeasedRow): void {
+    const { sql, owner, stripe, onError, scheduler } = this.#o;
+    const task: Promise<void> = this.#attempt(row)
+      .catch(async (error: unknown) => {
+        onError(error);
+        // Give the lease back so another round (or worker) retries it promptly.
+        await releaseLease(sql, { owner, id: row.id, stripe }).catch(onError);
+      })
+      .finally(() => {
+        scheduler.finished(row.id);
+        this.#tasks.delete(row.id);
+        this.#wake?.();
+      });
+    this.#tasks.set(row.id, task);
+  }
+
+  async #attempt(row: LeasedRow): Promise<void> {
+    const { now, scheduler, writer } = this.#o;
+    const started = now();
+    const reply = await sendAttempt(
+      {
+        url: row.url,
+        payload: row.payload,
+        eventId: row.event_id,
+        signer: this.#signers.for(row, started),
+        started,
+        now,
+      },
+      this.#o.attempts,
+    );
+    const finished = now();
+    const verdict = scheduler.judge({
+      id: row.id,
+      endpointId: row.endpoint_id,
+      status: reply.status,
+      forbidden: reply.forbidden,
+      retryAfterMs: reply.retryAfterMs,
+      started,
+      finished,
+      // A replay starts a fresh schedule (retry_base) while attempt_count keeps the total.
+      retry: row.attempt_count + 1 - row.retry_base,
+    });
+    const { outcome, nextStatus, congested, fast, nextAttemptAt, pauseUntil } = verdict;
+    await writer.write(
+      {
+        row,
+        status: reply.status,
+        error: reply.error,
+        prefix: reply.prefix,
+        outcome,
+        nextStatus,
+        started,
+        finished,
+        congested,
+        fast,
+        nextAttemptAt: nextAttemptAt === null ? null : new Date(nextAttemptAt),
+        pauseUntil: pauseUntil === null ? null : new Date(pauseUntil),
+      },
+      verdict.urgent,
+    );
+  }
+
+  async #housekeeping(): Promise<void> {
+    const { sql, owner, leaseMs, now, scheduler } = this.#o;
+    // Attempts running for more than a third of the lease renew theirs.
+    const due = scheduler.renewDue(leaseMs / 3);
+    if (due.length > 0) {
+      await renewLeases(sql, { owner, ids: due, until: new Date(now() + leaseMs) });
+      scheduler.renewed(due);
+    }
+    if (now() - this.#lastReconcile >= RECONCILE_MS) {
+      this.#lastReconcile = now();
+      await reconcileInFlight(sql);
+    }
+  }
+
+  /** Listens for the outbox's notifications unless told not to or on PGlite (see `pollMs`). */
+  async #subscribe(): Promise<WakeSubscription | undefined> {
+    const { sql, listen, onError } = this.#o;
+    if (listen === false) return undefined;
+    try {
+      const [row] = await sql<{ pglite: boolean; channel: string }[]>`
+        select version() like '%PGlite%' as pglite, ${wakeChannel(sql)} as channel`;
+      if (!row || (row.pglite && listen === undefined)) return undefined;
+      const subscription = listenForWork(sql, row.channel, () => {
+        this.#notified = true;
+        this.#wake?.();
+      });
+      void subscription.ready.then((r) => {
+        if (!r.listening) onError(r.error);
+      });
+      return subscription;
+    } catch (error) {
+      // Without notifications the poll still finds everything, later.
+      onError(error);
+      return undefined;
+    }
+  }
+}

@@ -1,0 +1,258 @@
+import { createTestDatabase, type TestDatabase } from '@holdfast/pg/testing';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { leaseStatement } from '../src/lease';
+import { writeOutcomes } from '../src/outcomes';
+import { type EndpointPacing, nextLimit, pickRound, roundCandidates, roundParts } from '../src/pacing';
+import { createEndpoint, migrations } from '../src/postgres';
+import { dueDeliveries } from './fixtures/queue';
+
+// The scheduler's model properties (scheduler.test.ts) drive pickRound, the pure statement of the
+// lease round's choice. Here the lease statement itself, on PGlite or PostgreSQL, makes the same
+// choice on the same pacing rows: per endpoint, as many deliveries as pickRound. Limits, tokens
+// and times are multiples of binary fractions, so float4 columns hold them exactly.
+
+const ACCOUNT = 'acct_lease_rule';
+const AT = Date.parse('2026-11-20T11:00:00Z');
+
+interface Case {
+  ceiling: number;
+  share: number;
+  endpoints: {
+    limit: number | null;
+    charged: number;
+    released: number;
+    pausedMs: number | null;
+    maxPerSecond: number | null;
+    tokens: number | null;
+    tokensAgo: number;
+    due: number;
+    running: number;
+    pausedHere: boolean;
+  }[];
+  limit: number;
+}
+
+const caseArb: fc.Arbitrary<Case> = fc.record({
+  ceiling: fc.integer({ min: 1, max: 12 }),
+  share: fc.integer({ min: 1, max: 12 }),
+  endpoints: fc.array(
+    fc.record({
+      limit: fc.option(
+        fc.integer({ min: 4, max: 32 }).map((q) => q / 4),
+        { nil: null },
+      ),
+      charged: fc.integer({ min: 0, max: 8 }),
+      released: fc.integer({ min: 0, max: 8 }),
+      pausedMs: fc.option(
+        fc.integer({ min: -8, max: 8 }).map((k) => k * 125),
+        { nil: null },
+      ),
+      maxPerSecond: fc.option(fc.integer({ min: 1, max: 80 }), { nil: null }),
+      tokens: fc.option(
+        fc.integer({ min: 0, max: 16 }).map((h) => h / 2),
+        { nil: null },
+      ),
+      tokensAgo: fc.integer({ min: 0, max: 24 }).map((k) => k * 125),
+      due: fc.integer({ min: 0, max: 12 }),
+      running: fc.integer({ min: 0, max: 6 }),
+      pausedHere: fc.boolean(),
+    }),
+    { minLength: 1, maxLength: 5 },
+  ),
+  limit: fc.integer({ min: 1, max: 24 }),
+});
+
+let db: TestDatabase;
+beforeAll(async () => {
+  db = await createTestDatabase();
+  for (const migration of migrations) await db.sql.unsafe(migration.sql);
+});
+afterAll(() => db.close());
+
+/** The case's endpoints, pacing rows and due deliveries; returns their ids in order. */
+async function arrange(c: Case): Promise<string[]> {
+  await db.sql`truncate holdfast_webhook_endpoints, holdfast_events cascade`;
+  const ids: string[] = [];
+  for (const [i, e] of c.endpoints.entries()) {
+    const { endpoint } = await createEndpoint(
+      db.sql,
+      { account: ACCOUNT, url: 'http://127.0.0.1:1024/hook', maxPerSecond: e.maxPerSecond },
+      { allowPrivateDestinations: true, concurrencyMax: c.ceiling },
+    );
+    ids.push(endpoint.id);
+    // Released places never exceed charged ones.
+    const released = Math.min(e.released, e.charged);
+    await db.sql`
+      update holdfast_endpoint_pacing set
+        in_flight = ${e.charged}, concurrency_limit = ${e.limit},
+        paused_until = ${e.pausedMs === null ? null : new Date(AT + e.pausedMs)},
+        tokens = ${e.tokens}, tokens_at = ${e.tokens === null ? null : new Date(AT - e.tokensAgo)}
+      where endpoint_id = ${endpoint.id}`;
+    await db.sql`
+      insert into holdfast_endpoint_releases (endpoint_id, stripe, released) values (${endpoint.id}, 3, ${released})`;
+    if (e.due > 0) {
+      await dueDeliveries(db.sql, {
+        account: ACCOUNT,
+        endpointId: endpoint.id,
+        tag: `r${i}`,
+        from: 1,
+        to: e.due,
+      });
+    }
+  }
+  return ids;
+}
+
+describe('the lease statement', () => {
+  it('starts per endpoint what pickRound starts, given the same pacing rows', async () => {
+    await fc.assert(
+      fc.asyncProperty(caseArb, async (c) => {
+        const ids = await arrange(c);
+        const running = new Map(ids.map((id, i) => [id, c.endpoints[i]?.running ?? 0]));
+        const paused = ids.filter((_, i) => c.endpoints[i]?.pausedHere);
+        const request = { at: AT, limit: c.limit, perEndpoint: c.ceiling, share: c.share, paused, running };
+        const pacing: EndpointPacing[] = c.endpoints.map((e, i) => ({
+          id: ids[i] ?? '',
+          limit: e.limit,
+          inFlight: e.charged - Math.min(e.released, e.charged),
+          pausedUntil: e.pausedMs === null ? null : AT + e.pausedMs,
+          maxPerSecond: e.maxPerSecond,
+          tokens: e.tokens,
+          tokensAt: e.tokens === null ? null : AT - e.tokensAgo,
+          due: e.due,
+        }));
+        const expected = pickRound(pacing, request);
+        const rows = await leaseStatement(db.sql, {
+          owner: 'wrk_rule',
+          limit: c.limit,
+          perEndpoint: c.ceiling,
+          at: new Date(AT),
+          leaseMs: 60_000,
+          paused,
+          endpointShare: c.share,
+          running,
+        });
+        const got = new Map<string, number>();
+        for (const row of rows) got.set(row.endpoint_id, (got.get(row.endpoint_id) ?? 0) + 1);
+        const sum = (m: ReadonlyMap<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
+        const candidates = roundCandidates(pacing, request);
+        if (candidates.length <= c.limit) {
+          // Every candidate is served: the same parts, cut at the limit (the statement cuts
+          // anywhere, pickRound in order; uncut, they match exactly).
+          const parts = roundParts(candidates, request);
+          expect(rows.length).toBe(sum(expected));
+          expect(rows.length).toBe(Math.min(c.limit, sum(parts)));
+          for (const [id, n] of got) expect(n).toBeLessThanOrEqual(parts.get(id) ?? 0);
+          if (sum(parts) <= c.limit) expect(new Map([...got].sort())).toEqual(new Map([...expected].sort()));
+        } else {
+          // More candidates than the limit: a random `limit` of them, one delivery each at most.
+          expect(rows.length).toBeLessThanOrEqual(c.limit);
+          const ids = new Set(candidates.map((e) => e.id));
+          for (const [id, n] of got) {
+            expect(ids.has(id)).toBe(true);
+            expect(n).toBe(1);
+          }
+        }
+      }),
+      { numRuns: 40 },
+    );
+  });
+});
+
+describe('the outcome statement', () => {
+  it('steps the adaptive limit as nextLimit does, and keeps the latest pause', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 2, max: 8 }),
+        fc.option(fc.integer({ min: 4, max: 32 }), { nil: null }),
+        fc.option(fc.integer({ min: -4, max: 8 }), { nil: null }),
+        fc.array(
+          fc.record({
+            // Overload is rarer than success, so batches without it are common enough to test growth.
+            congested: fc.integer({ min: 0, max: 5 }).map((n) => n === 0),
+            fast: fc.boolean(),
+            pause: fc.option(fc.integer({ min: -4, max: 8 }), { nil: null }),
+          }),
+          { minLength: 1, maxLength: 6 },
+        ),
+        async (ceiling, quarters, pausedSteps, answers) => {
+          const limit = quarters === null ? null : Math.min(quarters / 4, ceiling);
+          const pausedUntil = pausedSteps === null ? null : AT + pausedSteps * 125;
+          const [id] = await arrange({
+            ceiling,
+            share: 8,
+            limit: 8,
+            endpoints: [
+              {
+                limit: null,
+                charged: 0,
+                released: 0,
+                pausedMs: null,
+                maxPerSecond: null,
+                tokens: null,
+                tokensAgo: 0,
+                due: answers.length,
+                running: 0,
+                pausedHere: false,
+              },
+            ],
+          });
+          const rows = await leaseStatement(db.sql, {
+            owner: 'wrk_rule',
+            limit: answers.length,
+            perEndpoint: 8,
+            at: new Date(AT),
+            leaseMs: 60_000,
+            paused: [],
+            endpointShare: 8,
+            running: new Map(),
+          });
+          expect(rows).toHaveLength(answers.length);
+          await db.sql`
+            update holdfast_endpoint_pacing set concurrency_limit = ${limit},
+              paused_until = ${pausedUntil === null ? null : new Date(pausedUntil)}
+            where endpoint_id = ${id ?? ''}`;
+          await writeOutcomes(db.sql, {
+            owner: 'wrk_rule',
+            stripe: 1,
+            perEndpoint: ceiling,
+            batch: rows.map((row, i) => {
+              const a = answers[i] ?? { congested: false, fast: false, pause: null };
+              return {
+                row,
+                status: 204,
+                error: null,
+                prefix: '',
+                outcome: 'succeeded' as const,
+                nextStatus: 'succeeded' as const,
+                nextAttemptAt: null,
+                started: AT,
+                finished: AT + 1,
+                congested: a.congested,
+                fast: a.fast,
+                pauseUntil: a.pause === null ? null : new Date(AT + a.pause * 125),
+              };
+            }),
+          });
+          const [row] = await db.sql<{ limit: number | null; paused: Date | null }[]>`
+            select concurrency_limit as limit, paused_until as paused from holdfast_endpoint_pacing
+            where endpoint_id = ${id ?? ''}`;
+          const batch = {
+            congested: answers.some((a) => a.congested),
+            fast: answers.filter((a) => a.fast).length,
+          };
+          const expected =
+            batch.congested || batch.fast > 0
+              ? nextLimit(limit, ceiling, batch)
+              : Math.min(limit ?? ceiling, ceiling);
+          expect(Math.min(row?.limit ?? ceiling, ceiling)).toBeCloseTo(expected, 5);
+          const pauses = answers.flatMap((a) => (a.pause === null ? [] : [AT + a.pause * 125]));
+          const latest = Math.max(pausedUntil ?? Number.NEGATIVE_INFINITY, ...pauses);
+          expect(row?.paused?.getTime() ?? null).toBe(Number.isFinite(latest) ? latest : null);
+        },
+      ),
+      { numRuns: 25 },
+    );
+  });
+});
