@@ -99,7 +99,8 @@ export interface RoundRequest {
 
 /**
  * The endpoints a lease round may serve, in the given order: due work, not paused (by their row
- * or this worker), fewer than `share` attempts running in this worker, room under their limit.
+ * or this worker), fewer than `share` attempts running in this worker, a token in their
+ * `maxPerSecond` bucket (if they have one), room under their limit.
  *
  * @example
  * ```ts
@@ -116,6 +117,7 @@ export function roundCandidates(
       (request.running.get(e.id) ?? 0) < request.share &&
       (e.pausedUntil === null || e.pausedUntil <= request.at) &&
       !request.paused.includes(e.id) &&
+      (e.maxPerSecond === null || bucketTokens(e.maxPerSecond, e.tokens, e.tokensAt, request.at) >= 1) &&
       room(e, request.perEndpoint) > 0,
   );
 }

@@ -452,10 +452,10 @@ describe('the scheduler, in a model of workers and endpoints on a fake clock', (
         for (const r of rounds) {
           const total = [...r.picked.values()].reduce((a, b) => a + b, 0);
           expect(total).toBeLessThanOrEqual(r.limit);
-          // An endpoint that could take a delivery waits only when the round's slots are spent,
-          // or when endpoints whose bucket was empty took places among the round's `limit`
-          // endpoints (the lease statement counts them as candidates: they take a place, no delivery).
-          if (r.waiting > 0 && r.emptyBuckets === 0) expect(total).toBe(r.limit);
+          // An endpoint that could take a delivery waits only when the round's slots are spent
+          // (an endpoint whose bucket is empty is no candidate, so it takes no place).
+          expect(r.emptyBuckets).toBe(0);
+          if (r.waiting > 0) expect(total).toBe(r.limit);
           const each = Math.ceil(r.limit / Math.max(1, r.candidates));
           for (const n of r.picked.values()) expect(n).toBeLessThanOrEqual(each);
         }

@@ -8,7 +8,8 @@
  * 1. `settled`: this worker's answered attempts whose outcome is not written yet, counted only
  *    while their lease is still this worker's at the attempt count they were leased at.
  * 2. `candidates`: up to `p_limit` endpoints with due work, in random order, whose pacing row is
- *    free (`skip locked`), not paused, with room under their adaptive limit (in flight = charged
+ *    free (`skip locked`), not paused, with a `max_per_second` token if they have a rate, with
+ *    room under their adaptive limit (in flight = charged
  *    minus released minus settled) or an expired lease to take over, and under this worker's
  *    share of its slots.
  * 3. `picked`: per endpoint, expired leases first (already counted in flight), then due unleased
@@ -76,6 +77,11 @@ begin
       and coalesce(mine.n, 0) < p_share
       and (p.paused_until is null or p.paused_until <= p_at)
       and p.endpoint_id <> all(p_paused)
+      -- An empty maxPerSecond bucket would take one of the round's places and get no delivery.
+      and (e.max_per_second is null or least(
+             greatest(1.0, e.max_per_second / 10.0),
+             coalesce(p.tokens, greatest(1.0, e.max_per_second / 10.0))
+               + extract(epoch from p_at - coalesce(p.tokens_at, p_at)) * e.max_per_second) >= 1)
       and exists (
         select 1 from holdfast_deliveries d
         where d.endpoint_id = p.endpoint_id and d.status in ('pending', 'failed') and d.next_attempt_at <= p_at
