@@ -7,14 +7,15 @@ import { basename, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
- * Prints `line` (after a blank line) and records it for the README's table.
+ * Prints `line` (after a blank line) and records it for the README's table; `name` tells a
+ * script's second summary line from its first.
  *
  * @example
  * ```ts
  * summary(import.meta.url, `delivery: 1 process ${one}/s, ...`);
  * ```
  */
-export function summary(scriptUrl: string, line: string): void {
+export function summary(scriptUrl: string, line: string, name?: string): void {
   console.log(`\n${line}`);
   const script = fileURLToPath(scriptUrl);
   const [load] = loadavg();
@@ -23,5 +24,7 @@ export function summary(scriptUrl: string, line: string): void {
     `run ${new Date().toISOString().slice(0, 10)} on ${availableParallelism()} cores, load average ${(load ?? 0).toFixed(1)} at the end`,
     '',
   ].join('\n');
-  writeFileSync(`${dirname(script)}/${basename(script, '.ts')}.last.txt`, record);
+  // A script with two summary lines names the second: `<script>.<name>.last.txt`.
+  const file = `${basename(script, '.ts')}${name ? `.${name}` : ''}.last.txt`;
+  writeFileSync(`${dirname(script)}/${file}`, record);
 }

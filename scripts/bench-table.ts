@@ -25,10 +25,11 @@ const ROWS: readonly { readonly bench: string; readonly script: string; readonly
     what: 'verify throughput vs `standardwebhooks`, `svix` and bare `node:crypto`',
   },
   { bench: 'webhooks', script: 'size', what: "the verifier's bundle, gzipped, vs `standardwebhooks`" },
+  { bench: 'delivery', script: 'run', what: 'deliveries/s with one and two workers vs the bare limit' },
   {
     bench: 'delivery',
-    script: 'run',
-    what: 'deliveries/s with one and two workers vs the bare limit; ordered vs unordered',
+    script: 'run.ordered',
+    what: 'deliveries/s to a per-resource endpoint vs an unordered one, and beside a stuck resource',
   },
   {
     bench: 'latency',

@@ -24,6 +24,7 @@ import {
 import postgres from 'postgres';
 import { loadConfig } from '../../examples/reference-server/src/config';
 import { leaseStatement } from '../../packages/webhook-delivery/src/lease';
+import { summary } from '../summary';
 
 const EVENTS = Number(process.env.EVENTS ?? 20_000);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
@@ -686,8 +687,10 @@ function printOrdered(rates: Record<OrderedKind, number[]>): void {
       `| ${label} | ${rates[key].map((x) => x.toFixed(0)).join(', ')} | ${best(rates[key]).toFixed(0)} |`,
     );
   }
-  console.log(
-    `\nordered: unordered ${Math.round(best(rates.unordered))}/s, per-resource ${Math.round(best(rates.ordered))}/s; unordered beside unordered ${Math.round(best(rates.besideUnordered))}/s, beside per-resource with a stuck resource ${Math.round(best(rates.besideOrdered))}/s`,
+  summary(
+    import.meta.url,
+    `ordered: unordered ${Math.round(best(rates.unordered))}/s, per-resource ${Math.round(best(rates.ordered))}/s; unordered beside unordered ${Math.round(best(rates.besideUnordered))}/s, beside per-resource with a stuck resource ${Math.round(best(rates.besideOrdered))}/s`,
+    'ordered',
   );
 }
 if (process.env.BENCH_ONLY === 'ordered') {
@@ -850,8 +853,9 @@ try {
   console.log(`| insert alone | ${cost.alone.toFixed(2)} |`);
   console.log(`| insert + enqueueEvent | ${cost.withEvent.toFixed(2)} |`);
   console.log(`| enqueueEvent adds | ${(cost.withEvent - cost.alone).toFixed(2)} |`);
-  console.log(
-    `\ndelivery: 1 process ${Math.round(one)}/s, 2 processes ${Math.round(two)}/s, bare limit ${Math.round(bare)}/s`,
+  summary(
+    import.meta.url,
+    `delivery: 1 process ${Math.round(one)}/s, 2 processes ${Math.round(two)}/s, bare limit ${Math.round(bare)}/s`,
   );
 } finally {
   await cleanUp();
