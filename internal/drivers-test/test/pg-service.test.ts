@@ -9,6 +9,7 @@ import {
   enqueueEvent,
   fromPg,
   migrations,
+  purgeDeliveryHistory,
 } from '@holdfast/webhook-delivery/postgres';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -98,5 +99,20 @@ describe.skipIf(!realPostgres)('a service on node-postgres (needs DATABASE_URL: 
     }
     const delivered = bodies.map((body) => (JSON.parse(body) as { id: string }).id);
     expect(delivered.sort()).toEqual([...ids].sort());
+
+    // The history purge through the service's own pool: nothing is old yet, then 40 days on
+    // every attempt and every finished event go.
+    const purgePool = new pg.Pool({ connectionString: schemaUrl(db.schema), max: 1 });
+    try {
+      expect(await purgeDeliveryHistory(fromPg(purgePool))).toBe(0);
+      const later = () => Date.now() + 40 * 86_400_000;
+      expect(await purgeDeliveryHistory(fromPg(purgePool), { now: later, batchSize: 2 })).toBe(
+        ids.length * 2,
+      );
+      const { rows } = await purgePool.query('select count(*)::int as n from holdfast_events');
+      expect(rows[0]?.n).toBe(0);
+    } finally {
+      await purgePool.end();
+    }
   });
 });
