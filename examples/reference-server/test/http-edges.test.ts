@@ -1,5 +1,5 @@
-import { connect, type Socket } from 'node:net';
 import { gzipSync } from 'node:zlib';
+import { type Conversation, expectProblem, parseLastResponse, rawHttp } from '@holdfast/node-bridge/raw-http';
 import { httpFramingDefinitions } from '@holdfast/request-guards';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config';
@@ -25,79 +25,7 @@ afterAll(async () => {
   await t?.stop();
 });
 
-/** A raw connection: what it has received so far, a wait for a pattern, and its close. */
-interface Conversation {
-  readonly socket: Socket;
-  waitFor(pattern: RegExp): Promise<string>;
-  readonly closed: Promise<string>;
-}
-
-function open(localAddress = '127.0.0.1'): Promise<Conversation> {
-  return new Promise((resolve, reject) => {
-    const socket = connect({ port, host: '127.0.0.1', localAddress }, () => {
-      let text = '';
-      const waiters: Array<() => void> = [];
-      socket.setEncoding('latin1');
-      socket.on('data', (chunk: string) => {
-        text += chunk;
-        for (const wake of waiters.splice(0)) wake();
-      });
-      const closed = new Promise<string>((done) => socket.on('close', () => done(text)));
-      socket.on('error', () => {});
-      resolve({
-        socket,
-        closed,
-        waitFor(pattern) {
-          return new Promise((done, fail) => {
-            const check = () => {
-              if (pattern.test(text)) done(text);
-              else if (socket.destroyed) fail(new Error(`closed before ${pattern}: ${JSON.stringify(text)}`));
-              else waiters.push(check);
-            };
-            socket.once('close', check);
-            check();
-          });
-        },
-      });
-    });
-    socket.once('error', reject);
-  });
-}
-
-async function exchange(head: string, body: Uint8Array | string = ''): Promise<string> {
-  const conversation = await open();
-  conversation.socket.write(head);
-  if (body.length > 0) conversation.socket.write(body);
-  return conversation.closed;
-}
-
-interface Parsed {
-  readonly status: number;
-  readonly headers: Map<string, string>;
-  readonly body: Record<string, unknown>;
-}
-
-/** The last response on the wire (after any 100 Continue). */
-function parse(raw: string): Parsed {
-  const text = raw.slice(raw.lastIndexOf('HTTP/1.1 '));
-  const end = text.indexOf('\r\n\r\n');
-  const [statusLine = '', ...lines] = text.slice(0, end).split('\r\n');
-  const headers = new Map(
-    lines.map((line) => [
-      line.slice(0, line.indexOf(':')).toLowerCase(),
-      line.slice(line.indexOf(':') + 1).trim(),
-    ]),
-  );
-  const body = text.slice(end + 4);
-  return { status: Number(statusLine.split(' ')[1]), headers, body: body === '' ? {} : JSON.parse(body) };
-}
-
-function expectProblem(answer: Parsed, status: number, code: string): void {
-  expect(answer.status).toBe(status);
-  expect(answer.headers.get('content-type')).toBe('application/problem+json');
-  expect(answer.headers.get('request-id')).toMatch(/^req_/);
-  expect(answer.body).toMatchObject({ status, code, requestId: answer.headers.get('request-id') });
-}
+const { open, exchange } = rawHttp(() => port);
 
 const ORDER = '{"currency":"EUR","total":1234,"description":"edge"}';
 const postOrder = (headers: string, key: string = KEYS.all) =>
@@ -114,13 +42,13 @@ describe('framing no route sees', () => {
   it('a gzip body, and a plain one labelled br, are 415 with Accept-Encoding: identity; no order is made', async () => {
     const before = await edgeOrders();
     const gzip = gzipSync(ORDER);
-    const zipped = parse(
+    const zipped = parseLastResponse(
       await exchange(postOrder(`Content-Encoding: gzip\r\nContent-Length: ${gzip.length}\r\n`), gzip),
     );
     expectProblem(zipped, 415, 'unsupported_media_type');
     expect(zipped.headers.get('accept-encoding')).toBe('identity');
     expect(zipped.body.instance).toBe('/v1/orders');
-    const labelled = parse(
+    const labelled = parseLastResponse(
       await exchange(postOrder(`Content-Encoding: br\r\nContent-Length: ${ORDER.length}\r\n`), ORDER),
     );
     expectProblem(labelled, 415, 'unsupported_media_type');
@@ -130,13 +58,15 @@ describe('framing no route sees', () => {
   it('Transfer-Encoding: gzip, chunked is 501 not_implemented; no order is made', async () => {
     const before = await edgeOrders();
     const chunked = `${ORDER.length.toString(16)}\r\n${ORDER}\r\n0\r\n\r\n`;
-    const answer = parse(await exchange(postOrder('Transfer-Encoding: gzip, chunked\r\n'), chunked));
+    const answer = parseLastResponse(
+      await exchange(postOrder('Transfer-Encoding: gzip, chunked\r\n'), chunked),
+    );
     expectProblem(answer, 501, 'not_implemented');
     expect(await edgeOrders()).toBe(before);
   });
 
   it('Expect: 200-ok is 417 problem+json', async () => {
-    const answer = parse(
+    const answer = parseLastResponse(
       await exchange(postOrder(`Expect: 200-ok\r\nContent-Length: ${ORDER.length}\r\n`), ORDER),
     );
     expectProblem(answer, 417, 'expectation_failed');
@@ -144,16 +74,16 @@ describe('framing no route sees', () => {
 
   it('CONNECT and a method Node does not know are 501; a known one the path lacks is 405 with Allow', async () => {
     expectProblem(
-      parse(await exchange('CONNECT 127.0.0.1:5432 HTTP/1.1\r\nHost: 127.0.0.1:5432\r\n\r\n')),
+      parseLastResponse(await exchange('CONNECT 127.0.0.1:5432 HTTP/1.1\r\nHost: 127.0.0.1:5432\r\n\r\n')),
       501,
       'not_implemented',
     );
     expectProblem(
-      parse(await exchange('BREW /v1/orders HTTP/1.1\r\nHost: localhost\r\n\r\n')),
+      parseLastResponse(await exchange('BREW /v1/orders HTTP/1.1\r\nHost: localhost\r\n\r\n')),
       501,
       'not_implemented',
     );
-    const propfind = parse(
+    const propfind = parseLastResponse(
       await exchange(
         `PROPFIND /v1/orders HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${KEYS.all}\r\nConnection: close\r\n\r\n`,
       ),
@@ -172,7 +102,7 @@ describe('framing no route sees', () => {
     );
     const raw = await conversation.closed;
     expect(raw).not.toMatch(/100 Continue/);
-    expectProblem(parse(raw), 401, 'unauthenticated');
+    expectProblem(parseLastResponse(raw), 401, 'unauthenticated');
   });
 
   it('with a valid key, 100 Continue comes, then the body is read and the order made', async () => {
@@ -182,7 +112,7 @@ describe('framing no route sees', () => {
     expect(await conversation.waitFor(/\r\n\r\n/)).toBe('HTTP/1.1 100 Continue\r\n\r\n');
     conversation.socket.write(ORDER);
     const raw = await conversation.waitFor(/"description":"edge".*\}$/);
-    expect(parse(raw).status).toBe(201);
+    expect(parseLastResponse(raw).status).toBe(201);
     conversation.socket.destroy();
     expect(await edgeOrders()).toBe(before + 1);
   });
@@ -196,7 +126,7 @@ describe('connections per address (HOLDFAST_MAX_CONNECTIONS=20, a quarter each b
     const extra: Conversation[] = [];
     for (let i = 0; i < 5; i++) extra.push(await open('127.0.0.2'));
     for (const conversation of extra) {
-      const answer = parse(await conversation.closed);
+      const answer = parseLastResponse(await conversation.closed);
       expectProblem(answer, 503, 'service_unavailable');
       expect(answer.headers.get('retry-after')).toBe('1');
     }

@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
-import { type AddressInfo, connect, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
+import { expectProblem, parseLastResponse, rawHttp } from '@holdfast/node-bridge/raw-http';
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHonoServer } from '../src/hono-node';
@@ -45,83 +46,7 @@ afterAll(async () => {
   await new Promise((resolve) => server.close(resolve));
 });
 
-/** A raw connection: what it has received so far, a wait for a pattern, and its close. */
-interface Conversation {
-  readonly socket: Socket;
-  received(): string;
-  waitFor(pattern: RegExp): Promise<string>;
-  readonly closed: Promise<string>;
-}
-
-function open(localAddress = '127.0.0.1'): Promise<Conversation> {
-  return new Promise((resolve, reject) => {
-    const socket = connect({ port, host: '127.0.0.1', localAddress }, () => {
-      let text = '';
-      const waiters: Array<() => void> = [];
-      socket.setEncoding('latin1');
-      socket.on('data', (chunk: string) => {
-        text += chunk;
-        for (const wake of waiters.splice(0)) wake();
-      });
-      const closed = new Promise<string>((done) => socket.on('close', () => done(text)));
-      socket.on('error', () => {});
-      resolve({
-        socket,
-        received: () => text,
-        closed,
-        waitFor(pattern) {
-          return new Promise((done, fail) => {
-            const check = () => {
-              if (pattern.test(text)) done(text);
-              else if (socket.destroyed) fail(new Error(`closed before ${pattern}: ${JSON.stringify(text)}`));
-              else waiters.push(check);
-            };
-            socket.once('close', check);
-            check();
-          });
-        },
-      });
-    });
-    socket.once('error', reject);
-  });
-}
-
-/** Sends `head` and `body` on a fresh connection and returns all the server wrote until it closed. */
-async function exchange(head: string, body: Uint8Array | string = ''): Promise<string> {
-  const conversation = await open();
-  conversation.socket.write(head);
-  if (body.length > 0) conversation.socket.write(body);
-  return conversation.closed;
-}
-
-interface Answer {
-  readonly status: number;
-  readonly headers: Map<string, string>;
-  readonly body: Record<string, unknown>;
-}
-
-/** The last response on the wire (after any 100 Continue), parsed. */
-function parse(raw: string): Answer {
-  const start = raw.lastIndexOf('HTTP/1.1 ');
-  const text = raw.slice(start);
-  const end = text.indexOf('\r\n\r\n');
-  const [statusLine = '', ...lines] = text.slice(0, end).split('\r\n');
-  const headers = new Map(
-    lines.map((line) => [
-      line.slice(0, line.indexOf(':')).toLowerCase(),
-      line.slice(line.indexOf(':') + 1).trim(),
-    ]),
-  );
-  const body = text.slice(end + 4);
-  return { status: Number(statusLine.split(' ')[1]), headers, body: body === '' ? {} : JSON.parse(body) };
-}
-
-function expectProblem(answer: Answer, status: number, code: string): void {
-  expect(answer.status).toBe(status);
-  expect(answer.headers.get('content-type')).toBe('application/problem+json');
-  expect(answer.headers.get('request-id')).toMatch(/^req_/);
-  expect(answer.body).toMatchObject({ status, code, requestId: answer.headers.get('request-id') });
-}
+const { open, exchange } = rawHttp(() => port);
 
 const post = (headers: string, length: number) =>
   `POST /things HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ok\r\nContent-Type: application/json\r\n${headers}Content-Length: ${length}\r\n\r\n`;
@@ -129,7 +54,7 @@ const post = (headers: string, length: number) =>
 describe('content and transfer codings', () => {
   it('refuses a gzip body with 415 and Accept-Encoding: identity, unread (RFC 9110 section 15.5.16)', async () => {
     const body = gzipSync('{"a":1}');
-    const answer = parse(await exchange(post('Content-Encoding: gzip\r\n', body.length), body));
+    const answer = parseLastResponse(await exchange(post('Content-Encoding: gzip\r\n', body.length), body));
     expectProblem(answer, 415, 'unsupported_media_type');
     expect(answer.headers.get('accept-encoding')).toBe('identity');
     expect(answer.headers.get('connection')).toBe('close');
@@ -140,14 +65,14 @@ describe('content and transfer codings', () => {
   it.each(['br', 'identity, gzip', 'x-unknown', 'GZIP'])(
     'refuses a plain body labelled %s with 415',
     async (coding) => {
-      const answer = parse(await exchange(post(`Content-Encoding: ${coding}\r\n`, 7), '{"b":2}'));
+      const answer = parseLastResponse(await exchange(post(`Content-Encoding: ${coding}\r\n`, 7), '{"b":2}'));
       expectProblem(answer, 415, 'unsupported_media_type');
       expect(seen).not.toContain('{"b":2}');
     },
   );
 
   it('accepts identity, as if absent', async () => {
-    const answer = parse(
+    const answer = parseLastResponse(
       await exchange(post('Content-Encoding: identity\r\nConnection: close\r\n', 7), '{"c":3}'),
     );
     expect(answer.status).toBe(201);
@@ -157,7 +82,7 @@ describe('content and transfer codings', () => {
   it('refuses Transfer-Encoding: gzip, chunked with 501 not_implemented (RFC 9112 section 6.1)', async () => {
     const head =
       'POST /things HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ok\r\nTransfer-Encoding: gzip, chunked\r\n\r\n';
-    const answer = parse(await exchange(head, '7\r\n{"d":4}\r\n0\r\n\r\n'));
+    const answer = parseLastResponse(await exchange(head, '7\r\n{"d":4}\r\n0\r\n\r\n'));
     expectProblem(answer, 501, 'not_implemented');
     expect(answer.headers.get('connection')).toBe('close');
     expect(seen).not.toContain('{"d":4}');
@@ -166,7 +91,7 @@ describe('content and transfer codings', () => {
   it('refuses a Transfer-Encoding that does not end with chunked with 400 (RFC 9112 section 6.3)', async () => {
     const head =
       'POST /things HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ok\r\nTransfer-Encoding: gzip\r\n\r\n';
-    const answer = parse(await exchange(head, '{"e":5}'));
+    const answer = parseLastResponse(await exchange(head, '{"e":5}'));
     expectProblem(answer, 400, 'malformed_request');
     expect(seen).not.toContain('{"e":5}');
   });
@@ -174,7 +99,7 @@ describe('content and transfer codings', () => {
 
 describe('Expect, CONNECT and unknown methods', () => {
   it('answers Expect: 200-ok with 417 problem+json and a Request-Id', async () => {
-    const answer = parse(await exchange(post('Expect: 200-ok\r\n', 7), '{"f":6}'));
+    const answer = parseLastResponse(await exchange(post('Expect: 200-ok\r\n', 7), '{"f":6}'));
     expectProblem(answer, 417, 'expectation_failed');
     expect(seen).not.toContain('{"f":6}');
   });
@@ -199,18 +124,20 @@ describe('Expect, CONNECT and unknown methods', () => {
     expect(await conversation.waitFor(/\r\n\r\n/)).toBe('HTTP/1.1 100 Continue\r\n\r\n');
     conversation.socket.write('{"g":7}');
     const raw = await conversation.waitFor(/\{"received".*\}$/);
-    expect(parse(raw)).toMatchObject({ status: 201, body: { received: '{"g":7}' } });
+    expect(parseLastResponse(raw)).toMatchObject({ status: 201, body: { received: '{"g":7}' } });
     conversation.socket.destroy();
   });
 
   it('answers CONNECT with 501 problem+json instead of closing the socket silently', async () => {
-    const answer = parse(await exchange('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n'));
+    const answer = parseLastResponse(
+      await exchange('CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n'),
+    );
     expectProblem(answer, 501, 'not_implemented');
     expect(answer.headers.get('connection')).toBe('close');
   });
 
   it('answers a method Node does not know with 501 problem+json', async () => {
-    const answer = parse(await exchange('BREW /things HTTP/1.1\r\nHost: localhost\r\n\r\n'));
+    const answer = parseLastResponse(await exchange('BREW /things HTTP/1.1\r\nHost: localhost\r\n\r\n'));
     expectProblem(answer, 501, 'not_implemented');
     expect(answer.body.instance).toBe('/things');
   });
@@ -235,23 +162,25 @@ describe('connections per address', () => {
     for (let i = 0; i < 5; i++) extra.push(await open('127.0.0.2'));
     for (const conversation of extra) {
       const raw = await conversation.closed;
-      expectProblem(parse(raw), 503, 'service_unavailable');
-      expect(parse(raw).headers.get('retry-after')).toBe('1');
+      expectProblem(parseLastResponse(raw), 503, 'service_unavailable');
+      expect(parseLastResponse(raw).headers.get('retry-after')).toBe('1');
     }
     // Another address is served on a fresh connection.
-    const other = parse(await exchange('GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n'));
+    const other = parseLastResponse(
+      await exchange('GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n'),
+    );
     expect(other).toMatchObject({ status: 200, body: { ok: true } });
     // A's connections within the cap are untouched, and serve requests.
     for (const conversation of held) expect(conversation.socket.destroyed).toBe(false);
     const first = held[0];
     first?.socket.write('GET / HTTP/1.1\r\nHost: localhost\r\n\r\n');
-    expect(parse((await first?.waitFor(/\{"ok":true\}$/)) ?? '').status).toBe(200);
+    expect(parseLastResponse((await first?.waitFor(/\{"ok":true\}$/)) ?? '').status).toBe(200);
     // Once one of them closes, A may open another.
     held.pop()?.socket.destroy();
     await new Promise((resolve) => setTimeout(resolve, 50));
     const again = await open('127.0.0.2');
     again.socket.write('GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n');
-    expect(parse(await again.closed).status).toBe(200);
+    expect(parseLastResponse(await again.closed).status).toBe(200);
     for (const conversation of held) conversation.socket.destroy();
   });
 });
