@@ -1,24 +1,9 @@
-// bench/latency (issue 31): how soon a webhook reaches its receiver after the API answered. The
-// reference server runs as `npm start` runs it (src/main.ts through tsx, its own defaults) on
-// PostgreSQL, one endpoint subscribed to order.created points at a local receiver answering 204
-// at once. For each rate, POST /v1/orders is offered open loop (sent on schedule, whatever the
-// answers) for `LATENCY_SECONDS`; each webhook is matched to its order by the id in its payload
-// and timed from the order's 201 to the webhook's arrival. Ends with one line:
-// `latency: 200/s p50 <ms> p99 <ms>, 500/s p50 <ms> p99 <ms>`.
-//
-//   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npx tsx bench/latency/run.ts
-//   LATENCY_RATES (50,200,500,1000), LATENCY_SECONDS (15), LATENCY_ENV (extra server env, k=v,k=v)
-//
-// As in bench/soak, three settings differ from a bare `npm start`, none touching the delivery
-// engine: the per-key rate limit is lifted, private destinations are allowed (the receiver is on
-// 127.0.0.1), and the server runs in a fresh schema.
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { Pool } from 'undici';
+import { startReferenceServer } from '../reference-server';
 import { summary } from '../summary';
 
 const base = process.env.DATABASE_URL;
@@ -65,32 +50,12 @@ const receiverPort = await new Promise<number>((resolve) =>
   }),
 );
 
-const serverDir = fileURLToPath(new URL('../../examples/reference-server/', import.meta.url));
-const child: ChildProcess = spawn(
-  process.execPath,
-  ['--import', 'tsx', '--conditions=@holdfast/source', 'src/main.ts'],
-  {
-    cwd: serverDir,
-    env: {
-      ...process.env,
-      ...extraEnv,
-      DATABASE_URL: databaseUrl.toString(),
-      PORT: '0',
-      HOLDFAST_API_KEYS: JSON.stringify([{ key: KEY, account: 'acct_latency', scopes: ['*'] }]),
-      HOLDFAST_RATE_LIMIT: '1000000/1s',
-      HOLDFAST_ALLOW_PRIVATE_DESTINATIONS: '1',
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  },
-);
-const url = await new Promise<string>((resolve, reject) => {
-  let out = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    out += chunk.toString('utf8');
-    const match = /listening on (http:\/\/[^\s]+)/.exec(out);
-    if (match?.[1]) resolve(match[1]);
-  });
-  child.once('exit', (code) => reject(new Error(`the server exited (${code}) before listening`)));
+const { child, url } = await startReferenceServer({
+  ...extraEnv,
+  DATABASE_URL: databaseUrl.toString(),
+  HOLDFAST_API_KEYS: JSON.stringify([{ key: KEY, account: 'acct_latency', scopes: ['*'] }]),
+  HOLDFAST_RATE_LIMIT: '1000000/1s',
+  HOLDFAST_ALLOW_PRIVATE_DESTINATIONS: '1',
 });
 const origin = new URL(url).origin;
 const pool = new Pool(origin, { connections: 256, pipelining: 1 });

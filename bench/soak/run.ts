@@ -1,22 +1,9 @@
-// bench/soak (delivery-engine issue): the reference server exactly as `npm start` runs it
-// (src/main.ts through tsx, its own defaults for workers, polling and concurrency) on real
-// PostgreSQL, one endpoint subscribed to order.created and a fast local receiver. `seconds` of
-// POST /v1/orders at full speed (autocannon, 64 connections), then it waits for the last
-// webhook. Ends with one line: `soak: <orders> orders, <delivered> delivered, drained <s> s after load`.
-//
-//   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npx tsx bench/soak/run.ts [seconds]
-//
-// Three settings differ from a bare `npm start`, each because the bench needs it, none touching
-// the delivery engine: the per-key rate limit is lifted (100/s would cap the load, not measure
-// the engine), private destinations are allowed (the receiver is on 127.0.0.1), and the server
-// runs in a fresh schema of the given database.
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import postgres from 'postgres';
+import { startReferenceServer } from '../reference-server';
 import { summary } from '../summary';
 
 const base = process.env.DATABASE_URL;
@@ -52,31 +39,11 @@ const receiverPort = await new Promise<number>((resolve) =>
   }),
 );
 
-const serverDir = fileURLToPath(new URL('../../examples/reference-server/', import.meta.url));
-const child: ChildProcess = spawn(
-  process.execPath,
-  ['--import', 'tsx', '--conditions=@holdfast/source', 'src/main.ts'],
-  {
-    cwd: serverDir,
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl.toString(),
-      PORT: '0',
-      HOLDFAST_API_KEYS: JSON.stringify([{ key: KEY, account: 'acct_soak', scopes: ['*'] }]),
-      HOLDFAST_RATE_LIMIT: '1000000/1s',
-      HOLDFAST_ALLOW_PRIVATE_DESTINATIONS: '1',
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  },
-);
-const url = await new Promise<string>((resolve, reject) => {
-  let out = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
-    out += chunk.toString('utf8');
-    const match = /listening on (http:\/\/[^\s]+)/.exec(out);
-    if (match?.[1]) resolve(match[1]);
-  });
-  child.once('exit', (code) => reject(new Error(`the server exited (${code}) before listening`)));
+const { child, url } = await startReferenceServer({
+  DATABASE_URL: databaseUrl.toString(),
+  HOLDFAST_API_KEYS: JSON.stringify([{ key: KEY, account: 'acct_soak', scopes: ['*'] }]),
+  HOLDFAST_RATE_LIMIT: '1000000/1s',
+  HOLDFAST_ALLOW_PRIVATE_DESTINATIONS: '1',
 });
 
 const rssMiB = () => {
