@@ -44,6 +44,25 @@ it('never names the flag in production mode', async () => {
   expect(String(answer.body.detail)).not.toContain('HOLDFAST_ALLOW_PRIVATE_DESTINATIONS');
 });
 
+it('says "not a public address" and never names the range, in either mode', async () => {
+  for (const [t, url] of [
+    [dev, 'http://127.0.0.1:4000/hooks'],
+    [dev, 'http://10.1.2.3/hooks'],
+    [dev, 'http://[fe80::1]/x'],
+    [production, 'https://127.0.0.1/hooks'],
+    [production, 'https://169.254.169.254/latest'],
+    [production, 'https://[fd00::1]/x'],
+  ] as const) {
+    const answer = await register(t, url);
+    expect(answer.status, url).toBe(422);
+    expect(String(answer.body.detail), url).toContain('not a public address');
+    expect(String(answer.body.errors?.[0]?.detail), url).toBe('the host is not a public address');
+    expect(JSON.stringify(answer.body), url).not.toMatch(
+      /loopback range|private range|linkLocal|uniqueLocal|range/,
+    );
+  }
+});
+
 it('documents the flag on /problems/destination_url_forbidden', async () => {
   const page = await (await fetch(`${dev.url}/problems/destination_url_forbidden`)).text();
   expect(page).toContain('HOLDFAST_ALLOW_PRIVATE_DESTINATIONS=1');

@@ -1,7 +1,7 @@
 import { problem } from '@holdfast/problem-details';
 import { generateKeyPair, generateSecret } from '@holdfast/webhook-signer';
 import type { ISql as Sql } from 'postgres';
-import { assertFilter, type EventFilter } from './filter';
+import { assertFilter, type EventFilter, filterJson } from './filter';
 import { opaqueId } from './id';
 import { pgArray } from './pg-array';
 import { deliveryProblems } from './problems';
@@ -61,7 +61,7 @@ export interface EndpointChanges extends AccountRef {
 
 /** A filter as the `filter` column takes it: JSON text, or null for none. */
 const filterText = (filter: EventFilter | null | undefined): string | null =>
-  filter === undefined || filter === null ? null : JSON.stringify(filter);
+  filter === undefined || filter === null ? null : filterJson(filter);
 
 /**
  * The destination in WHATWG-normalised form (https://url.spec.whatwg.org/; stored and echoed so), after

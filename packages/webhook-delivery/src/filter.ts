@@ -77,11 +77,20 @@ function pathProblem(path: string): string | undefined {
 
 const bytes = (text: string): number => new TextEncoder().encode(text).length;
 
+/** Why a filter number cannot be stored and compared exactly, or `undefined` when it can. */
+function numberProblem(value: number): string | undefined {
+  if (!Number.isFinite(value)) return 'a finite number (JSON has no Infinity or NaN)';
+  if (Math.abs(value) > Number.MAX_SAFE_INTEGER)
+    return `a number of at most 2^53 - 1 (${Number.MAX_SAFE_INTEGER}) in magnitude`;
+  return undefined;
+}
+
 /**
  * What is wrong with `value` as an {@link EventFilter}, each issue with its place (empty when it
  * is a valid filter). Checked: a JSON object; known operators with operands of the right type;
- * dotted paths without empty segments or `$` segments; at most 50 conditions, 4 KiB, 8 levels.
- * At most 21 issues are reported.
+ * dotted paths without empty segments or `$` segments; at most 50 conditions, 4 KiB, 8 levels;
+ * every number finite and at most 2^53 - 1 in magnitude (JSON text and the database compare
+ * those exactly: `Infinity` would be stored as `null`). At most 21 issues are reported.
  *
  * @example
  * ```ts
@@ -107,8 +116,27 @@ export function checkFilter(value: unknown): FilterIssue[] {
     if (issues.length < MAX_ISSUES) issues.push(issue);
   };
 
+  // Every number anywhere in a value (a literal, an operand, an item of $in): JSON text and the
+  // database's numeric comparison hold it exactly only when it is finite and, when an integer,
+  // at most 2^53 - 1 in magnitude (every double beyond that is an integer, and most integers
+  // there have no double of their own). JSON.stringify writes Infinity as null, so an unchecked
+  // 1e400 would be stored, and matched, as null.
+  const numbers = (inner: unknown, at: readonly (string | number)[]) => {
+    if (typeof inner === 'number') {
+      const bad = numberProblem(inner);
+      if (bad) add({ path: at, code: 'invalid_filter', detail: bad });
+    } else if (Array.isArray(inner)) {
+      inner.forEach((item, index) => {
+        numbers(item, [...at, index]);
+      });
+    } else if (isObject(inner)) {
+      for (const [key, item] of Object.entries(inner)) numbers(item, [...at, key]);
+    }
+  };
+
   const operand = (op: string, arg: unknown, at: readonly (string | number)[]) => {
     conditions += 1;
+    numbers(arg, at);
     if (op === '$in' || op === '$nin') {
       if (!Array.isArray(arg)) add({ path: at, code: 'invalid_filter', detail: `${op} takes an array` });
       else if (arg.length > FILTER_LIMITS.values)
@@ -161,6 +189,7 @@ export function checkFilter(value: unknown): FilterIssue[] {
         if (bad) add({ path: here, code: 'invalid_path', detail: bad });
         if (!isOperatorObject(inner)) {
           conditions += 1;
+          numbers(inner, here);
           continue;
         }
         for (const [op, arg] of Object.entries(inner)) {
@@ -190,6 +219,15 @@ export function checkFilter(value: unknown): FilterIssue[] {
     });
   }
   return issues;
+}
+
+/**
+ * A valid filter as stored: its JSON text, `-0` written as `0`. PostgreSQL's jsonb reads `-0` as
+ * `0` while other drivers and stores may keep it; writing `0` everywhere makes what a filter
+ * answers back the same value on every driver (and `-0` and `0` compare equal in any case).
+ */
+export function filterJson(filter: EventFilter): string {
+  return JSON.stringify(filter, (_key, value: unknown) => (Object.is(value, -0) ? 0 : value));
 }
 
 /**

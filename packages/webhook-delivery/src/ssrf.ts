@@ -21,6 +21,10 @@ export type DestinationCheck =
 
 const FORBIDDEN_NAME = /(^|\.)(localhost|local|internal)$/i;
 
+// What a refusal says of an address: that it is not public, never which range it is in.
+const NOT_PUBLIC_HOST = 'the host is not a public address';
+const NOT_PUBLIC_NAME = 'the host name resolves to an address that is not a public address';
+
 /** The system resolver, every address. */
 export const systemResolver: Resolver = (hostname) =>
   new Promise((resolve, reject) => {
@@ -98,7 +102,8 @@ function forbiddenIPv6(address: ipaddr.IPv6): string | undefined {
  * Why an address may not be a webhook destination, or `undefined` when it may. Only global unicast is allowed: IPv4 that ipaddr.js calls `unicast`, less
  * documentation, benchmarking and other special ranges; IPv6 in 2000::/3, less documentation,
  * benchmarking and ORCHID, with 6to4 and Teredo judged by the IPv4 addresses they embed and
- * IPv4-mapped addresses by their IPv4 address. The reason names the rule, never the address.
+ * IPv4-mapped addresses by their IPv4 address. The reason names the rule, never the address; it
+ * is for the operator's logs: refusals shown to a tenant say only "not a public address".
  */
 export function forbiddenAddress(address: string): string | undefined {
   if (!ipaddr.isValid(address)) return 'not an IP address';
@@ -117,7 +122,8 @@ function allowedPort(url: URL): boolean {
  * Checks a customer-supplied destination (OWASP SSRF prevention,
  * https://cheatsheetseries.owasp.org/cheatsheets/Server_Side_Request_Forgery_Prevention_Cheat_Sheet.html): http(s) only (https only in production), no credentials, port 80, 443 or 1024 to 65535, not a name such as
  * `localhost`, `*.local` or `*.internal`, and every address it resolves to, or its literal
- * address, in global unicast. A name that does not resolve is accepted (`resolved: false`):
+ * address, in global unicast. An address refusal says "not a public address" and never which
+ * range the address is in, so refusals cannot map a private network's names. A name that does not resolve is accepted (`resolved: false`):
  * it is checked again at every attempt.
  *
  * @example
@@ -150,9 +156,8 @@ export async function checkDestination(
   if (FORBIDDEN_NAME.test(host))
     return { ok: false, reason: `"${url.hostname}" names a local or internal host` };
   if (ipaddr.isValid(host)) {
-    const why = forbiddenAddress(host);
-    return why
-      ? { ok: false, reason: `the host is ${why}` }
+    return forbiddenAddress(host)
+      ? { ok: false, reason: NOT_PUBLIC_HOST }
       : { ok: true, url, addresses: [host], resolved: true };
   }
   let addresses: string[];
@@ -161,11 +166,10 @@ export async function checkDestination(
   } catch {
     return { ok: true, url, addresses: [], resolved: false };
   }
-  for (const address of addresses) {
-    const why = forbiddenAddress(address);
-    // The rule, never the address: a tenant must not learn what an internal name resolves to.
-    if (why) return { ok: false, reason: `the host name resolves to ${why}` };
-  }
+  // Neither the address nor its range: a tenant must not learn what an internal name resolves
+  // to, and naming the range (loopback, private, link-local) maps internal DNS one name at a time.
+  if (addresses.some((address) => forbiddenAddress(address) !== undefined))
+    return { ok: false, reason: NOT_PUBLIC_NAME };
   return { ok: true, url, addresses, resolved: addresses.length > 0 };
 }
 
@@ -194,10 +198,12 @@ export function pinnedAgent(options: DestinationOptions & { connectTimeoutMs?: n
             }
             if (!options.allowPrivateDestinations) {
               for (const address of addresses) {
-                const why = forbiddenAddress(address);
-                if (why) {
+                if (forbiddenAddress(address)) {
+                  // The message reaches the tenant's attempt log: no range, as at registration.
                   callback(
-                    Object.assign(new Error(`destination forbidden: ${why}`), { code: 'EFORBIDDEN' }),
+                    Object.assign(new Error(`destination forbidden: ${NOT_PUBLIC_NAME}`), {
+                      code: 'EFORBIDDEN',
+                    }),
                     '',
                   );
                   return;

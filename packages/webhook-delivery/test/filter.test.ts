@@ -7,6 +7,7 @@ import {
   type EventFilter,
   enqueueEvent,
   eventWrites,
+  getEndpoint,
   migrations,
   sendTestEvent,
   updateEndpoint,
@@ -99,9 +100,29 @@ function matches(filter: { [key: string]: Json }, doc: Json): boolean {
 // ---- Generators, within the bounds and from small palettes so matches are frequent ----
 
 const strings = fc.constantFrom('', 'a', 'b', 'ab', 'B', 'é', '\uffff', '😀', 'pending', 'shipped', '10');
+// What a filter may hold: finite, at most 2^53 - 1 in magnitude (-0 included: it is stored as 0).
 const numbers = fc.oneof(
-  fc.constantFrom(0, 1, -1, 10, 10000, 9999.5, 1e21, 0.1, 0.30000000000000004),
+  fc.constantFrom(
+    0,
+    -0,
+    1,
+    -1,
+    10,
+    10000,
+    9999.5,
+    2 ** 53 - 1,
+    -(2 ** 53 - 1),
+    0.1,
+    0.30000000000000004,
+    5e-324,
+  ),
   fc.integer({ min: -20, max: 20 }),
+  fc.double({ noNaN: true, min: -Number.MAX_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER }),
+);
+// What an event may hold: any finite number.
+const eventNumbers = fc.oneof(
+  numbers,
+  fc.constantFrom(1e21, 2 ** 53, -(2 ** 60)),
   fc.double({ noNaN: true, noDefaultInfinity: true }),
 );
 const scalar: fc.Arbitrary<Json> = fc.oneof(fc.constant(null), fc.boolean(), numbers, strings);
@@ -154,7 +175,7 @@ const { filter: filterArb } = fc.letrec<{ filter: { [key: string]: Json } }>((ti
 const eventObject = fc.record(
   {
     id: fc.constant('ord_f'),
-    total: numbers,
+    total: eventNumbers,
     status: fc.oneof(strings, scalar),
     tags: fc.array(scalar, { maxLength: 3 }),
     meta: fc.oneof(fc.dictionary(fc.constantFrom('k', 'j'), value, { maxKeys: 2 }), scalar),
@@ -191,7 +212,8 @@ describe('payload filters at fan-out', () => {
           const endpoints: { id: string; filter: { [key: string]: Json } }[] = [];
           for (const filter of filters) {
             const { endpoint } = await createEndpoint(db.sql, { account, url: URL_, filter }, options);
-            expect(endpoint.filter).toEqual(filter);
+            // Answered back as stored, on every driver: its JSON text (-0 written as 0).
+            expect(endpoint.filter).toEqual(JSON.parse(JSON.stringify(filter)));
             endpoints.push({ id: endpoint.id, filter });
           }
           const event = await db.sql.begin((tx) =>
@@ -404,6 +426,180 @@ describe('filter validation', () => {
   it('bounds what it reports: at most 21 issues for a filter with many faults', () => {
     const faults = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`$bad${i}`, 1]));
     expect(checkFilter(faults).length).toBe(21);
+  });
+});
+
+describe('filter numbers', () => {
+  // Each number is stored as JSON text and compared as numeric: exact only when finite and, as an
+  // integer, at most 2^53 - 1. JSON.stringify writes Infinity and NaN as null.
+  const outside = fc.oneof(
+    fc.constantFrom(
+      Number.POSITIVE_INFINITY,
+      Number.NEGATIVE_INFINITY,
+      Number.NaN,
+      2 ** 53,
+      -(2 ** 53),
+      1e21,
+      Number.MAX_VALUE,
+    ),
+    fc.double({ min: 2 ** 53, noNaN: true }),
+    fc.double({ max: -(2 ** 53), noNaN: true }),
+  );
+  // Every place a number can be: a literal, inside a literal array or object, each operand.
+  const places: [string, (n: number) => EventFilter, string][] = [
+    ['a literal', (n) => ({ 'data.object.total': n }), 'data.object.total'],
+    ['in a literal array', (n) => ({ 'data.object.tags': ['a', n] }), 'data.object.tags/1'],
+    ['in a literal object', (n) => ({ 'data.object.meta': { k: n } }), 'data.object.meta/k'],
+    ['$eq', (n) => ({ 'data.object.total': { $eq: n } }), 'data.object.total/$eq'],
+    ['$ne', (n) => ({ 'data.object.total': { $ne: [n] } }), 'data.object.total/$ne/0'],
+    ['$in', (n) => ({ 'data.object.total': { $in: [1, n] } }), 'data.object.total/$in/1'],
+    ['$nin', (n) => ({ 'data.object.total': { $nin: [n] } }), 'data.object.total/$nin/0'],
+    ['$gt', (n) => ({ 'data.object.total': { $gt: n } }), 'data.object.total/$gt'],
+    ['$lte', (n) => ({ 'data.object.total': { $gte: 0, $lte: n } }), 'data.object.total/$lte'],
+    [
+      'under $and',
+      (n) => ({ $and: [{ type: 'x' }, { 'data.object.total': n }] }),
+      '$and/1/data.object.total',
+    ],
+    ['under $or', (n) => ({ $or: [{ 'data.object.total': { $lt: n } }] }), '$or/0/data.object.total/$lt'],
+    ['under $not', (n) => ({ $not: { 'data.object.total': n } }), '$not/data.object.total'],
+  ];
+
+  it('refuses a number that is not finite or beyond 2^53 - 1, wherever it is, naming the place', () => {
+    fc.assert(
+      fc.property(outside, fc.constantFrom(...places), (n, [, place, at]) => {
+        const issues = checkFilter(place(n));
+        expect(issues.map((i) => [i.path.join('/'), i.code])).toEqual([[at, 'invalid_filter']]);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('accepts every finite number up to 2^53 - 1 in magnitude, wherever it is', () => {
+    fc.assert(
+      fc.property(numbers, fc.constantFrom(...places), (n, [, place]) => {
+        expect(checkFilter(place(n))).toEqual([]);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it.each([
+    ['1e400 (Infinity)', Number.POSITIVE_INFINITY, 'a finite number'],
+    ['-1e400', Number.NEGATIVE_INFINITY, 'a finite number'],
+    ['NaN', Number.NaN, 'a finite number'],
+    ['2^53', 2 ** 53, 'at most 2^53 - 1'],
+    ['-(2^53)', -(2 ** 53), 'at most 2^53 - 1'],
+    ['1e21', 1e21, 'at most 2^53 - 1'],
+  ])('%s is refused with validation_failed, stored nowhere and matched never', async (_name, n, says) => {
+    const account = `acct_filter_num_${String(n)}`;
+    // The finding: { "data.object.description": 1e400 } was stored as null and matched orders
+    // without a description.
+    await expect(
+      createEndpoint(db.sql, { account, url: URL_, filter: { 'data.object.description': n } }, options),
+    ).rejects.toMatchObject({
+      code: 'validation_failed',
+      errors: [
+        {
+          field: 'filter.data.object.description',
+          pointer: '#/filter/data.object.description',
+          code: 'invalid_filter',
+          detail: expect.stringContaining(says),
+        },
+      ],
+    });
+    const { endpoint } = await createEndpoint(
+      db.sql,
+      { account, url: URL_, filter: { type: 'order.created' } },
+      options,
+    );
+    await expect(
+      updateEndpoint(db.sql, { account, id: endpoint.id, filter: { 'data.object.total': { $lte: n } } }),
+    ).rejects.toMatchObject({
+      code: 'validation_failed',
+      errors: [{ field: 'filter.data.object.total.$lte' }],
+    });
+    expect((await getEndpoint(db.sql, { account, id: endpoint.id }))?.filter).toEqual({
+      type: 'order.created',
+    });
+    const [row] = await db.sql<{ n: number }[]>`
+      select count(*)::int as n from holdfast_webhook_endpoints where account_id = ${account}`;
+    expect(row?.n).toBe(1);
+  });
+
+  it('accepts 2^53 - 1 and -(2^53 - 1), answered back and compared exactly', async () => {
+    const account = 'acct_filter_num_safe';
+    const max = Number.MAX_SAFE_INTEGER;
+    const { endpoint } = await createEndpoint(
+      db.sql,
+      { account, url: URL_, filter: { 'data.object.total': { $gte: -max, $lte: max } } },
+      options,
+    );
+    expect(endpoint.filter).toEqual({ 'data.object.total': { $gte: -max, $lte: max } });
+    const matched = async (total: number) => {
+      const event = await db.sql.begin((tx) =>
+        enqueueEvent(tx, {
+          account,
+          type: 'order.created',
+          resourceId: 'ord_n',
+          object: { id: 'ord_n', total },
+        }),
+      );
+      return (await deliveredEndpoints(event.id)).has(endpoint.id);
+    };
+    expect([
+      await matched(max),
+      await matched(-max),
+      await matched(2 ** 53),
+      await matched(-(2 ** 53)),
+    ]).toEqual([true, true, false, false]);
+  });
+
+  it('stores -0 as 0 and answers back 0 on every driver, wherever it is', async () => {
+    const account = 'acct_filter_negative_zero';
+    const filter = {
+      type: { $gt: -0 },
+      'data.object.total': { $gte: -0 },
+      'data.object.tags': [-0],
+      'data.object.meta': { k: -0 },
+      'data.object.status': { $in: [-0, 'x'] },
+    };
+    const stored = {
+      type: { $gt: 0 },
+      'data.object.total': { $gte: 0 },
+      'data.object.tags': [0],
+      'data.object.meta': { k: 0 },
+      'data.object.status': { $in: [0, 'x'] },
+    };
+    // toEqual tells -0 from 0 (Object.is), so each of these fails if a -0 comes back.
+    const { endpoint } = await createEndpoint(db.sql, { account, url: URL_, filter }, options);
+    expect(endpoint.filter).toEqual(stored);
+    expect((await getEndpoint(db.sql, { account, id: endpoint.id }))?.filter).toEqual(stored);
+    const updated = await updateEndpoint(db.sql, { account, id: endpoint.id, filter: { type: { $gt: -0 } } });
+    expect(updated?.filter).toEqual({ type: { $gt: 0 } });
+    // -0 and 0 compare equal: { $gte: -0 } matches a total of 0 and of -0, { $gt: -0 } neither.
+    const { endpoint: gte } = await createEndpoint(
+      db.sql,
+      { account, url: URL_, filter: { 'data.object.total': { $gte: -0 } } },
+      options,
+    );
+    const { endpoint: gt } = await createEndpoint(
+      db.sql,
+      { account, url: URL_, filter: { 'data.object.total': { $gt: -0 } } },
+      options,
+    );
+    for (const total of [0, -0]) {
+      const event = await db.sql.begin((tx) =>
+        enqueueEvent(tx, {
+          account,
+          type: 'order.created',
+          resourceId: 'ord_z',
+          object: { id: 'ord_z', total },
+        }),
+      );
+      const delivered = await deliveredEndpoints(event.id);
+      expect([delivered.has(gte.id), delivered.has(gt.id)]).toEqual([true, false]);
+    }
   });
 });
 

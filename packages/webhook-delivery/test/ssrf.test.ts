@@ -115,14 +115,48 @@ describe('checkDestination', () => {
     expect(forbidden.length).toBeGreaterThanOrEqual(30);
   });
 
-  it('names the rule broken, never the address a name resolved to', async () => {
-    for (const host of ['loopback', 'metadata', 'compat', 'teredo']) {
-      const check = await checkDestination(`http://${host}.attacker.test/`, { resolve });
-      expect(check.ok).toBe(false);
+  // Naming the range ("resolves to an address in the loopback range") would let a tenant map
+  // internal DNS one name at a time: an address refusal says only "not a public address".
+  const RANGE_WORDS =
+    /loopback|private|link-?local|unique ?local|multicast|broadcast|reserved|carrier|cgnat|unspecified|documentation|benchmark|orchid|6to4|teredo|nat64|ipv4-(compatible|mapped)|range|\/\d/i;
+
+  it('says "not a public address" of a name, never the address or the range it resolved to', async () => {
+    for (const host of Object.keys(records).filter((name) => name.endsWith('.attacker.test'))) {
+      const check = await checkDestination(`http://${host}/`, { resolve });
+      expect(check.ok, host).toBe(false);
       const reason = check.ok ? '' : check.reason;
-      for (const address of records[`${host}.attacker.test`] ?? []) expect(reason).not.toContain(address);
-      expect(reason).toMatch(/^the host name resolves to an? /);
+      for (const address of records[host] ?? []) expect(reason).not.toContain(address);
+      expect(reason, host).toBe('the host name resolves to an address that is not a public address');
+      expect(reason).not.toMatch(RANGE_WORDS);
     }
+  });
+
+  it('says "not a public address" of every refused address literal, naming no range', async () => {
+    const literals = forbidden.filter((url) => {
+      const host = URL.canParse(url) ? new URL(url).hostname.replace(/^\[|\]$/g, '') : '';
+      return /^[\d.]+$|:/.test(host);
+    });
+    expect(literals.length).toBeGreaterThan(30);
+    for (const url of literals) {
+      const check = await checkDestination(url, { resolve });
+      expect(check.ok ? '' : check.reason, url).toBe('the host is not a public address');
+    }
+  });
+
+  it('still names the rule broken when it is not about the address', async () => {
+    const reasons = await Promise.all(
+      ['http://localhost/', 'ftp://public.example.test/', 'http://public.example.test:22/'].map(
+        async (url) => {
+          const check = await checkDestination(url, { resolve });
+          return check.ok ? '' : check.reason;
+        },
+      ),
+    );
+    expect(reasons).toEqual([
+      '"localhost" names a local or internal host',
+      'only http and https URLs are allowed',
+      'only ports 80, 443 and 1024 to 65535 are allowed',
+    ]);
   });
 
   it.each([
@@ -230,8 +264,13 @@ describe('pinnedAgent', () => {
       true,
     );
     const agent = pinnedAgent({ resolve: rebinding });
-    await expect(request(`http://rebind.example.test:${port}/`, { dispatcher: agent })).rejects.toThrow(
-      /forbidden/,
+    const refused = await request(`http://rebind.example.test:${port}/`, { dispatcher: agent }).then(
+      () => undefined,
+      (error: unknown) => (error instanceof Error ? error.message : String(error)),
+    );
+    // The message reaches the tenant's attempt log: no range there either.
+    expect(refused).toBe(
+      'destination forbidden: the host name resolves to an address that is not a public address',
     );
     await agent.close();
   });
