@@ -130,14 +130,25 @@ describe('filters', () => {
     },
   );
 
-  it('a filter change alone needs only webhooks:write, whatever types the endpoint carries', async () => {
+  it('a filter change needs the read scope of every type the endpoint carries (CONTRACT section 12)', async () => {
     const payments = await endpoint({ eventTypes: ['payment.succeeded'] });
-    const changed = await call('PATCH', `/v1/webhook-endpoints/${payments.id}`, {
+    expectProblem(
+      await call('PATCH', `/v1/webhook-endpoints/${payments.id}`, {
+        key: KEYS.ordersOnly,
+        body: { filter: { 'data.object.amount': { $gt: 0 } } },
+      }),
+      403,
+      'forbidden',
+    );
+    expect((await call('GET', `/v1/webhook-endpoints/${payments.id}`)).body.filter).toBeNull();
+    const orders = await endpoint({ eventTypes: ['order.created'] });
+    const changed = await call('PATCH', `/v1/webhook-endpoints/${orders.id}`, {
       key: KEYS.ordersOnly,
-      body: { filter: { 'data.object.amount': { $gt: 0 } } },
+      body: { filter: { 'data.object.total': { $gt: 0 } } },
     });
     expect(changed.status, JSON.stringify(changed.body)).toBe(200);
-    expect(changed.body.filter).toEqual({ 'data.object.amount': { $gt: 0 } });
+    expect(changed.body.filter).toEqual({ 'data.object.total': { $gt: 0 } });
+    await call('DELETE', `/v1/webhook-endpoints/${orders.id}`);
     expectProblem(
       await call('PATCH', `/v1/webhook-endpoints/${payments.id}`, {
         key: KEYS.hooksRead,

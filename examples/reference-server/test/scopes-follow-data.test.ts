@@ -149,10 +149,10 @@ describe('actions on an endpoint that carries payment.*', () => {
     expect(await read()).toEqual(original);
     expectScopeRefusal(await patch({ eventTypes: ['payment.failed'] }), 'payments:read');
     expect(await read()).toEqual(original);
-    expectScopeRefusal(await patch({ eventTypes: ['*'] }), 'orders:read');
+    // The types it carries now are checked first: payment.* (the new ones are, too).
+    expectScopeRefusal(await patch({ eventTypes: ['*'] }), 'payments:read');
     expect(await read()).toEqual(original);
-    // Narrowing to order types is refused too: that key may not read them either.
-    expectScopeRefusal(await patch({ eventTypes: ['order.created'] }), 'orders:read');
+    expectScopeRefusal(await patch({ eventTypes: ['order.created'] }), 'payments:read');
     expect(await read()).toEqual(original);
     expectScopeRefusal(
       await call('POST', `/v1/webhook-endpoints/${endpoint.id}/rotate-secret`, { key: KEYS.hooksWrite }),
@@ -162,10 +162,12 @@ describe('actions on an endpoint that carries payment.*', () => {
     expectScopeRefusal(await patch({ status: 'active' }), 'payments:read');
     expect(await read()).toEqual(original);
 
-    // What points no data anywhere needs webhooks:write alone: a description, a rate, disabling.
-    const described = await patch({ description: 'ops', maxPerSecond: 5 });
-    expect(described.status, JSON.stringify(described.body)).toBe(200);
-    const disabled = await patch({ status: 'disabled' });
+    // Any other change too (CONTRACT section 12): a description, a rate, disabling
+    // (endpoint-field-scopes.test.ts goes through every field).
+    expectScopeRefusal(await patch({ description: 'ops', maxPerSecond: 5 }), 'payments:read');
+    expectScopeRefusal(await patch({ status: 'disabled' }), 'payments:read');
+    expect(await read()).toEqual(original);
+    const disabled = await patch({ status: 'disabled' }, KEYS.readers);
     expect(disabled.status).toBe(200);
     expect(disabled.body.status).toBe('disabled');
     const afterDisable = await read();
@@ -238,9 +240,17 @@ describe('actions on an endpoint that carries payment.*', () => {
     try {
       await pay();
       const queued = await deliveryOf(endpoint.id, 'payment.succeeded', 'failed');
-      // Dropping payment.* from the endpoint is reading nothing new: allowed to orders:read.
+      // Dropping payment.* from the endpoint is a change of an endpoint carrying payment.*: it
+      // needs payments:read (CONTRACT section 12).
+      expectScopeRefusal(
+        await call('PATCH', `/v1/webhook-endpoints/${endpoint.id}`, {
+          key: KEYS.ordersWrite,
+          body: { eventTypes: ['order.created'] },
+        }),
+        'payments:read',
+      );
       const narrowed = await call('PATCH', `/v1/webhook-endpoints/${endpoint.id}`, {
-        key: KEYS.ordersWrite,
+        key: KEYS.readers,
         body: { eventTypes: ['order.created'] },
       });
       expect(narrowed.status, JSON.stringify(narrowed.body)).toBe(200);

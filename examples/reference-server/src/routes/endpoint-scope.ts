@@ -6,7 +6,10 @@ import { carriedEventTypes, requireReadable } from '../event-types';
 export interface EndpointAction {
   /** The endpoint's id, of the principal's account. */
   readonly id: string;
-  /** The event types the endpoint will carry after the change; absent: the ones it carries now. */
+  /**
+   * The event types the endpoint will carry after the change, checked beside the ones it carries
+   * now (both are read: changing what an endpoint carries changes where that data goes).
+   */
   readonly eventTypes?: readonly string[] | undefined;
   /**
    * The action can send what is queued for the endpoint somewhere new (a new URL, enabling):
@@ -21,10 +24,13 @@ export interface EndpointAction {
 }
 
 /**
- * CONTRACT section 11, "Scopes follow the data", for an action on an existing endpoint: locks its
- * row for the rest of the transaction `tx` (so its event types cannot change between this check
- * and the action), then 403 `insufficient_scope` unless `principal` may read every event type it
- * carries. Resolves `false` when the account has no such endpoint (the caller answers 404).
+ * CONTRACT sections 11 and 12, "Scopes follow the data" and "Scopes on every endpoint field", for
+ * any action on an existing endpoint (every change of any field, disabling and deleting
+ * included, a secret rotation, a replay or test): locks its row for the rest of the transaction
+ * `tx` (so its event types cannot change between this check and the action), then 403
+ * `insufficient_scope` unless `principal` may read every event type it carries now and, for a
+ * change of `eventTypes`, every type it will carry. Resolves `false` when the account has no such
+ * endpoint (the caller answers 404).
  *
  * @example
  * ```ts
@@ -45,8 +51,9 @@ export async function authorizeEndpointAction(
     where id = ${action.id} and account_id = ${principal.account} and deleted_at is null
     ${lock}`;
   if (!row) return false;
-  const carried = carriedEventTypes(action.eventTypes ?? row.event_types);
-  requireReadable(principal, carried, action.action);
+  requireReadable(principal, carriedEventTypes(row.event_types), action.action);
+  if (action.eventTypes !== undefined)
+    requireReadable(principal, carriedEventTypes(action.eventTypes), action.action);
   if (action.queued) {
     const queued = await tx<{ event_type: string }[]>`
       select distinct event_type from holdfast_deliveries

@@ -97,7 +97,7 @@ export const updateEndpoint = createRoute({
   path: '/webhook-endpoints/{id}',
   tags,
   summary: 'Update a webhook endpoint',
-  description: `Partial update. \`status\` moves it between active and disabled. ${scopesFollowData} That holds for a change of \`url\` or \`eventTypes\` and for \`status: "active"\`, judged on the event types after the change; a new \`url\` or enabling also needs the read scope of the event types of the deliveries still queued for it. A change of \`description\`, \`maxPerSecond\`, \`filter\` (a filter only chooses among the events its types already carry) or \`ordering\` alone, or disabling, needs only \`webhooks:write\`. A new \`ordering\` applies to deliveries created from then on.`,
+  description: `Partial update. \`status\` moves it between active and disabled. ${scopesFollowData} That holds for a change of any field (\`url\`, \`eventTypes\`, \`description\`, \`maxPerSecond\`, \`filter\`, \`ordering\`, disabling and enabling): the key needs the read scope of every event type the endpoint carries now and, for a change of \`eventTypes\`, of every type it will carry; a new \`url\` or enabling also needs the read scope of the event types of the deliveries still queued for it. A new \`ordering\` applies to deliveries created from then on.`,
   request: { params, body: { required: true, content: json(UpdateWebhookEndpointSchema) } },
   responses: {
     200: { description: 'The updated endpoint.', content: json(WebhookEndpointSchema) },
@@ -113,11 +113,13 @@ const deleteEndpoint = createRoute({
   path: '/webhook-endpoints/{id}',
   tags,
   summary: 'Delete a webhook endpoint',
-  description: 'No further deliveries. A repeated DELETE answers 404.',
+  description: `No further deliveries. A repeated DELETE answers 404. ${scopesFollowData} Deleting is a change like disabling: the key needs the read scope of every event type the endpoint carries.`,
   request: { params },
   responses: {
     204: { description: 'Deleted.' },
-    ...problemResponses([400, 401, 403, 404]),
+    ...problemResponses([400, 401, 403, 404], {
+      403: scopeRefusal('the endpoint carries; nothing is deleted'),
+    }),
   },
 });
 
@@ -270,30 +272,38 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
         },
         destination,
       );
-    // A new url or event types, or enabling, points the endpoint's data somewhere: checked under
-    // the row's lock (CONTRACT section 11). Other changes need only webhooks:write.
+    // Any change, of any field (a filter, the ordering, the rate, disabling), needs the read scope
+    // of every event type the endpoint carries (CONTRACT section 12), and of the types it will
+    // carry; a new url or enabling also of what is queued for it. Checked under the row's lock.
     const redirects = body.url !== undefined || body.status === 'active';
-    const endpoint =
-      redirects || body.eventTypes !== undefined
-        ? await sql.begin(async (tx) => {
-            const found = await authorizeEndpointAction(tx, principal, {
-              id,
-              eventTypes: body.eventTypes,
-              queued: redirects,
-              lock: 'update',
-              action: 'Changing the url or event types of this endpoint, or enabling it,',
-            });
-            return found ? update(tx) : undefined;
-          })
-        : await update(sql);
+    const endpoint = await sql.begin(async (tx) => {
+      const found = await authorizeEndpointAction(tx, principal, {
+        id,
+        eventTypes: body.eventTypes,
+        queued: redirects,
+        lock: 'update',
+        action: 'Changing this endpoint',
+      });
+      return found ? update(tx) : undefined;
+    });
     if (!endpoint) throw missing(id);
     return c.json({ ...endpoint, livemode }, 200);
   });
 
   app.openapi(deleteEndpoint, async (c) => {
-    const { account } = c.get('principal');
+    const principal = c.get('principal');
     const { id } = c.req.valid('param');
-    if (!(await deleteWebhookEndpoint(sql, { account, id }))) throw missing(id);
+    // Deleting is a change too (CONTRACT section 12): it stops the data of every type the
+    // endpoint carries, so it needs the read scope of each, as disabling does.
+    const deleted = await sql.begin(
+      async (tx) =>
+        (await authorizeEndpointAction(tx, principal, {
+          id,
+          lock: 'update',
+          action: 'Deleting this endpoint',
+        })) && deleteWebhookEndpoint(tx, { account: principal.account, id }),
+    );
+    if (!deleted) throw missing(id);
     return c.body(null, 204);
   });
 
