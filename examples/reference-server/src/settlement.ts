@@ -1,11 +1,11 @@
 import type postgres from 'postgres';
 import { settleDuePayments } from './resources/payments/repository';
-import { startLoop } from './workers';
+import { LOOP_STATEMENT_TIMEOUT_MS, startLoop } from './workers';
 
 /**
  * Settles `processing` payments when due (the background half of POST /v1/payments' 202).
  * Runs in every worker process; `for update skip locked` in `settleDuePayments` lets several
- * share the table.
+ * share the table. One round at a time, each statement under the loops' statement timeout.
  *
  * @example
  * ```ts
@@ -21,7 +21,7 @@ export function startSettlementWorker(options: {
 }): { stop(): Promise<void> } {
   return startLoop(
     'payment settlement',
-    () => settleDuePayments(options.sql, options.now()),
+    () => settleDuePayments(options.sql, options.now(), LOOP_STATEMENT_TIMEOUT_MS),
     options.idleMs ?? 500,
     options.log ?? ((message) => console.error(message)),
   );

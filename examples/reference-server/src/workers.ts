@@ -1,10 +1,47 @@
-import { createDeliveryWorker, purgeDeliveryHistory } from '@holdfast/webhook-delivery/postgres';
+import {
+  createDeliveryWorker,
+  type Db,
+  fromPostgres,
+  purgeDeliveryHistory,
+} from '@holdfast/webhook-delivery/postgres';
 import { postgresDedupStore } from '@holdfast/webhook-verifier/postgres';
 import type postgres from 'postgres';
 import type { Deps } from './context';
 import { processInbox } from './inbox';
 import { observeAttempt } from './observability/delivery-attempts';
 import { errorLine } from './observability/logger';
+
+/**
+ * How long one statement of a background loop may run on PostgreSQL (the workers' pool has no
+ * timeout of its own): past it the statement is cut, the round fails and the next round tries
+ * again, so a round cannot run on behind a lock or a bad plan. PGlite enforces none.
+ */
+export const LOOP_STATEMENT_TIMEOUT_MS = 30_000;
+
+/**
+ * Cuts every later statement of transaction `tx` at `ms` (`SET LOCAL statement_timeout`, with a
+ * bound value): a round of a background loop on the workers' pool, which has no timeout.
+ */
+export async function limitStatements(
+  tx: postgres.TransactionSql,
+  ms = LOOP_STATEMENT_TIMEOUT_MS,
+): Promise<void> {
+  await tx`select set_config('statement_timeout', ${String(ms)}, true)`;
+}
+
+/** A {@link Db} running each statement in a transaction of its own, under {@link limitStatements}. */
+function limitedDb(sql: postgres.Sql, ms = LOOP_STATEMENT_TIMEOUT_MS): Db {
+  return {
+    async query<Row>(text: string, values: readonly unknown[] = []): Promise<Row[]> {
+      let rows: Row[] = [];
+      await sql.begin(async (tx) => {
+        await limitStatements(tx, ms);
+        rows = await fromPostgres(tx).query<Row>(text, values);
+      });
+      return rows;
+    },
+  };
+}
 
 /** A background loop that can be stopped; `stop` waits for the round in flight. */
 export interface Loop {
@@ -13,6 +50,7 @@ export interface Loop {
 
 /**
  * Runs `tick` repeatedly: again at once while it reports work done, otherwise after `idleMs`.
+ * One round at a time: the next starts only once the last has ended, so rounds never pile up.
  * Errors are logged and the loop carries on (a database restart must not end the worker).
  */
 export function startLoop(
@@ -106,9 +144,13 @@ export function startWebhookWorkers(deps: Deps): Loop {
   const purge = startLoop(
     'delivery history purge',
     async () => {
-      await purgeDeliveryHistory(sql);
+      // Each batch its own short transaction, each statement under the loops' timeout.
+      await purgeDeliveryHistory(limitedDb(sql));
       // Inbound ids past their retention: the receiver's inbox still refuses them twice.
-      await postgresDedupStore(sql).purge(deps.now());
+      await sql.begin(async (tx) => {
+        await limitStatements(tx);
+        await postgresDedupStore(tx).purge(deps.now());
+      });
       return 0;
     },
     60 * 60 * 1000,

@@ -1,3 +1,4 @@
+import { unlessRunning } from './periodic';
 import type { IdempotencyStore } from './store';
 
 /** Options of {@link schedulePurge}. */
@@ -14,8 +15,10 @@ export interface SchedulePurgeOptions {
 
 /**
  * Purges expired keys every `intervalMs` in the background: small batches, each its own short
- * statement, so requests never wait behind it. The timer does not keep the process alive.
- * Returns `stop()`, which also waits for a purge in progress.
+ * statement, so requests never wait behind it. A purge still running when the next is due skips
+ * that one (purges never run two at once nor queue up). The timer does not keep the process
+ * alive. Returns `stop()`, which also waits for a purge in progress. On PostgreSQL, give the
+ * store a pool with a `statement_timeout` to bound each batch too.
  *
  * @example
  * ```ts
@@ -32,22 +35,21 @@ export function schedulePurge(
     throw new RangeError('intervalMs must be a positive integer');
   const { now = Date.now } = options;
   const onError = options.onError ?? ((error: unknown) => console.error('idempotency purge failed:', error));
-  let running: Promise<void> = Promise.resolve();
-  const timer = setInterval(() => {
-    running = running.then(() =>
-      store
-        .purge({
-          now: new Date(now()),
-          ...(options.batchSize === undefined ? {} : { batchSize: options.batchSize }),
-        })
-        .then(() => {}, onError),
-    );
-  }, intervalMs);
+  // A purge still running when the next is due: that tick is skipped (queued purges would pile up).
+  const purge = unlessRunning(
+    () =>
+      store.purge({
+        now: new Date(now()),
+        ...(options.batchSize === undefined ? {} : { batchSize: options.batchSize }),
+      }),
+    onError,
+  );
+  const timer = setInterval(() => purge.tick(), intervalMs);
   if (typeof timer === 'object' && 'unref' in timer) timer.unref();
   return {
     stop() {
       clearInterval(timer);
-      return running;
+      return purge.idle();
     },
   };
 }

@@ -2,6 +2,7 @@ import type postgres from 'postgres';
 import { type AttemptContext, sendAttempt } from './attempt';
 import { type LeasedRow, leaseDue, reconcileInFlight, releaseLease, renewLeases } from './lease';
 import type { OutcomeWriter } from './outcome-writer';
+import { unlessRunning } from './periodic';
 import type { Scheduler } from './scheduler';
 import { SignerCache } from './signers';
 import { listenForWork, type WakeSubscription, wakeChannel } from './wake';
@@ -85,11 +86,21 @@ export class DeliveryLoop {
     if (this.#running) return;
     this.#running = true;
     const { leaseMs, onError } = this.#o;
+    // Two jobs, each skipped while its last run still goes (a slow recount on stale statistics
+    // must neither pile up nor hold back the renewal of leases).
+    const renew = unlessRunning(() => this.#renew(), onError);
+    const reconcile = unlessRunning(() => this.#reconcile(), onError);
     const renewal = setInterval(
-      () => void this.#housekeeping().catch(onError),
+      () => {
+        renew.tick();
+        reconcile.tick();
+      },
       Math.max(250, Math.min(leaseMs / 3, RECONCILE_MS)),
     );
-    this.#loop = this.#run().finally(() => clearInterval(renewal));
+    this.#loop = this.#run().finally(async () => {
+      clearInterval(renewal);
+      await Promise.all([renew.idle(), reconcile.idle()]);
+    });
   }
 
   /** Stops leasing, lets running attempts finish and their outcomes be written. */
@@ -192,7 +203,7 @@ export class DeliveryLoop {
     );
   }
 
-  async #housekeeping(): Promise<void> {
+  async #renew(): Promise<void> {
     const { sql, owner, leaseMs, now, scheduler } = this.#o;
     // Attempts running for more than a third of the lease renew theirs.
     const due = scheduler.renewDue(leaseMs / 3);
@@ -200,10 +211,13 @@ export class DeliveryLoop {
       await renewLeases(sql, { owner, ids: due, until: new Date(now() + leaseMs) });
       scheduler.renewed(due);
     }
-    if (now() - this.#lastReconcile >= RECONCILE_MS) {
-      this.#lastReconcile = now();
-      await reconcileInFlight(sql);
-    }
+  }
+
+  async #reconcile(): Promise<void> {
+    const { sql, now } = this.#o;
+    if (now() - this.#lastReconcile < RECONCILE_MS) return;
+    this.#lastReconcile = now();
+    await reconcileInFlight(sql);
   }
 
   /** Listens for the outbox's notifications unless told not to or on PGlite (see `pollMs`). */

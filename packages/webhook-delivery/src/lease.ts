@@ -1,5 +1,6 @@
 import type postgres from 'postgres';
 import type { ISql as Sql } from 'postgres';
+import { JOB_STATEMENT_TIMEOUT_MS, withStatementTimeout } from './periodic';
 import { pgArray } from './pg-array';
 
 /** A leased delivery with what its attempt needs, read in the lease statement itself. */
@@ -140,14 +141,14 @@ export async function releaseLease(
  */
 export async function reconcileInFlight(sql: postgres.Sql): Promise<void> {
   await resumeWaitingLines(sql);
-  await sql.begin(async (tx) => {
+  await withStatementTimeout(sql, JOB_STATEMENT_TIMEOUT_MS, async (tx) => {
     const locked = await tx<{ endpoint_id: string }[]>`
       select p.endpoint_id from holdfast_endpoint_pacing p
       where p.in_flight <> coalesce(
         (select sum(r.released) from holdfast_endpoint_releases r where r.endpoint_id = p.endpoint_id), 0)
       order by p.endpoint_id limit 1000
       for update of p skip locked`;
-    if (locked.length === 0) return;
+    if (locked.length === 0) return 0;
     await tx`
       update holdfast_endpoint_pacing p set in_flight = (
         select count(*) from holdfast_deliveries d
@@ -155,6 +156,7 @@ export async function reconcileInFlight(sql: postgres.Sql): Promise<void> {
           and d.status in ('pending', 'failed'))
         + coalesce((select sum(r.released) from holdfast_endpoint_releases r where r.endpoint_id = p.endpoint_id), 0)
       where p.endpoint_id = any(${tx.array(locked.map((row) => row.endpoint_id))}::text[])`;
+    return locked.length;
   });
 }
 
@@ -163,10 +165,12 @@ export async function reconcileInFlight(sql: postgres.Sql): Promise<void> {
  * a delivery created behind one that finished while its creating statement ran, after the
  * finishing outcome's trigger looked for the next one (it could not see it yet). Each line is
  * visited once, by a skip scan of `holdfast_deliveries_ordered` (one probe per line, never per
- * delivery waiting); part of {@link reconcileInFlight}, so every worker runs it every few seconds.
+ * delivery waiting); part of {@link reconcileInFlight}, so every worker runs it every few seconds,
+ * never two at once in one worker, each statement cut at {@link JOB_STATEMENT_TIMEOUT_MS}.
  */
 export async function resumeWaitingLines(sql: postgres.Sql): Promise<number> {
-  const rows = await sql`
+  return withStatementTimeout(sql, JOB_STATEMENT_TIMEOUT_MS, async (tx) => {
+    const rows = await tx`
     with recursive line as (
       (select x.endpoint_id, x.ordering_key from holdfast_deliveries x
        where x.ordering_key is not null and x.status in ('pending', 'failed')
@@ -186,5 +190,6 @@ export async function resumeWaitingLines(sql: postgres.Sql): Promise<number> {
       order by x.ordering_pos limit 1) head
     where d.id = head.id and d.next_attempt_at is null
     returning d.id`;
-  return rows.length;
+    return rows.length;
+  });
 }

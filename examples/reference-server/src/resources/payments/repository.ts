@@ -155,8 +155,15 @@ export async function findPayment(
  * await settleDuePayments(sql, Date.now());
  * ```
  */
-export async function settleDuePayments(sql: postgres.Sql, now: number): Promise<number> {
+export async function settleDuePayments(
+  sql: postgres.Sql,
+  now: number,
+  statementTimeoutMs?: number,
+): Promise<number> {
   return sql.begin(async (tx) => {
+    // The settlement loop's round must end: its statements are cut past this (SET LOCAL).
+    if (statementTimeoutMs !== undefined)
+      await tx`select set_config('statement_timeout', ${String(statementTimeoutMs)}, true)`;
     const at = new Date(now);
     const due = await tx`
       select id from holdfast_payments
