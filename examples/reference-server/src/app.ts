@@ -12,6 +12,7 @@ import { HTTPException } from 'hono/http-exception';
 import { validationHook } from './api/problem-responses';
 import type { App, AppEnv, Deps } from './context';
 import { dashboardRoutes, favicon } from './dashboard/index';
+import { databaseFailure } from './database-errors';
 import { destinationHint } from './destination-hint';
 import { renderDocs } from './docs';
 import { healthRoutes, type Readiness, readiness } from './health';
@@ -33,30 +34,6 @@ import { endpointHealthRoutes } from './routes/endpoint-health';
 import { hooksRoutes } from './routes/hooks';
 import { inboundEventRoutes } from './routes/inbound-events';
 import { webhookEndpointRoutes } from './routes/webhook-endpoints';
-
-const UNAVAILABLE = new Set([
-  'CONNECTION_ENDED',
-  'CONNECTION_CLOSED',
-  'CONNECTION_DESTROYED',
-  'CONNECT_TIMEOUT',
-  'ECONNREFUSED',
-  'ECONNRESET',
-  '57P01',
-  '57P03',
-  // statement_timeout and lock_timeout of the API's pool (issue 28): a table locked too long.
-  '57014',
-  '55P03',
-]);
-
-/** query_canceled (statement_timeout) and lock_not_available (lock_timeout): slow, not down. */
-const TIMED_OUT = new Set(['57014', '55P03']);
-
-/** Whether `error` says the database is unreachable (postgres.js and PostgreSQL codes): a 503, not a 500. */
-function databaseUnavailable(error: unknown): boolean {
-  return (
-    error instanceof Error && 'code' in error && typeof error.code === 'string' && UNAVAILABLE.has(error.code)
-  );
-}
 
 /** Methods whose requests carry a body that jsonBody() reads. */
 const hasBody = (method: string) => method === 'POST' || method === 'PATCH' || method === 'PUT';
@@ -196,8 +173,9 @@ export function buildApp(deps: Deps, options: AppOptions = {}): App {
     ) {
       return problemResponse(c, missingBody());
     }
-    if (databaseUnavailable(error)) {
-      const timedOut = 'code' in error && TIMED_OUT.has(String(error.code));
+    const failure = databaseFailure(error);
+    if (failure) {
+      const timedOut = failure === 'timed_out';
       return problemResponse(
         c,
         problem('service_unavailable', {

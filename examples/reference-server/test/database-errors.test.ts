@@ -1,0 +1,156 @@
+import { createServer } from 'node:net';
+import { createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
+import { isProblemError, problem } from '@holdfast/problem-details';
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { databaseFailure } from '../src/database-errors';
+
+// The one classifier behind the crash converter's 503 (database-faults.test.ts, "backends
+// terminated under load", once got a 500 internal_error): every shape a database that is down,
+// going away or slow takes is a 503 with Retry-After, and nothing else is.
+
+const coded = (code: string, message = `failed: ${code}`) => Object.assign(new Error(message), { code });
+
+describe('databaseFailure', () => {
+  it.each([
+    // postgres.js
+    'CONNECTION_ENDED',
+    'CONNECTION_CLOSED',
+    'CONNECTION_DESTROYED',
+    'CONNECT_TIMEOUT',
+    // sockets
+    'ECONNREFUSED',
+    'ECONNRESET',
+    'ECONNABORTED',
+    'EPIPE',
+    'ETIMEDOUT',
+    'EHOSTUNREACH',
+    'ENETUNREACH',
+    'EAI_AGAIN',
+    'ERR_STREAM_DESTROYED',
+    // SQLSTATE class 08, connection exception
+    '08000',
+    '08003',
+    '08006',
+    '08001',
+    '08004',
+    '08P01',
+    // going away, starting, full
+    '57P01',
+    '57P02',
+    '57P03',
+    '57P05',
+    '25P03',
+    '53300',
+    '53400',
+  ])('%s is unavailable', (code) => {
+    expect(databaseFailure(coded(code))).toBe('unavailable');
+  });
+
+  it.each(['57014', '55P03'])('%s (a statement or lock timeout) is timed_out', (code) => {
+    expect(databaseFailure(coded(code))).toBe('timed_out');
+  });
+
+  it('sees through a cause chain, an AggregateError and a 5xx problem built from one', () => {
+    const wrapped = new Error('query failed', { cause: new Error('socket', { cause: coded('ECONNRESET') }) });
+    expect(databaseFailure(wrapped)).toBe('unavailable');
+    const both = Object.assign(
+      new AggregateError([coded('ECONNREFUSED'), coded('ECONNREFUSED')], 'connect'),
+      {
+        code: undefined,
+      },
+    );
+    expect(databaseFailure(both)).toBe('unavailable');
+    expect(databaseFailure(problem('internal_error', { cause: coded('57P01') }))).toBe('unavailable');
+    // A plain object with a code, as some drivers reject with.
+    expect(databaseFailure({ code: 'CONNECTION_CLOSED', message: 'closed' })).toBe('unavailable');
+  });
+
+  it('leaves everything else alone: bugs, constraint errors, client problems', () => {
+    for (const error of [
+      new TypeError('x is undefined'),
+      coded('23505'), // unique_violation: the handler's business
+      coded('42P01'), // undefined_table: a bug
+      coded('22P02'),
+      coded('ENOENT'),
+      coded('080'), // not a SQLSTATE
+      { code: 57 },
+      'CONNECTION_ENDED',
+      null,
+      undefined,
+    ]) {
+      expect(databaseFailure(error), JSON.stringify(String(error))).toBeUndefined();
+    }
+    // A 409 caused by a connection error is still a 409.
+    const conflict = problem('version_conflict', { cause: coded('ECONNRESET') });
+    expect(isProblemError(conflict) && conflict.status).toBe(409);
+    expect(databaseFailure(conflict)).toBeUndefined();
+  });
+
+  it('ends on a cause that is its own cause', () => {
+    const loop = new Error('loop');
+    Object.assign(loop, { cause: loop });
+    expect(databaseFailure(loop)).toBeUndefined();
+  });
+});
+
+describe('real driver errors', () => {
+  it('postgres.js against a port nobody listens on: unavailable', async () => {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const address = server.address();
+    const port = typeof address === 'object' && address ? address.port : 0;
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    const sql = postgres({ host: '127.0.0.1', port, connect_timeout: 5, max: 1, onnotice: () => {} });
+    const error = await sql`select 1`.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    await sql.end({ timeout: 0 });
+    expect(databaseFailure(error)).toBe('unavailable');
+  });
+
+  describe.skipIf(!realPostgres)('on PostgreSQL (needs DATABASE_URL)', () => {
+    let db: TestDatabase;
+    beforeAll(async () => {
+      db = await createTestDatabase();
+    });
+    afterAll(() => db?.close());
+
+    it('a terminated backend (57P01) and a pool that was ended (CONNECTION_ENDED): unavailable', async () => {
+      const url = process.env.DATABASE_URL ?? '';
+      const sql = postgres(url, { max: 1, onnotice: () => {} });
+      const terminated = await sql`select pg_terminate_backend(pg_backend_pid())`.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(databaseFailure(terminated)).toBe('unavailable');
+      await sql.end();
+      const ended = await sql`select 1`.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(databaseFailure(ended)).toBe('unavailable');
+    });
+
+    it('a statement timeout (57014): timed_out; a unique violation: none', async () => {
+      const timedOut = await db.sql
+        .begin(async (tx) => {
+          await tx`set local statement_timeout = 1`;
+          await tx`select pg_sleep(5)`;
+        })
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      expect(databaseFailure(timedOut)).toBe('timed_out');
+      await db.sql`create table t_unique (id int primary key)`;
+      await db.sql`insert into t_unique values (1)`;
+      const duplicate = await db.sql`insert into t_unique values (1)`.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(databaseFailure(duplicate)).toBeUndefined();
+    });
+  });
+});
