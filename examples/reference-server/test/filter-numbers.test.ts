@@ -83,6 +83,28 @@ describe('filter numbers', () => {
     },
   );
 
+  it('refuses $lte: 1e-400 (a non-zero literal that reads as 0, which was stored as 0); 0e-400 is 0', async () => {
+    const before = await total();
+    for (const text of [
+      '{"data.object.total":{"$lte":1e-400}}',
+      `{"data.object.total":0.${'0'.repeat(400)}1}`,
+    ]) {
+      const created = await call('POST', '/v1/webhook-endpoints', {
+        rawBody: `{"url":${JSON.stringify(receiver.url)},"filter":${text}}`,
+      });
+      expect(created.status, JSON.stringify(created.body)).toBe(400);
+      expect(created.body.code).toBe('validation_failed');
+      expect(created.body.detail).toContain('reads as 0');
+    }
+    expect(await total()).toBe(before);
+    const zero = await call('POST', '/v1/webhook-endpoints', {
+      rawBody: `{"url":${JSON.stringify(receiver.url)},"filter":{"data.object.total":{"$lte":0e-400}}}`,
+    });
+    expect(zero.status, JSON.stringify(zero.body)).toBe(201);
+    expect(zero.body.filter).toEqual({ 'data.object.total': { $lte: 0 } });
+    await call('DELETE', `/v1/webhook-endpoints/${zero.body.id}`);
+  });
+
   it('refuses any integer literal beyond 2^53 - 1 in magnitude, as the client wrote it', async () => {
     await fc.assert(
       fc.asyncProperty(

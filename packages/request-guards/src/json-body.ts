@@ -1,5 +1,6 @@
-import { type ProblemError, problem } from '@holdfast/problem-details';
+import { clipEcho, type ProblemError, problem } from '@holdfast/problem-details';
 import { nestedDeeperThan } from './depth';
+import { underflowingNumber } from './numbers';
 import { jsonShapeIssue, type WideObject } from './shape';
 import { wellFormedJson } from './text';
 import { textProblem } from './text-problem';
@@ -149,6 +150,12 @@ export function jsonBodyGuard(options: JsonBodyOptions = {}): JsonBodyGuard {
       }
       // The scan has held the text to maxDepth already; this holds any text it could not read.
       if (nestedDeeperThan(value, maxDepth)) throw tooDeep();
+      const underflow = underflowingNumber(source);
+      if (underflow !== undefined) {
+        throw problem('validation_failed', {
+          detail: `The request body has a number that reads as 0 though it is not: ${clipEcho(underflow)}. Write 0, or a number of at least 5e-324 in magnitude.`,
+        });
+      }
       if (!wellFormed) return { value, rewritten: undefined };
       const checked = wellFormedJson(value, source);
       if (!checked.ok) throw textProblem(checked.issue);
