@@ -307,14 +307,14 @@ export interface paths {
         post?: never;
         /**
          * Delete a webhook endpoint
-         * @description No further deliveries. A repeated DELETE answers 404.
+         * @description No further deliveries. A repeated DELETE answers 404. Scopes follow the data: this needs the read scope of every event type the endpoint carries (`order.*` `orders:read`, `payment.*` `payments:read`, `subscription.*` `subscriptions:read`); an absent or empty `eventTypes`, or `*`, carries every type. Deleting is a change like disabling: the key needs the read scope of every event type the endpoint carries.
          */
         delete: operations["deleteV1WebhookEndpointsById"];
         options?: never;
         head?: never;
         /**
          * Update a webhook endpoint
-         * @description Partial update. `status` moves it between active and disabled. Scopes follow the data: this needs the read scope of every event type the endpoint carries (`order.*` `orders:read`, `payment.*` `payments:read`, `subscription.*` `subscriptions:read`); an absent or empty `eventTypes`, or `*`, carries every type. That holds for a change of `url` or `eventTypes` and for `status: "active"`, judged on the event types after the change; a new `url` or enabling also needs the read scope of the event types of the deliveries still queued for it. A change of `description`, `maxPerSecond`, `filter` (a filter only chooses among the events its types already carry) or `ordering` alone, or disabling, needs only `webhooks:write`. A new `ordering` applies to deliveries created from then on.
+         * @description Partial update. `status` moves it between active and disabled. Scopes follow the data: this needs the read scope of every event type the endpoint carries (`order.*` `orders:read`, `payment.*` `payments:read`, `subscription.*` `subscriptions:read`); an absent or empty `eventTypes`, or `*`, carries every type. That holds for a change of any field (`url`, `eventTypes`, `description`, `maxPerSecond`, `filter`, `ordering`, disabling and enabling): the key needs the read scope of every event type the endpoint carries now and, for a change of `eventTypes`, of every type it will carry; a new `url` or enabling also needs the read scope of the event types of the deliveries still queued for it. A new `ordering` applies to deliveries created from then on.
          */
         patch: operations["patchV1WebhookEndpointsById"];
         trace?: never;
@@ -8359,7 +8359,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description forbidden: the key lacks the scope. */
+            /** @description forbidden (WWW-Authenticate error="insufficient_scope"): the key lacks the webhooks scope, or the read scope of an event type the endpoint carries; nothing is deleted. */
             403: {
                 headers: {
                     /**
