@@ -56,7 +56,7 @@ create index if not exists holdfast_idempotency_keys_expires_at_idx
  * ```ts
  * const store = postgresIdempotencyStore(sql);
  * app.post('/v1/emails', idempotency({ store, account: (c) => c.get('account') }), sendEmailRoute);
- * setInterval(() => void store.purge({ now: new Date() }), 60_000).unref();
+ * schedulePurge(store); // every minute, never two purges at once
  * ```
  */
 export function postgresIdempotencyStore(sql: postgres.Sql): IdempotencyStore {

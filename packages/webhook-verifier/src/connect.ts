@@ -51,10 +51,13 @@ export interface UrlInbox {
  * ```ts
  * const inbox = inboxFromUrl({ connectionString: process.env.DATABASE_URL ?? '' });
  * app.post('/hooks/orders', webhookReceiver({ secrets, onEvent: (event) => inbox.enqueue(event, { scope: 'orders' }) }));
- * setInterval(() => void inbox.process({
+ * // Each job one round at a time: the next round is scheduled once the last has ended.
+ * const work = () => inbox.process({
  *   handle: (entry, db) => db.query('insert into paid (id) values ($1)', [entry.webhookId]),
- * }), 1000).unref();
- * setInterval(() => void inbox.purge(), 3_600_000).unref();
+ * }).catch(console.error).finally(() => setTimeout(work, 1000).unref());
+ * const purge = () => inbox.purge().catch(console.error).finally(() => setTimeout(purge, 3_600_000).unref());
+ * void work();
+ * void purge();
  * process.on('SIGTERM', () => void inbox.end());
  * ```
  */

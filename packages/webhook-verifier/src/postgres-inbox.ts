@@ -123,7 +123,9 @@ function defaultId(): string {
  *   secrets: (c) => receivers.get(c.req.param('name')),
  *   onEvent: (event, c) => inbox.enqueue(event, { scope: c.req.param('name') }),
  * }));
- * setInterval(() => void inbox.process({ handle: (entry) => apply(entry.payload) }), 1000);
+ * // One round at a time: the next is scheduled once the last has ended, never beside it.
+ * const work = () => inbox.process({ handle: (entry) => apply(entry.payload) }).catch(console.error).finally(() => setTimeout(work, 1000));
+ * void work();
  * ```
  */
 export function postgresInbox(sql: Sql, options: PostgresInboxOptions = {}): PostgresInbox {

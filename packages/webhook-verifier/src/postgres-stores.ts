@@ -18,7 +18,9 @@ export type Client = Sql;
  * @example
  * ```ts
  * const dedup = postgresDedupStore(sql);
- * setInterval(() => void dedup.purge(Date.now()), 3_600_000).unref();
+ * // One purge at a time: the next is scheduled once the last has ended, so they never pile up.
+ * const purge = () => dedup.purge(Date.now()).catch(console.error).finally(() => setTimeout(purge, 3_600_000).unref());
+ * void purge();
  * ```
  */
 export function postgresDedupStore(sql: Sql, options: { now?: () => number } = {}): DedupStore {
