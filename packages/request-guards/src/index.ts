@@ -6,6 +6,7 @@ export {
   type ConnectionServer,
   limitConnectionsPerAddress,
 } from './address-cap';
+export { type BackpressureOptions, backpressureDefaults, withBackpressure } from './backpressure';
 export {
   answerClientErrors,
   type ClientError,
