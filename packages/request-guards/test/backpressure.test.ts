@@ -110,7 +110,10 @@ describe('backpressure on pipelined requests', () => {
     release();
     socket.resume();
     await closed;
-    expect([['0', '1', '2', '3', '4'], ['0', '1', '2', '3', '4', '5']]).toContainEqual(ran);
+    expect([
+      ['0', '1', '2', '3', '4'],
+      ['0', '1', '2', '3', '4', '5'],
+    ]).toContainEqual(ran);
     expect(answersIn(received())[0]).toBe('0');
   });
 
