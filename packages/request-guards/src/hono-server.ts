@@ -26,11 +26,13 @@ export interface HttpLimits {
   /** Concurrent connections at most; more are closed at once. */
   readonly maxConnections: number;
   /**
-   * Concurrent connections one client address (an IPv6 /64) may hold; more are answered 503
+   * Concurrent connections one client (an IPv4 /24, an IPv6 /64) may hold; more are answered 503
    * and closed at once ({@link limitConnectionsPerAddress}). @defaultValue a quarter of
    * `maxConnections`, at least 1
    */
   readonly maxConnectionsPerAddress?: number;
+  /** The prefix IPv4 clients are grouped by for `maxConnectionsPerAddress`. @defaultValue 24 */
+  readonly ipv4PrefixLength?: number;
 }
 
 /** Options of {@link createHonoServer}. */
@@ -114,8 +116,9 @@ function bodylessWithoutContentType(outgoing: ServerResponse): void {
  * content codings 415, transfer codings 501), `Expect` and `CONNECT` ({@link answerHttpEdges}:
  * 417, 501, and `100 Continue` only once the app reads the body), and targets the adapter
  * cannot turn into a URL (a backslash in the path, an invalid `Host`, `*`). No connection queues
- * more than a bounded number of unanswered pipelined requests ({@link withBackpressure}). With `limits`, one
- * client address holds at most `maxConnectionsPerAddress` connections
+ * more than a bounded number of unanswered pipelined requests ({@link withBackpressure}). With
+ * `limits`, one client (an IPv4 /24, an IPv6 /64) holds at most `maxConnectionsPerAddress`
+ * connections, and the last quarter of `maxConnections` is kept for clients holding few
  * ({@link limitConnectionsPerAddress}).
  *
  * @example
@@ -189,7 +192,13 @@ export function createHonoServer(
     server.maxConnections = limits.maxConnections;
     const maxPerAddress =
       limits.maxConnectionsPerAddress ?? Math.max(1, Math.floor(limits.maxConnections / 4));
-    limitConnectionsPerAddress(server, { maxPerAddress, ...edgeOptions });
+    // The last quarter of maxConnections is kept for clients holding few connections.
+    limitConnectionsPerAddress(server, {
+      maxPerAddress,
+      maxConnections: limits.maxConnections,
+      ...(limits.ipv4PrefixLength === undefined ? {} : { ipv4PrefixLength: limits.ipv4PrefixLength }),
+      ...edgeOptions,
+    });
   }
   return server;
 }
