@@ -1,5 +1,27 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
+/** The part of a Node `net.Socket` {@link withBackpressure} uses. */
+export interface BackpressureSocket {
+  readonly destroyed: boolean;
+  /** Bytes written and not yet taken by the kernel. */
+  readonly writableLength: number;
+  pause(): unknown;
+  resume(): unknown;
+  destroy(): unknown;
+  on(event: 'resume', listener: () => void): unknown;
+}
+
+/** The part of Node's `IncomingMessage` it uses. */
+export interface BackpressureRequest {
+  readonly socket: BackpressureSocket;
+}
+
+/** The part of Node's `ServerResponse` it uses. */
+export interface BackpressureResponse {
+  /** `null` while the response waits behind an earlier one of its connection. */
+  readonly socket: BackpressureSocket | null;
+  /** Bytes of this response not yet handed to its socket. */
+  readonly writableLength: number;
+  once(event: 'finish' | 'close', listener: () => void): unknown;
+}
 
 /** Options of {@link withBackpressure}. */
 export interface BackpressureOptions {
@@ -23,7 +45,7 @@ export interface BackpressureOptions {
 /** What one connection holds. */
 interface Connection {
   /** Responses of requests read and not yet finished, oldest first. */
-  readonly unanswered: Set<ServerResponse>;
+  readonly unanswered: Set<BackpressureResponse>;
   /** Whether this guard stopped reading the connection. */
   paused: boolean;
 }
@@ -55,10 +77,10 @@ export const backpressureDefaults: Required<BackpressureOptions> = {
  * const server = createServer(withBackpressure((request, response) => response.end('ok'), { maxPipelined: 8 }));
  * ```
  */
-export function withBackpressure(
-  listener: (request: IncomingMessage, response: ServerResponse) => void,
+export function withBackpressure<Request extends BackpressureRequest, Response extends BackpressureResponse>(
+  listener: (request: Request, response: Response) => void,
   options: BackpressureOptions = {},
-): (request: IncomingMessage, response: ServerResponse) => void {
+): (request: Request, response: Response) => void {
   const {
     maxPipelined = backpressureDefaults.maxPipelined,
     maxUnsentBytes = backpressureDefaults.maxUnsentBytes,
@@ -71,20 +93,20 @@ export function withBackpressure(
   }
   // Pausing with one request unanswered could stall it: its body may still be unread.
   const pauseAt = Math.max(2, Math.ceil(maxPipelined / 2));
-  const connections = new WeakMap<Socket, Connection>();
+  const connections = new WeakMap<BackpressureSocket, Connection>();
 
   /** Answer bytes in Node's buffers: the socket's own, and those of answers queued behind it. */
-  const unsentBytes = (socket: Socket, connection: Connection): number => {
+  const unsentBytes = (socket: BackpressureSocket, connection: Connection): number => {
     let bytes = socket.writableLength;
     for (const response of connection.unanswered)
       if (response.socket === null) bytes += response.writableLength;
     return bytes;
   };
-  const overloaded = (socket: Socket, connection: Connection): boolean =>
+  const overloaded = (socket: BackpressureSocket, connection: Connection): boolean =>
     connection.unanswered.size >= pauseAt ||
     (connection.unanswered.size >= 2 && unsentBytes(socket, connection) > maxUnsentBytes);
 
-  const connectionOf = (socket: Socket): Connection => {
+  const connectionOf = (socket: BackpressureSocket): Connection => {
     const known = connections.get(socket);
     if (known) return known;
     const connection: Connection = { unanswered: new Set(), paused: false };

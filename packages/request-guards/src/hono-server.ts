@@ -161,7 +161,7 @@ export function createHonoServer(
   };
   const server = createServer(
     { requireHostHeader: false, ...timeouts },
-    withBackpressure((incoming: IncomingMessage, outgoing) => {
+    withBackpressure((incoming: IncomingMessage, outgoing: ServerResponse) => {
       if (incoming.httpVersion === '1.1' && incoming.headers.host === undefined) {
         const detail = 'HTTP/1.1 requests must carry a Host header.';
         answerProblem(

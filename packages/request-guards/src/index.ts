@@ -6,7 +6,14 @@ export {
   type ConnectionServer,
   limitConnectionsPerAddress,
 } from './address-cap';
-export { type BackpressureOptions, backpressureDefaults, withBackpressure } from './backpressure';
+export {
+  type BackpressureOptions,
+  type BackpressureRequest,
+  type BackpressureResponse,
+  type BackpressureSocket,
+  backpressureDefaults,
+  withBackpressure,
+} from './backpressure';
 export {
   answerClientErrors,
   type ClientError,
