@@ -66,7 +66,9 @@ await sleep(2000);
 const after = rss();
 waits.sort((a, b) => a - b);
 const answers = received / Math.max(1, (await (await fetch(`${url}/openapi.json`)).arrayBuffer()).byteLength);
-console.log(`| pipelined requests | bound | RSS before MB | RSS peak MB | RSS after close MB | answers sent | reset by server after ms | other client p50 ms | other client max ms |`);
+console.log(
+  `| pipelined requests | bound | RSS before MB | RSS peak MB | RSS after close MB | answers sent | reset by server after ms | other client p50 ms | other client max ms |`,
+);
 console.log(`|---:|---|---:|---:|---:|---:|---:|---:|---:|`);
 console.log(
   `| ${requests} | ${process.env.BENCH_BOUND === 'off' ? 'off' : 'on'} | ${before.toFixed(0)} | ${peak.toFixed(0)} | ${after.toFixed(0)} | ${answers.toFixed(1)} | ${closedAt === undefined ? 'no' : (closedAt - started).toFixed(0)} | ${waits[Math.floor(waits.length / 2)]?.toFixed(1)} | ${waits.at(-1)?.toFixed(1)} |`,
