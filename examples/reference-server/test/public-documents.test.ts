@@ -1,8 +1,9 @@
+import { connect } from 'node:net';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from './api-harness';
 
-// Issue 35, item 6: the documents anyone may fetch without a key are built once, served with a
+// Issue 35, items 1 and 6: the documents anyone may fetch without a key are built once, served with a
 // strong ETag (304 on If-None-Match), and limited per client address; /livez and /readyz never.
 // Each block sends from its own loopback address (the whole 127.0.0.0/8 is loopback), so one
 // block's bucket never touches another's.
@@ -89,5 +90,25 @@ describe('the public routes are limited per client address', () => {
       probes.push((await get('127.0.0.4', '/livez')).status, (await get('127.0.0.4', '/readyz')).status);
     }
     expect(probes).toEqual(Array.from({ length: 20 }, () => 200));
+  });
+});
+
+describe('a connection that pipelines and never reads', () => {
+  it('is closed by the server, and another client is answered meanwhile', async () => {
+    const { port } = new URL(t.url);
+    const socket = connect({ port: Number(port), host: '127.0.0.1', localAddress: '127.0.8.1' });
+    socket.on('error', () => {});
+    await new Promise((resolve) => socket.once('connect', resolve));
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    // 2,000 requests in one write: the server reads far more than 16 at once, runs 16 and closes.
+    socket.write(
+      `GET /livez HTTP/1.1\r\nHost: x\r\n\r\n`.repeat(1000) +
+        `GET /openapi.json HTTP/1.1\r\nHost: x\r\n\r\n`.repeat(1000),
+    );
+    // Reading only lets the close be seen: the answers are dropped unread.
+    socket.resume();
+    expect((await get('127.0.8.2', '/livez')).status).toBe(200);
+    await closed;
+    expect((await get('127.0.8.2', '/livez')).status).toBe(200);
   });
 });
