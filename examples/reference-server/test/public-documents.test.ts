@@ -3,8 +3,9 @@ import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from './api-harness';
 
-// Issue 35, items 1 and 6: the documents anyone may fetch without a key are built once, served with a
-// strong ETag (304 on If-None-Match), and limited per client address; /livez and /readyz never.
+// Issue 35, items 1 and 6: the documents anyone may fetch without a key are built once, served
+// with a strong ETag (304 on If-None-Match), and limited per client address (/livez and /readyz
+// never); a connection that pipelines without reading is closed.
 // Each block sends from its own loopback address (the whole 127.0.0.0/8 is loopback), so one
 // block's bucket never touches another's.
 
