@@ -14,7 +14,7 @@ import type { App, AppEnv, Deps } from './context';
 import { dashboardRoutes, favicon } from './dashboard/index';
 import { databaseFailure } from './database-errors';
 import { destinationHint } from './destination-hint';
-import { renderDocs } from './docs';
+import { renderDocs, servedOnce } from './docs';
 import { healthRoutes, type Readiness, readiness } from './health';
 import { htmlSecurityHeaders } from './html';
 import { observeRequests } from './observability/http-observer';
@@ -22,7 +22,7 @@ import { errorLine } from './observability/logger';
 import { finalizeDocument } from './openapi';
 import { contractProblemPages } from './problem-pages';
 import { PROBLEM_TYPE_BASE } from './problems';
-import { addressLimiter, perAddress, rateLimit } from './rate-limit';
+import { addressLimiter, perAddress, publicRateLimit, rateLimit } from './rate-limit';
 import { eventRoutes } from './resources/events/routes';
 import { notificationRoutes } from './resources/notifications/routes';
 import { orderRoutes } from './resources/orders/routes';
@@ -191,6 +191,21 @@ export function buildApp(deps: Deps, options: AppOptions = {}): App {
   });
   app.notFound(notFoundProblem(app));
 
+  // What anyone may call without a key costs CPU or a database round trip: limited per address
+  // (issue 35). /livez and /readyz are not: a probe is never refused.
+  const publicLimit = publicRateLimit(deps);
+  for (const path of [
+    '/healthz',
+    '/openapi.json',
+    '/docs',
+    '/problems',
+    '/problems/*',
+    '/dashboard',
+    '/dashboard/*',
+    '/favicon.ico',
+  ]) {
+    app.use(path, publicLimit);
+  }
   app.get('/healthz', async (c) => {
     await deps.sql`select 1`;
     return c.json({ status: 'ok' });
@@ -229,12 +244,15 @@ export function buildApp(deps: Deps, options: AppOptions = {}): App {
         ),
       ),
     ));
-  app.get('/openapi.json', (c) => c.json(document()));
-  let docs: string | undefined;
-  app.get('/docs', (c) => {
-    docs ??= renderDocs(document());
-    return c.html(docs);
-  });
+  // Neither changes while the server runs: built and serialised once, then served with an ETag.
+  app.get(
+    '/openapi.json',
+    servedOnce(() => JSON.stringify(document()), 'application/json'),
+  );
+  app.get(
+    '/docs',
+    servedOnce(() => renderDocs(document()), 'text/html; charset=UTF-8'),
+  );
   app.route('/problems', contractProblemPages());
   app.get('/dashboard/', (c) => c.redirect('/dashboard', 308));
   app.route('/dashboard', dashboardRoutes());

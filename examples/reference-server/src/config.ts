@@ -42,6 +42,22 @@ export interface HttpLimits {
    * are answered 503 and closed at once, so no address can take every connection.
    */
   readonly maxConnectionsPerAddress: number;
+  /**
+   * IPv4 clients are grouped by this prefix for the connection caps, as IPv6 ones are by /64
+   * (`HOLDFAST_IPV4_PREFIX`, default 24): one host often holds many addresses of one network.
+   */
+  readonly ipv4PrefixLength: number;
+  /**
+   * Unanswered pipelined requests one connection may hold (`HOLDFAST_MAX_PIPELINED`, default
+   * 16): from half of them the connection is no longer read; a request past them closes it.
+   */
+  readonly maxPipelined: number;
+  /**
+   * Per client address on the routes anyone may call without a key (`/openapi.json`, `/docs`,
+   * `/problems`, `/dashboard`, `/healthz`): `HOLDFAST_PUBLIC_RATE_LIMIT`, default 50/1s, burst
+   * 100. `/livez` and `/readyz` are never limited.
+   */
+  readonly publicRateLimit: RateLimitConfig;
 }
 
 /** The database pools of this process and the API's time limits (issue 28). */
@@ -139,7 +155,18 @@ function parseHttpLimits(env: Readonly<Record<string, string | undefined>>): Htt
   if (limits.headersTimeoutMs > limits.requestTimeoutMs) {
     throw new ConfigError('HOLDFAST_HEADERS_TIMEOUT must not exceed HOLDFAST_REQUEST_TIMEOUT');
   }
-  return { ...limits, maxConnectionsPerAddress };
+  const ipv4PrefixLength = Number(env.HOLDFAST_IPV4_PREFIX || '24');
+  if (!Number.isInteger(ipv4PrefixLength) || ipv4PrefixLength < 8 || ipv4PrefixLength > 32) {
+    throw new ConfigError('HOLDFAST_IPV4_PREFIX must be an integer from 8 to 32');
+  }
+  const maxPipelined = positiveInteger(env.HOLDFAST_MAX_PIPELINED, 'HOLDFAST_MAX_PIPELINED', 16);
+  if (maxPipelined < 2) throw new ConfigError('HOLDFAST_MAX_PIPELINED must be at least 2');
+  const publicRateLimit = parseRateLimit(env.HOLDFAST_PUBLIC_RATE_LIMIT, 'HOLDFAST_PUBLIC_RATE_LIMIT', {
+    limit: 50,
+    windowMs: 1000,
+    burst: 100,
+  });
+  return { ...limits, maxConnectionsPerAddress, ipv4PrefixLength, maxPipelined, publicRateLimit };
 }
 
 /** A positive integer from `raw`, `fallback` when unset. */

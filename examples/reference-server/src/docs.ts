@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import type { Context } from 'hono';
 import { receivingWebhooks } from './docs-webhooks';
 import { page } from './html';
 import type { JsonObject } from './json-value';
@@ -14,4 +16,39 @@ export function renderDocs(document: JsonObject): string {
     sections: [receivingWebhooks(document)],
     layout: page,
   });
+}
+
+/** A document that never changes while the server runs: its bytes and their strong ETag. */
+interface Fixed {
+  readonly bytes: Uint8Array<ArrayBuffer>;
+  readonly etag: string;
+}
+
+/**
+ * A GET handler for a document built once, on its first request (`build` runs once), then
+ * served as the same bytes with a strong ETag (their SHA-256) and `Cache-Control: no-cache` (a
+ * client may keep it but asks again, and gets 304 when unchanged): rebuilding or re-serialising
+ * it per request let one client spend the CPU of every other (issue 35).
+ */
+export function servedOnce(build: () => string, contentType: string): (c: Context) => Response {
+  let fixed: Fixed | undefined;
+  return (c) => {
+    fixed ??= (() => {
+      const bytes = new Uint8Array(Buffer.from(build(), 'utf8'));
+      return { bytes, etag: `"${createHash('sha256').update(bytes).digest('base64url')}"` };
+    })();
+    c.header('ETag', fixed.etag);
+    c.header('Cache-Control', 'no-cache');
+    const etag = fixed.etag;
+    const match = c.req
+      .header('If-None-Match')
+      ?.split(',')
+      .some((member) => {
+        const tag = member.trim();
+        return tag === '*' || (tag.startsWith('W/') ? tag.slice(2) : tag) === etag;
+      });
+    if (match) return c.body(null, 304);
+    c.header('Content-Type', contentType);
+    return c.body(fixed.bytes, 200);
+  };
 }

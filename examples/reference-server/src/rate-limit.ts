@@ -1,6 +1,12 @@
 import type { FailureLimit } from '@holdfast/api-keys/hono';
-import { type Limiter, memoryStore, type RateLimitConfig, rateLimiter } from '@holdfast/rate-limit';
-import { rateLimit as limitBy } from '@holdfast/rate-limit/hono';
+import {
+  applyRateLimitHeaders,
+  type Limiter,
+  memoryStore,
+  type RateLimitConfig,
+  rateLimiter,
+} from '@holdfast/rate-limit';
+import { rateLimit as limitBy, setRateLimitHeaders } from '@holdfast/rate-limit/hono';
 import { redisStore } from '@holdfast/rate-limit/redis';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context, MiddlewareHandler } from 'hono';
@@ -8,13 +14,17 @@ import type { AppEnv, Deps } from './context';
 
 export type { Limiter } from '@holdfast/rate-limit';
 
-/** The server's limiters, each its own set of buckets: per API key, per failing address, per receiver. */
-export type LimiterName = 'key' | 'address' | 'receiver';
+/**
+ * The server's limiters, each its own set of buckets: per API key, per failing address, per
+ * receiver, per address on the public documents.
+ */
+export type LimiterName = 'key' | 'address' | 'receiver' | 'public';
 
 const SUBJECT: Record<LimiterName, string> = {
   key: 'This API key',
   address: 'This address',
   receiver: 'This receiver',
+  public: 'This address',
 };
 
 /**
@@ -82,5 +92,25 @@ export function perAddress(limiter: Limiter): FailureLimit {
       const address = clientAddress(c);
       if (address) await limiter.spend(address);
     },
+  };
+}
+
+/**
+ * Rate limits the routes anyone may call without a key (`/openapi.json`, `/docs`, `/problems`,
+ * `/dashboard`, `/healthz`) by the client's address (`HOLDFAST_PUBLIC_RATE_LIMIT`): they cost
+ * CPU or a database round trip, and one address's flood must not spend what other clients need
+ * (issue 35). Each address has its own bucket; `/livez` and `/readyz` are never limited (a
+ * probe must not be refused). A request without a socket (`app.request()` in tests) is not
+ * limited.
+ */
+export function publicRateLimit(deps: Deps): MiddlewareHandler<AppEnv> {
+  const limiter = limiterFor(deps, 'public', deps.config.http.publicRateLimit);
+  return async (c, next) => {
+    const address = clientAddress(c);
+    if (address === undefined) return next();
+    const headers = await limiter.take(address);
+    setRateLimitHeaders(c, headers);
+    await next();
+    applyRateLimitHeaders(c.res.headers, headers);
   };
 }

@@ -121,6 +121,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       const server = createHonoServer(app.fetch, {
         hostname: config.host,
         limits: config.http,
+        backpressure: { maxPipelined: config.http.maxPipelined },
         typeBase: PROBLEM_TYPE_BASE,
       });
       server.listen(config.port, config.host);

@@ -122,9 +122,9 @@ describe('connections per address (HOLDFAST_MAX_CONNECTIONS=20, a quarter each b
   it('address A opens its cap and five more idle sockets: the five are closed with 503, another address is served', async () => {
     const cap = MAX_CONNECTIONS / 4;
     const held: Conversation[] = [];
-    for (let i = 0; i < cap; i++) held.push(await open('127.0.0.2'));
+    for (let i = 0; i < cap; i++) held.push(await open('127.0.1.2'));
     const extra: Conversation[] = [];
-    for (let i = 0; i < 5; i++) extra.push(await open('127.0.0.2'));
+    for (let i = 0; i < 5; i++) extra.push(await open('127.0.1.2'));
     for (const conversation of extra) {
       const answer = parseLastResponse(await conversation.closed);
       expectProblem(answer, 503, 'service_unavailable');

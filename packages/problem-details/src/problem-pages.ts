@@ -2,6 +2,7 @@ import { Hono } from 'hono';
 import { html, raw } from 'hono/html';
 import type { HtmlEscapedString } from 'hono/utils/html';
 import { DEFAULT_TYPE_BASE, type ProblemDefinitions, problem } from './catalogue';
+import { answerFixed, type FixedDocument, fixedDocument } from './fixed-document';
 
 /** Options of {@link problemPages}. */
 export interface ProblemPagesOptions {
@@ -16,6 +17,8 @@ export interface ProblemPagesOptions {
   readonly typeBase?: string;
   /** Wraps a page's body (already escaped HTML) in a whole document. Default: a bare page. */
   readonly layout?: (title: string, body: string) => string;
+  /** `Cache-Control` of every page. @defaultValue `'public, max-age=3600'` */
+  readonly cacheControl?: string;
 }
 
 const bare = (title: string, body: string) =>
@@ -29,7 +32,9 @@ const withCode = (text: string): HtmlEscapedString | Promise<HtmlEscapedString> 
 /**
  * `/` (a table of every code) and `/{code}` (its status, title, advice and type URI) as a Hono
  * app to mount where the problems' `type` URIs point, so each `type` is a page a developer can
- * open (RFC 9457 section 3.1.1). An unknown code is 404 `not_found`.
+ * open (RFC 9457 section 3.1.1). An unknown code is 404 `not_found`. Each page is rendered once,
+ * on its first request, and served from then on with a strong ETag (the SHA-256 of its bytes):
+ * a request whose `If-None-Match` names it is 304, so a flood of page requests costs no rendering.
  *
  * @example
  * ```ts
@@ -37,11 +42,29 @@ const withCode = (text: string): HtmlEscapedString | Promise<HtmlEscapedString> 
  * ```
  */
 export function problemPages(options: ProblemPagesOptions): Hono {
-  const { definitions, advice, typeBase = DEFAULT_TYPE_BASE, layout = bare } = options;
+  const {
+    definitions,
+    advice,
+    typeBase = DEFAULT_TYPE_BASE,
+    layout = bare,
+    cacheControl = 'public, max-age=3600',
+  } = options;
   const codes = Object.keys(definitions).filter((code) => Object.hasOwn(advice, code));
+  // Rendered once per page (the definitions never change): the promise, so concurrent first
+  // requests render it once too.
+  const rendered = new Map<string, Promise<FixedDocument>>();
+  const once = (key: string, render: () => string): Promise<FixedDocument> => {
+    let page = rendered.get(key);
+    if (!page) {
+      page = fixedDocument(render());
+      rendered.set(key, page);
+    }
+    return page;
+  };
+  const htmlType = 'text/html; charset=UTF-8';
   const app = new Hono();
-  app.get('/', (c) =>
-    c.html(
+  app.get('/', async (c) => {
+    const page = await once('', () =>
       layout(
         'Problem types',
         String(html`<h1>Problem types</h1><p>Every error is <code>application/problem+json</code> (RFC 9457) with a stable <code>code</code>. Branch on the code, never on the text.</p>
@@ -50,13 +73,14 @@ export function problemPages(options: ProblemPagesOptions): Hono {
             html`<tr><td><a href="/problems/${code}"><code>${code}</code></a></td><td>${definitions[code]?.status}</td><td>${definitions[code]?.title ?? ''}</td></tr>`,
         )}</tbody></table>`),
       ),
-    ),
-  );
-  app.get('/:code', (c) => {
+    );
+    return answerFixed(c, page, htmlType, cacheControl);
+  });
+  app.get('/:code', async (c) => {
     const code = c.req.param('code');
     const definition = Object.hasOwn(advice, code) ? definitions[code] : undefined;
     if (!definition) throw problem('not_found', { detail: `There is no problem type "${code}".` });
-    return c.html(
+    const page = await once(code, () =>
       layout(
         code,
         String(html`<p><a href="/problems">All problem types</a></p><h1><code>${code}</code></h1>
@@ -65,6 +89,7 @@ export function problemPages(options: ProblemPagesOptions): Hono {
 <p>Type URI: <code>${typeBase + code}</code></p>`),
       ),
     );
+    return answerFixed(c, page, htmlType, cacheControl);
   });
   return app;
 }

@@ -10,6 +10,7 @@ import {
 import type { ProblemError } from '@holdfast/problem-details';
 import { getRequestListener } from '@hono/node-server';
 import { limitConnectionsPerAddress } from './address-cap';
+import { type BackpressureOptions, withBackpressure } from './backpressure';
 import { answerClientErrors, httpFramingProblems } from './client-error';
 import { answerHttpEdges, answerProblem, refuseAtTheEdge } from './edges';
 import { newRequestId } from './opaque-id';
@@ -25,11 +26,13 @@ export interface HttpLimits {
   /** Concurrent connections at most; more are closed at once. */
   readonly maxConnections: number;
   /**
-   * Concurrent connections one client address (an IPv6 /64) may hold; more are answered 503
+   * Concurrent connections one client (an IPv4 /24, an IPv6 /64) may hold; more are answered 503
    * and closed at once ({@link limitConnectionsPerAddress}). @defaultValue a quarter of
    * `maxConnections`, at least 1
    */
   readonly maxConnectionsPerAddress?: number;
+  /** The prefix IPv4 clients are grouped by for `maxConnectionsPerAddress`. @defaultValue 24 */
+  readonly ipv4PrefixLength?: number;
 }
 
 /** Options of {@link createHonoServer}. */
@@ -40,6 +43,12 @@ export interface HonoServerOptions {
   readonly limits?: HttpLimits;
   /** The service's base of problem `type` URIs (see `ProblemContext.typeBase`). @defaultValue relative `/problems/` */
   readonly typeBase?: string;
+  /**
+   * How many unanswered requests and unsent answer bytes one connection may hold before it is
+   * no longer read, then closed ({@link withBackpressure}). Always on. @defaultValue
+   * `{ maxPipelined: 16, maxUnsentBytes: 1 MiB }`
+   */
+  readonly backpressure?: BackpressureOptions;
 }
 
 /** The messages `@hono/node-server` refuses a request with, in the client's terms. */
@@ -106,8 +115,10 @@ function bodylessWithoutContentType(outgoing: ServerResponse): void {
  * `Host` (RFC 9112 section 3.2: 400), framing the app must not see ({@link refuseAtTheEdge}:
  * content codings 415, transfer codings 501), `Expect` and `CONNECT` ({@link answerHttpEdges}:
  * 417, 501, and `100 Continue` only once the app reads the body), and targets the adapter
- * cannot turn into a URL (a backslash in the path, an invalid `Host`, `*`). With `limits`, one
- * client address holds at most `maxConnectionsPerAddress` connections
+ * cannot turn into a URL (a backslash in the path, an invalid `Host`, `*`). No connection queues
+ * more than a bounded number of unanswered pipelined requests ({@link withBackpressure}). With
+ * `limits`, one client (an IPv4 /24, an IPv6 /64) holds at most `maxConnectionsPerAddress`
+ * connections, and the last quarter of `maxConnections` is kept for clients holding few
  * ({@link limitConnectionsPerAddress}).
  *
  * @example
@@ -120,7 +131,7 @@ export function createHonoServer(
   fetch: (request: Request) => Response | Promise<Response>,
   options: HonoServerOptions,
 ): Server {
-  const { hostname, limits, typeBase } = options;
+  const { hostname, limits, typeBase, backpressure } = options;
   // Every answer given before the app (framing, edges, the address cap) names types under the same base.
   const edgeOptions = typeBase === undefined ? {} : { typeBase };
   // The target being adapted: the adapter calls errorHandler synchronously, inside listener().
@@ -150,7 +161,7 @@ export function createHonoServer(
   };
   const server = createServer(
     { requireHostHeader: false, ...timeouts },
-    (incoming: IncomingMessage, outgoing) => {
+    withBackpressure((incoming: IncomingMessage, outgoing: ServerResponse) => {
       if (incoming.httpVersion === '1.1' && incoming.headers.host === undefined) {
         const detail = 'HTTP/1.1 requests must carry a Host header.';
         answerProblem(
@@ -173,7 +184,7 @@ export function createHonoServer(
       } finally {
         target = undefined;
       }
-    },
+    }, backpressure),
   );
   answerClientErrors(server, edgeOptions);
   answerHttpEdges(server, edgeOptions);
@@ -181,7 +192,13 @@ export function createHonoServer(
     server.maxConnections = limits.maxConnections;
     const maxPerAddress =
       limits.maxConnectionsPerAddress ?? Math.max(1, Math.floor(limits.maxConnections / 4));
-    limitConnectionsPerAddress(server, { maxPerAddress, ...edgeOptions });
+    // The last quarter of maxConnections is kept for clients holding few connections.
+    limitConnectionsPerAddress(server, {
+      maxPerAddress,
+      maxConnections: limits.maxConnections,
+      ...(limits.ipv4PrefixLength === undefined ? {} : { ipv4PrefixLength: limits.ipv4PrefixLength }),
+      ...edgeOptions,
+    });
   }
   return server;
 }

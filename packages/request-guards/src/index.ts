@@ -7,6 +7,14 @@ export {
   limitConnectionsPerAddress,
 } from './address-cap';
 export {
+  type BackpressureOptions,
+  type BackpressureRequest,
+  type BackpressureResponse,
+  type BackpressureSocket,
+  backpressureDefaults,
+  withBackpressure,
+} from './backpressure';
+export {
   answerClientErrors,
   type ClientError,
   type ClientErrorOptions,

@@ -155,11 +155,11 @@ describe('connections per address', () => {
   });
 
   it('an address over its cap is answered 503 and closed, and another address is still served', async () => {
-    // Address A (127.0.0.2) opens its cap and five more idle sockets, sending nothing.
+    // Address A (127.0.1.2, another /24 than the client on 127.0.0.1) opens its cap and five more idle sockets, sending nothing.
     const held = [];
-    for (let i = 0; i < PER_ADDRESS; i++) held.push(await open('127.0.0.2'));
+    for (let i = 0; i < PER_ADDRESS; i++) held.push(await open('127.0.1.2'));
     const extra = [];
-    for (let i = 0; i < 5; i++) extra.push(await open('127.0.0.2'));
+    for (let i = 0; i < 5; i++) extra.push(await open('127.0.1.2'));
     for (const conversation of extra) {
       const raw = await conversation.closed;
       expectProblem(parseLastResponse(raw), 503, 'service_unavailable');
@@ -178,7 +178,7 @@ describe('connections per address', () => {
     // Once one of them closes, A may open another.
     held.pop()?.socket.destroy();
     await new Promise((resolve) => setTimeout(resolve, 50));
-    const again = await open('127.0.0.2');
+    const again = await open('127.0.1.2');
     again.socket.write('GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n');
     expect(parseLastResponse(await again.closed).status).toBe(200);
     for (const conversation of held) conversation.socket.destroy();
