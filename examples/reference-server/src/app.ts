@@ -33,6 +33,7 @@ import { endpointHealthRoutes } from './routes/endpoint-health';
 import { hooksRoutes } from './routes/hooks';
 import { inboundEventRoutes } from './routes/inbound-events';
 import { webhookEndpointRoutes } from './routes/webhook-endpoints';
+import { sourceAddressRoutes } from './routes/webhook-source-addresses';
 
 const UNAVAILABLE = new Set([
   'CONNECTION_ENDED',
@@ -286,6 +287,7 @@ export function buildApp(deps: Deps, options: AppOptions = {}): App {
   // The receiver is outside /v1: no API key, and it reads the raw body itself. Bad signatures
   // spend their address's tokens; the per-receiver limit counts verified deliveries only.
   hooksRoutes(app, deps, failures);
+  sourceAddressRoutes(app, deps);
   for (const register of options.rootRoutes ?? []) register(app, deps);
   return app;
 }

@@ -8,7 +8,13 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type AttemptReply, sendAttempt } from '../src/attempt';
 import { deliveryDispatchers, type EgressOptions } from '../src/egress';
 import { checkEgress, EgressError, egressSourceRanges, type Resolver } from '../src/index';
-import { createDeliveryWorker, createEndpoint, enqueueEvent, migrations } from '../src/postgres';
+import {
+  createDeliveryWorker,
+  createEndpoint,
+  enqueueEvent,
+  migrations,
+  notifyAccounts,
+} from '../src/postgres';
 import { cert, key } from './fixtures/egress-tls';
 
 const signer = createSigner({ secrets: `whsec_${Buffer.alloc(32, 7).toString('base64')}` });
@@ -369,5 +375,36 @@ describe('the worker with egress', () => {
     });
     await expect(worker.runOnce()).rejects.toThrow(/192\.0\.2\.1 cannot be bound/);
     await worker.stop();
+  });
+});
+
+describe('notifyAccounts', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    for (const migration of migrations) await db.sql.unsafe(migration.sql);
+  });
+  afterAll(() => db.close());
+
+  it('writes one notification per account, tied to no endpoint, and tells the notifier', async () => {
+    const told: string[] = [];
+    const written = await notifyAccounts(db.sql, {
+      accounts: ['acct_1', 'acct_1:live', 'acct_2', 'acct_1'],
+      type: 'webhook_source_addresses_changed',
+      message: 'Webhooks are now sent from 127.0.0.4/32 (before: 127.0.0.3/32).',
+      now: () => Date.parse('2026-11-27T10:00:00.000Z'),
+      notifier: { notify: (account) => void told.push(account) },
+    });
+    expect(written).toHaveLength(3);
+    expect(told.sort()).toEqual(['acct_1', 'acct_1:live', 'acct_2']);
+    const rows =
+      await db.sql`select account_id, type, endpoint_id, created_at from holdfast_notifications order by account_id`;
+    expect(rows.map((r) => [r.account_id, r.type, r.endpoint_id])).toEqual([
+      ['acct_1', 'webhook_source_addresses_changed', null],
+      ['acct_1:live', 'webhook_source_addresses_changed', null],
+      ['acct_2', 'webhook_source_addresses_changed', null],
+    ]);
+    expect(written[0]).toMatchObject({ endpoint: null, createdAt: '2026-11-27T10:00:00.000Z' });
+    expect(await notifyAccounts(db.sql, { accounts: [], type: 't', message: 'm' })).toEqual([]);
   });
 });
