@@ -1,10 +1,14 @@
+import { createHmac } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { rawHttp } from '@holdfast/node-bridge/raw-http';
 import { connect } from '@holdfast/pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config';
+import { parseReceiverSecrets } from '../src/receivers';
 import { announceSourceAddresses } from '../src/source-addresses';
 import {
+  ACCOUNT,
   api,
   createStorage,
   eventually,
@@ -202,5 +206,72 @@ describe('published webhook source addresses', () => {
         HOLDFAST_EGRESS_RANGES: '203.0.113.0/24, 2001:db8::/48',
       }).egress,
     ).toEqual({ proxy: 'http://127.0.0.1:4750', ranges: ['203.0.113.0/24', '2001:db8::/48'] });
+  });
+});
+
+describe('a receiver with sources', () => {
+  const SECRET = `whsec_${Buffer.from('holdfast-sources-test-secret-32b').toString('base64')}`;
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer({
+      HOLDFAST_RECEIVER_SECRETS: JSON.stringify({
+        open: { account: ACCOUNT, secrets: [SECRET] },
+        local: { account: ACCOUNT, secrets: [SECRET], sources: ['127.0.0.3/32', '::1/128'] },
+        guarded: { account: ACCOUNT, secrets: [SECRET], sources: ['203.0.113.0/24'] },
+      }),
+    });
+  });
+  afterAll(() => server.close());
+
+  /** A signed delivery sent raw from `from`; `complete: false` sends a tenth of the body and stops. */
+  async function deliver(name: string, from: string, id: string, complete = true) {
+    const at = Math.floor(Date.now() / 1000);
+    const body = JSON.stringify({ id, type: 'subscription.updated', data: { object: { id: 'sub_1' } } });
+    const key = Buffer.from(SECRET.slice('whsec_'.length), 'base64');
+    const signature = `v1,${createHmac('sha256', key).update(`${id}.${at}.${body}`).digest('base64')}`;
+    const conversation = await rawHttp(() => Number(new URL(server.url).port)).open(from);
+    conversation.socket.write(
+      [
+        `POST /hooks/${name} HTTP/1.1`,
+        'Host: 127.0.0.1',
+        'Content-Type: application/json',
+        `webhook-id: ${id}`,
+        `webhook-timestamp: ${at}`,
+        `webhook-signature: ${signature}`,
+        `Content-Length: ${complete ? Buffer.byteLength(body) : 100_000}`,
+        '',
+        complete ? body : body.slice(0, 10),
+      ].join('\r\n'),
+    );
+    const answer = await conversation.waitFor(/\r\n\r\n[\s\S]*\}/);
+    conversation.socket.destroy();
+    return answer;
+  }
+
+  it('accepts its sources, refuses other addresses with 403 webhook_source_forbidden before the body is read', async () => {
+    expect(await deliver('local', '127.0.0.3', 'msg_src_1')).toMatch(/^HTTP\/1\.1 200 /);
+    const refused = await deliver('local', '127.0.0.1', 'msg_src_2');
+    expect(refused).toMatch(/^HTTP\/1\.1 403 /);
+    expect(refused).toContain('"code":"webhook_source_forbidden"');
+    expect(refused).toContain('https://holdfast.dev/problems/webhook_source_forbidden');
+    // The body never finishes: the answer comes anyway.
+    expect(await deliver('guarded', '127.0.0.1', 'msg_src_3', false)).toMatch(/^HTTP\/1\.1 403 /);
+    // Without sources, any address.
+    expect(await deliver('open', '127.0.0.2', 'msg_src_4')).toMatch(/^HTTP\/1\.1 200 /);
+    const page = await fetch(new URL('/problems/webhook_source_forbidden', server.url));
+    expect(page.status).toBe(200);
+  });
+
+  it('refuses a receiver whose sources are not CIDR ranges, at start', () => {
+    expect(() =>
+      parseReceiverSecrets(
+        JSON.stringify({ bad: { account: ACCOUNT, secrets: [SECRET], sources: ['203.0.113.0/33'] } }),
+      ),
+    ).toThrow(/HOLDFAST_RECEIVER_SECRETS is malformed \(bad\.sources\.0: a CIDR range/);
+    expect(
+      parseReceiverSecrets(
+        JSON.stringify({ ok: { account: ACCOUNT, secrets: [SECRET], sources: ['2001:db8::/32'] } }),
+      ).get('ok')?.sources,
+    ).toEqual(['2001:db8::/32']);
   });
 });
