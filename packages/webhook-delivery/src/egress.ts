@@ -140,14 +140,19 @@ function tunnel(proxy: URL, address: string, port: number, timeoutMs: number): P
     const proxyPort = Number(proxy.port || 80);
     const socket = netConnect({ host: proxy.hostname.replace(/^\[|\]$/g, ''), port: proxyPort });
     let received = Buffer.alloc(0);
+    let settled = false;
+    // Stays listening once the tunnel is handed over (undici adds its own listener): an error
+    // in between must not be unhandled.
     const fail = (error: Error) => {
+      if (settled) return;
+      settled = true;
       socket.destroy();
       reject(error);
     };
     socket.setTimeout(timeoutMs, () =>
       fail(Object.assign(new Error('egress proxy did not answer CONNECT in time'), { code: 'ETIMEDOUT' })),
     );
-    socket.once('error', fail);
+    socket.on('error', fail);
     socket.once('connect', () => {
       const target = authority(address, port);
       const credentials =
@@ -167,7 +172,6 @@ function tunnel(proxy: URL, address: string, port: number, timeoutMs: number): P
       }
       socket.off('data', onData);
       socket.setTimeout(0);
-      socket.off('error', fail);
       const status = /^HTTP\/1\.[01] (\d{3})/.exec(received.subarray(0, end).toString('latin1'))?.[1];
       if (status === undefined || !status.startsWith('2')) {
         fail(
@@ -180,6 +184,7 @@ function tunnel(proxy: URL, address: string, port: number, timeoutMs: number): P
       const rest = received.subarray(end + 4);
       if (rest.length > 0) socket.unshift(rest);
       socket.setNoDelay(true);
+      settled = true;
       resolve(socket);
     };
     socket.on('data', onData);
@@ -193,11 +198,9 @@ function secure(socket: Socket, servername: string | undefined): Promise<TLSSock
       ...(servername ? { servername } : {}),
       ALPNProtocols: ['http/1.1'],
     });
-    tls.once('secureConnect', () => {
-      tls.off('error', reject);
-      resolve(tls);
-    });
-    tls.once('error', reject);
+    tls.once('secureConnect', () => resolve(tls));
+    // Kept once connected (a later reject is a no-op): an error before undici listens is handled.
+    tls.on('error', reject);
   });
 }
 
