@@ -34,6 +34,7 @@ import { endpointHealthRoutes } from './routes/endpoint-health';
 import { hooksRoutes } from './routes/hooks';
 import { inboundEventRoutes } from './routes/inbound-events';
 import { webhookEndpointRoutes } from './routes/webhook-endpoints';
+import { sourceAddressRoutes } from './routes/webhook-source-addresses';
 
 /** Methods whose requests carry a body that jsonBody() reads. */
 const hasBody = (method: string) => method === 'POST' || method === 'PATCH' || method === 'PUT';
@@ -282,6 +283,7 @@ export function buildApp(deps: Deps, options: AppOptions = {}): App {
   // The receiver is outside /v1: no API key, and it reads the raw body itself. Bad signatures
   // spend their address's tokens; the per-receiver limit counts verified deliveries only.
   hooksRoutes(app, deps, failures);
+  sourceAddressRoutes(app, deps);
   for (const register of options.rootRoutes ?? []) register(app, deps);
   return app;
 }

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { parseBearer } from '@holdfast/api-keys';
-import { parseRetrySchedule } from '@holdfast/webhook-delivery';
+import { type EgressOptions, egressSourceRanges, parseRetrySchedule } from '@holdfast/webhook-delivery';
 
 /** One key from `HOLDFAST_API_KEYS` (CONTRACT section 3). */
 export interface SeedKey {
@@ -132,6 +132,11 @@ export interface Config {
   readonly database: DatabaseLimits;
   /** Webhook endpoints per account and mode at most (`HOLDFAST_MAX_ENDPOINTS`, default 16, as Stripe). */
   readonly maxEndpoints: number;
+  /**
+   * Where deliveries leave from (`HOLDFAST_EGRESS_ADDRESSES`, or `HOLDFAST_EGRESS_PROXY` with
+   * `HOLDFAST_EGRESS_RANGES`), published at `/webhook-source-addresses`; absent: the system's choice.
+   */
+  readonly egress: EgressOptions | undefined;
 }
 
 /** A configuration mistake, reported at start with the variable's name and never its secret value. */
@@ -288,6 +293,44 @@ function parseDatabaseLimits(env: Readonly<Record<string, string | undefined>>):
   };
 }
 
+// Egress (source addresses published for receivers' allowlists): bound local addresses, or an
+// HTTP CONNECT proxy and the ranges it sends from; never both.
+const commaList = (raw: string | undefined): string[] =>
+  (raw ?? '')
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+
+function parseEgress(env: Readonly<Record<string, string | undefined>>): EgressOptions | undefined {
+  const addresses = commaList(env.HOLDFAST_EGRESS_ADDRESSES);
+  const proxy = env.HOLDFAST_EGRESS_PROXY?.trim() || undefined;
+  const ranges = commaList(env.HOLDFAST_EGRESS_RANGES);
+  if (addresses.length > 0 && proxy !== undefined) {
+    throw new ConfigError(
+      'HOLDFAST_EGRESS_ADDRESSES and HOLDFAST_EGRESS_PROXY cannot both be set: bind addresses or send through a proxy',
+    );
+  }
+  if (proxy === undefined && ranges.length > 0) {
+    throw new ConfigError(
+      'HOLDFAST_EGRESS_RANGES says what HOLDFAST_EGRESS_PROXY sends from: set the proxy too',
+    );
+  }
+  if (proxy !== undefined && ranges.length === 0) {
+    throw new ConfigError(
+      'HOLDFAST_EGRESS_PROXY needs HOLDFAST_EGRESS_RANGES, the CIDR ranges it sends from',
+    );
+  }
+  const egress: EgressOptions | undefined =
+    addresses.length > 0 ? { addresses } : proxy !== undefined ? { proxy, ranges } : undefined;
+  try {
+    egressSourceRanges(egress);
+  } catch (error) {
+    const variable = addresses.length > 0 ? 'HOLDFAST_EGRESS_ADDRESSES' : 'HOLDFAST_EGRESS_PROXY/RANGES';
+    throw new ConfigError(`${variable}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  return egress;
+}
+
 function parseFlag(raw: string | undefined): boolean {
   return raw === '1' || raw === 'true' || raw === 'yes';
 }
@@ -380,5 +423,6 @@ export function loadConfig(
     metricsPort: parseMetricsPort(env.HOLDFAST_METRICS_PORT),
     database: parseDatabaseLimits(env),
     maxEndpoints: positiveInteger(env.HOLDFAST_MAX_ENDPOINTS, 'HOLDFAST_MAX_ENDPOINTS', 16),
+    egress: parseEgress(env),
   };
 }

@@ -21,6 +21,8 @@ const ADVICE: Record<keyof typeof contractDefinitions | keyof typeof httpFraming
     'The webhook’s timestamp is more than 300 seconds from the receiver’s clock.',
   unauthenticated: 'Send a valid API key as `Authorization: Bearer <key>`.',
   webhook_signature_invalid: 'No `v1` signature matched any configured secret over the raw body.',
+  webhook_source_forbidden:
+    "The request came from a client address outside the receiver's allowed source ranges (`sources` in `HOLDFAST_RECEIVER_SECRETS`); it was refused before its body was read. Send from an address in those ranges (a Holdfast sender publishes its own at `GET /webhook-source-addresses`), or add the sender's range.",
   forbidden: 'The API key is valid but lacks the scope this action needs.',
   not_found: 'Nothing is here, or it belongs to another account.',
   method_not_allowed: 'The path exists but not with this method. `Allow` lists the methods.',

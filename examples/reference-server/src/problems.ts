@@ -17,6 +17,7 @@ const demoDefinitions = {
   endpoint_limit_reached: { status: 409, title: 'Webhook endpoint limit reached' },
   webhook_timestamp_out_of_window: { status: 400, title: 'Webhook timestamp outside the tolerance window' },
   webhook_signature_invalid: { status: 401, title: 'Webhook signature invalid' },
+  webhook_source_forbidden: { status: 403, title: 'Webhook source forbidden' },
 } as const;
 
 /**

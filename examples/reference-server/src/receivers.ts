@@ -1,3 +1,4 @@
+import { parseSourceRanges } from '@holdfast/webhook-verifier/receiver';
 import { z } from 'zod';
 
 /** One receiver of `/hooks/{name}`: the account its events belong to and the secrets that verify them. */
@@ -7,7 +8,25 @@ export interface ReceiverConfig {
   readonly mode: 'test' | 'live';
   /** Several during a secret rotation: a signature by any of them verifies. */
   readonly secrets: readonly string[];
+  /**
+   * CIDR ranges deliveries may come from (the sender's published source addresses); another
+   * client address is 403 `webhook_source_forbidden` before the body is read. Absent: any address.
+   */
+  readonly sources?: readonly string[] | undefined;
 }
+
+/** A CIDR range the receiver toolkit can match: its own parser decides. */
+const cidr = z.string().refine(
+  (text) => {
+    try {
+      parseSourceRanges([text]);
+      return true;
+    } catch {
+      return false;
+    }
+  },
+  { message: 'a CIDR range such as 203.0.113.0/24 or 2001:db8::/32' },
+);
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 
@@ -17,12 +36,13 @@ const Receivers = z.record(
     account: z.string().regex(/^acct_[A-Za-z0-9_-]+$/, 'an account id such as acct_demo'),
     mode: z.enum(['test', 'live']).default('test'),
     secrets: z.array(z.string().regex(/^whsec_[A-Za-z0-9+/]+=*$/, 'a whsec_ secret')).min(1),
+    sources: z.array(cidr).min(1).optional(),
   }),
 );
 
 /**
  * Parses `HOLDFAST_RECEIVER_SECRETS` (CONTRACT section 5): a JSON object
- * `{ "<name>": { "account": "acct_...", "mode"?: "test" | "live", "secrets": ["whsec_..."] } }`. Absent or empty: no
+ * `{ "<name>": { "account": "acct_...", "mode"?: "test" | "live", "secrets": ["whsec_..."], "sources"?: ["203.0.113.0/24"] } }`. Absent or empty: no
  * receivers. Anything malformed throws at start, naming the variable but never a secret.
  *
  * @example

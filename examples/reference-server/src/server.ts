@@ -18,6 +18,7 @@ import { type HealthServer, readiness, serveHealth } from './health';
 import { startOperations } from './operations';
 import { PROBLEM_TYPE_BASE } from './problems';
 import { startSettlementWorker } from './settlement';
+import { announceSourceAddresses } from './source-addresses';
 import { startWebhookWorkers } from './workers';
 
 /** Options of {@link startServer}. */
@@ -99,6 +100,8 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       const [row] = await startup<{ count: number }[]>`select count(*)::int as count from holdfast_api_keys`;
       if (row?.count === 0) demoKey = await createKey(keys, 'acct_demo', ['*']);
     }
+    // Egress: refuse a start that cannot bind its addresses, then publish the list (notifying on a change).
+    await announceSourceAddresses(startup, config, Date.now, ops.log);
     const deps: Deps = {
       sql: db.sql,
       config,

@@ -138,6 +138,7 @@ export function startWebhookWorkers(deps: Deps): Loop {
     perEndpointConcurrency: config.delivery.perEndpoint,
     pollMs: config.delivery.pollMs,
     onAttempt: observeAttempt(deps.metrics, deps.now),
+    ...(config.egress ? { egress: config.egress } : {}),
   });
   worker.start();
   const inbox = startInboxProcessor({ sql });

@@ -14,6 +14,8 @@ const contractCodes: ReadonlyArray<[string, number]> = [
   ['unauthenticated', 401],
   ['webhook_signature_invalid', 401],
   ['forbidden', 403],
+  // CONTRACT section 12: a receiver's allowed source ranges.
+  ['webhook_source_forbidden', 403],
   ['not_found', 404],
   ['method_not_allowed', 405],
   ['invalid_state_transition', 409],

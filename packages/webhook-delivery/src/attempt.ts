@@ -1,6 +1,7 @@
 import type { createSigner } from '@holdfast/webhook-signer';
 import { type Dispatcher, request } from 'undici';
 import { parseRetryAfter } from './classify';
+import type { DeliveryDispatchers } from './egress';
 import { checkDestination, type DestinationOptions } from './ssrf';
 
 const BODY_PREFIX_BYTES = 1024;
@@ -21,6 +22,8 @@ export interface AttemptInput {
   url: string;
   payload: string;
   eventId: string;
+  /** Picks the egress route (the same bound address for an endpoint); the URL's origin without it. */
+  endpointId?: string;
   signer: ReturnType<typeof createSigner>;
   /** The attempt's start, ms: the signature's timestamp. */
   started: number;
@@ -29,8 +32,8 @@ export interface AttemptInput {
 
 export interface AttemptContext {
   destination: DestinationOptions;
-  /** An undici dispatcher whose connections go only to checked addresses (`pinnedAgent`). */
-  agent: Dispatcher;
+  /** Undici dispatchers whose connections go only to checked addresses, by endpoint (`deliveryDispatchers`). */
+  dispatchers: DeliveryDispatchers;
   timeoutMs: number;
 }
 
@@ -38,7 +41,8 @@ export interface AttemptContext {
  * One delivery attempt: the SSRF check again, signed afresh over
  * the event's exact bytes with this attempt's timestamp (Standard Webhooks,
  * https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md),
- * POSTed through the pinned agent, redirects never followed (undici's `request` follows none),
+ * POSTed through the pinned dispatcher (bound to the endpoint's egress address or through the
+ * egress proxy when one is set), redirects never followed (undici's `request` follows none),
  * bounded by the timeout, and the first 1 KiB of the answer kept.
  */
 export async function sendAttempt(input: AttemptInput, context: AttemptContext): Promise<AttemptReply> {
@@ -61,7 +65,7 @@ export async function sendAttempt(input: AttemptInput, context: AttemptContext):
   try {
     const response = await request(check.url, {
       method: 'POST',
-      dispatcher: context.agent,
+      dispatcher: context.dispatchers.for(input.endpointId ?? check.url.origin),
       headers: { ...headers, 'content-type': 'application/json', 'user-agent': 'Holdfast-Webhooks/1.0' },
       body: input.payload,
       headersTimeout: timeoutMs,

@@ -165,6 +165,7 @@ export class DeliveryLoop {
         url: row.url,
         payload: row.payload,
         eventId: row.event_id,
+        endpointId: row.endpoint_id,
         signer: this.#signers.for(row, started),
         started,
         now,

@@ -1,5 +1,11 @@
 export { classifyAttempt, type Outcome, parseRetryAfter } from './classify';
 export {
+  checkEgress,
+  EgressError,
+  type EgressOptions,
+  egressSourceRanges,
+} from './egress';
+export {
   assertFilter,
   checkFilter,
   type EventFilter,

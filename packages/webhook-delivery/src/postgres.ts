@@ -14,6 +14,7 @@ export {
   type PrismaLike,
 } from '@holdfast/db';
 export { type DeliveryWorkerUrlOptions, deliveryWorkerFromUrl } from './connect';
+export { type AccountsNotice, notifyAccounts } from './egress-notifications';
 export {
   type AccountRef,
   createEndpoint,

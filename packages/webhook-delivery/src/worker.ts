@@ -1,13 +1,13 @@
 import type postgres from 'postgres';
-import type { Agent } from 'undici';
 import { DeliveryLoop } from './delivery-loop';
+import { deliveryDispatchers, type EgressOptions } from './egress';
 import { DAY_MS, type Notifier } from './health';
 import { opaqueId } from './id';
 import { releaseStripe } from './lease';
 import { type AttemptInfo, OutcomeWriter } from './outcome-writer';
 import { DEFAULT_RETRY_SCHEDULE } from './schedule';
 import { Scheduler } from './scheduler';
-import { pinnedAgent, type Resolver } from './ssrf';
+import type { Resolver } from './ssrf';
 
 export type { Notifier } from './health';
 export type { AttemptInfo } from './outcome-writer';
@@ -44,6 +44,14 @@ export interface DeliveryWorkerOptions {
   /** Production mode: https destinations only. */
   production?: boolean;
   resolve?: Resolver;
+  /**
+   * Where deliveries leave from, for receivers' allowlists: `{ addresses }` binds every
+   * connection to one of these local addresses (the same one for an endpoint while the list is
+   * unchanged; one that cannot be bound stops the worker before its first delivery, reported to
+   * `onError` and thrown by `runOnce`), `{ proxy, ranges }` sends through an HTTP CONNECT proxy
+   * to the checked address. Publish `egressSourceRanges(egress)`. @defaultValue the system's choice
+   */
+  egress?: EgressOptions;
   /** Consecutive failing days before an endpoint is disabled. @defaultValue 5 */
   disableAfterDays?: number;
   notifier?: Notifier;
@@ -100,7 +108,12 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     production: options.production ?? false,
     ...(options.resolve ? { resolve: options.resolve } : {}),
   };
-  const agent: Agent = pinnedAgent({ ...destination, connectTimeoutMs: timeoutMs });
+  const dispatchers = deliveryDispatchers({
+    ...destination,
+    connectTimeoutMs: timeoutMs,
+    egress: options.egress,
+  });
+  let stopped = false;
   const scheduler = new Scheduler({
     concurrency: options.concurrency ?? 32,
     perEndpoint,
@@ -135,18 +148,24 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     writer,
     listen: options.listen,
     leaseMs: options.leaseMs ?? timeoutMs + 30_000,
-    attempts: { destination, agent, timeoutMs },
+    attempts: { destination, dispatchers, timeoutMs },
   });
   return {
     runOnce: async () => {
+      await dispatchers.ready;
       const count = await loop.round();
       await loop.settled();
       return count;
     },
-    start: () => loop.start(),
+    start: () => {
+      // An egress address that cannot be bound: no delivery leaves from elsewhere.
+      if (dispatchers.ready === undefined) loop.start();
+      else dispatchers.ready.then(() => (stopped ? undefined : loop.start()), onError);
+    },
     async stop() {
+      stopped = true;
       await loop.stop();
-      await agent.close();
+      await dispatchers.close();
     },
   };
 }

@@ -14,7 +14,8 @@ export type WebhookReceiverOptions = WebhookHandlerOptions<Request>;
  * problem answers as the Hono door (`webhookHandler` of `/receiver` decides; this only
  * translates). The signature covers the exact bytes: mount it where no JSON parser ran
  * (`express.json()` on other routes only), or behind `express.raw({ type: '*\/*' })`, whose
- * Buffer is used as is. A body some parser already turned into an object is refused with an
+ * Buffer is used as is. `allowedSources` judges `req.socket.remoteAddress` unless
+ * `clientAddress` says otherwise. A body some parser already turned into an object is refused with an
  * error, never verified against its re-serialisation.
  *
  * @example
@@ -23,7 +24,11 @@ export type WebhookReceiverOptions = WebhookHandlerOptions<Request>;
  * ```
  */
 export function webhookReceiver(options: WebhookReceiverOptions): RequestHandler {
-  const handle = webhookHandler<Request>(options);
+  // The connection's peer by default; `req.ip` honours Express's `trust proxy` setting instead.
+  const handle = webhookHandler<Request>({
+    ...options,
+    clientAddress: options.clientAddress ?? ((req) => req.socket.remoteAddress),
+  });
   return async (req, res) => {
     const body: unknown = req.body;
     if (body !== undefined && typeof body !== 'string' && !(body instanceof Uint8Array)) {

@@ -31,7 +31,8 @@ export function rawBodies(instance: FastifyInstance): void {
  * A Fastify 5 route handler receiving Standard Webhooks: the same verification, fast
  * acknowledgement (204 accepted, 200 duplicate, stale or unknown type), durable hand-off and
  * problem answers as the Hono door (`webhookHandler` of `/receiver` decides; this only
- * translates). Register it in a scope where {@link rawBodies} ran: a body Fastify already
+ * translates). `allowedSources` judges `request.socket.remoteAddress` unless `clientAddress`
+ * says otherwise. Register it in a scope where {@link rawBodies} ran: a body Fastify already
  * parsed into an object is refused with an error, never verified against its re-serialisation.
  *
  * @example
@@ -42,7 +43,11 @@ export function rawBodies(instance: FastifyInstance): void {
 export function webhookReceiver(
   options: WebhookReceiverOptions,
 ): (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> {
-  const handle = webhookHandler<FastifyRequest>(options);
+  // The connection's peer by default; `request.ip` honours Fastify's `trustProxy` instead.
+  const handle = webhookHandler<FastifyRequest>({
+    ...options,
+    clientAddress: options.clientAddress ?? ((request) => request.socket.remoteAddress),
+  });
   return async (request, reply) => {
     const body: unknown = request.body;
     if (body !== undefined && body !== null && typeof body !== 'string' && !(body instanceof Uint8Array)) {

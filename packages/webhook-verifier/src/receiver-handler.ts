@@ -2,6 +2,7 @@ import type { DedupStore } from './dedup';
 import { hmacSha256 } from './hmac';
 import { readBodyCapped } from './read-body';
 import { type Acknowledgement, createReceiver, type HandOff, type WebhookEvent } from './receive';
+import { parseSourceRanges, type SourceRanges } from './source-ranges';
 import { type Verifier, type VerifyFailure, verifierFactory } from './verify';
 import type { VersionStore } from './versions';
 
@@ -59,6 +60,28 @@ export interface WebhookHandlerOptions<C> {
   /** Deepest payload nesting accepted; deeper answers 400 `validation_failed`. Default 64. */
   maxDepth?: number;
   /**
+   * CIDR ranges (IPv4 and IPv6) deliveries may come from: the sender's published source
+   * addresses. A request from any other client address, or whose address is unknown, answers
+   * 403 `webhook_source_forbidden` before its body is read; an IPv4-mapped IPv6 client address
+   * (`::ffff:203.0.113.9`) matches IPv4 ranges. A function gives the list per request (per
+   * receiver); `undefined` from it, or no option, allows any address. A defence in depth: the
+   * signature still decides.
+   */
+  allowedSources?: readonly string[] | ((c: C) => readonly string[] | undefined);
+  /**
+   * The client address the source check judges. The Hono, Express and Fastify doors default to
+   * the connection's peer address; behind a reverse proxy, return the address your own proxy
+   * saw (its `X-Forwarded-For` entry, trusted only on connections from that proxy). Required
+   * with `allowedSources` for a Fetch handler: pass the platform's peer address (Deno's
+   * `info.remoteAddr.hostname`, Bun's `server.requestIP(request)`).
+   */
+  clientAddress?: (c: C) => string | undefined;
+  /**
+   * Runs when the source check refuses a request, before the 403 answer: where such requests
+   * spend the address's tokens, as bad signatures do in `onInvalid`.
+   */
+  onSourceForbidden?: (c: C, address: string | undefined) => void | Promise<void>;
+  /**
    * Runs before the body is read or verified. Return a `Response` (or throw) to refuse: where a
    * per-address limiter turns away an address whose bad signatures spent its tokens.
    */
@@ -89,6 +112,7 @@ const TITLES = {
   validation_failed: 'Validation failed',
   not_found: 'Not found',
   payload_too_large: 'Payload too large',
+  webhook_source_forbidden: 'Webhook source forbidden',
 } as const;
 
 /**
@@ -99,8 +123,9 @@ const TITLES = {
  * after `onEvent` hands them off. Failures are `application/problem+json`: 400
  * `webhook_timestamp_out_of_window`, 401 `webhook_signature_invalid`, 400 `invalid_json`, 400
  * `validation_failed` (a `webhook-id` over `maxIdLength`, a payload nested over `maxDepth`),
- * 404 `not_found`, 413 `payload_too_large`. Hooks let the app limit per address before
- * verification and per receiver after it, and render answers its own way.
+ * 404 `not_found`, 413 `payload_too_large`, 403 `webhook_source_forbidden` (a client address
+ * outside `allowedSources`, refused before the body is read). Hooks let the app limit per
+ * address before verification and per receiver after it, and render answers its own way.
  *
  * @example
  * ```ts
@@ -141,6 +166,26 @@ export function webhookHandler<C>(
       status: refusal.status,
       headers: { 'content-type': 'application/problem+json' },
     });
+  };
+  const fixedSources =
+    options.allowedSources === undefined || typeof options.allowedSources === 'function'
+      ? undefined
+      : parseSourceRanges(options.allowedSources);
+  const sourceLists = new Map<string, SourceRanges>();
+  // A per-request list is parsed once per distinct list (a bad entry throws: a 5xx, as a bad secret).
+  const sourcesFor = (c: C): SourceRanges | undefined => {
+    const given = options.allowedSources;
+    if (typeof given !== 'function') return fixedSources;
+    const list = given(c);
+    if (list === undefined) return undefined;
+    const cacheKey = list.join(',');
+    let ranges = sourceLists.get(cacheKey);
+    if (!ranges) {
+      ranges = parseSourceRanges(list);
+      if (sourceLists.size >= 256) sourceLists.clear();
+      sourceLists.set(cacheKey, ranges);
+    }
+    return ranges;
   };
   const verifierFor = (secrets: readonly string[]): Verifier => {
     const cacheKey = secrets.join('\n');
@@ -183,6 +228,21 @@ export function webhookHandler<C>(
     }
     const refused = await options.beforeVerify?.(c);
     if (refused) return refused;
+    // The sender's published addresses only, judged before a byte of the body is read.
+    const sources = sourcesFor(c);
+    if (sources) {
+      const address = options.clientAddress?.(c);
+      if (!sources.allows(address)) {
+        await options.onSourceForbidden?.(c, address);
+        return problem(
+          'webhook_source_forbidden',
+          403,
+          address === undefined
+            ? 'The client address could not be determined, and this receiver accepts only its allowed source ranges.'
+            : 'The client address is not in the source ranges this receiver accepts.',
+        );
+      }
+    }
     // Step 1: the raw bytes, never a parsed and re-serialised body; a chunked body is cut off
     // at the cap instead of being buffered whole.
     const body = await readBodyCapped(request, maxBytes);

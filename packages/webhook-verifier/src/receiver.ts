@@ -11,4 +11,5 @@ export {
   type WebhookEvent,
 } from './receive';
 export { type ReceiverProblem, type WebhookHandlerOptions, webhookHandler } from './receiver-handler';
+export { parseSourceRanges, type SourceRanges } from './source-ranges';
 export { memoryVersionStore, type VersionStore, versionOf } from './versions';

@@ -1,8 +1,9 @@
+import { toRequest, writeResponse } from '@holdfast/node-bridge';
+import { rawHttp } from '@holdfast/node-bridge/raw-http';
 import {
   type DoorCase,
   type DoorName,
   listenFastify,
-  listenFetch,
   listenHono,
   listenNode,
   runDoorSuite,
@@ -84,7 +85,27 @@ const cases: DoorCase[] = [
     ...post(ORDER, { id: 'msg_7' }, 'nobody'),
     expect: { status: 404, code: 'not_found' },
   },
+  {
+    name: 'from an allowed source range: 204',
+    ...post(ORDER, { id: 'msg_8' }, 'local'),
+    expect: { status: 204, text: '' },
+  },
+  {
+    name: 'from outside the allowed source ranges: 403 webhook_source_forbidden',
+    ...post(ORDER, { id: 'msg_9' }, 'guarded'),
+    expect: { status: 403, code: 'webhook_source_forbidden', body: { instance: '/hooks/guarded' } },
+  },
 ];
+
+// Receivers and the source ranges they accept (every request of the suite comes from 127.0.0.1).
+const SOURCES: Record<string, readonly string[] | undefined> = {
+  orders: undefined,
+  local: ['127.0.0.0/8', '::1/128'],
+  guarded: ['203.0.113.0/24', '2001:db8::/32'],
+  narrow: ['127.0.0.3/32'],
+};
+/** Source refusals each door reported through `onSourceForbidden`, with the address judged. */
+const forbidden: Record<DoorName, (string | undefined)[]> = { hono: [], express: [], fastify: [], fetch: [] };
 
 let db: TestDatabase;
 let inbox: PostgresInbox;
@@ -100,7 +121,9 @@ afterAll(async () => {
 // The options every door gets, its hooks given the door's own request type.
 function optionsFor<C>(door: DoorName, nameOf: (c: C) => string | undefined): WebhookHandlerOptions<C> {
   return {
-    secrets: (c) => (nameOf(c) === 'orders' ? [secret] : undefined),
+    secrets: (c) => (Object.hasOwn(SOURCES, nameOf(c) ?? '') ? [secret] : undefined),
+    allowedSources: (c) => SOURCES[nameOf(c) ?? ''],
+    onSourceForbidden: (_c, address) => void forbidden[door].push(address),
     onEvent: (event: WebhookEvent) => inbox.enqueue(event, { scope: door }),
     scope: () => door,
     types: ['order.created'],
@@ -141,25 +164,96 @@ function fastifyApp() {
   return app;
 }
 
+// A Fetch handler knows no socket: its caller passes the client address along (here the Node
+// peer; Deno's info.remoteAddr, Bun's server.requestIP).
+interface FetchCall {
+  request: Request;
+  address: string | undefined;
+}
 function fetchHandler() {
-  const receive = webhookHandler<Request>(
-    optionsFor('fetch', (request) => /^\/hooks\/([^/]+)$/.exec(new URL(request.url).pathname)?.[1]),
-  );
-  return (request: Request) => receive(request, request);
+  const receive = webhookHandler<FetchCall>({
+    ...optionsFor<FetchCall>(
+      'fetch',
+      ({ request }) => /^\/hooks\/([^/]+)$/.exec(new URL(request.url).pathname)?.[1],
+    ),
+    clientAddress: (call) => call.address,
+  });
+  return listenNode((req, res) => {
+    const request = toRequest(req, { res });
+    void receive(request, { request, address: req.socket.remoteAddress }).then((response) =>
+      writeResponse(res, response),
+    );
+  });
 }
 
-runDoorSuite('webhook-verifier', cases, {
+const doors = {
   hono: () => listenHono(honoApp()),
   express: () => listenNode(expressApp()),
   fastify: () => listenFastify(fastifyApp()),
-  fetch: () => listenFetch(fetchHandler()),
+  fetch: () => fetchHandler(),
+};
+runDoorSuite('webhook-verifier', cases, doors);
+
+describe.each(Object.keys(doors) as DoorName[])('the source check through the %s door', (door) => {
+  let running: Awaited<ReturnType<(typeof doors)[DoorName]>>;
+  const port = () => Number(new URL(running.url).port);
+  beforeAll(async () => {
+    running = await doors[door]();
+  });
+  afterAll(() => running.close());
+
+  it('answers 403 before the body is read: the body never finishes, the answer comes anyway', async () => {
+    const before = forbidden[door].length;
+    const conversation = await rawHttp(port).open('127.0.0.1');
+    const headers = signed(ORDER, { id: 'msg_slow' });
+    const head = [
+      'POST /hooks/guarded HTTP/1.1',
+      'Host: 127.0.0.1',
+      ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+      'Content-Length: 100000',
+      '',
+      '',
+    ].join('\r\n');
+    // A tenth of the body, then nothing: a receiver that waited for it would never answer.
+    conversation.socket.write(head + ORDER.slice(0, 10));
+    const answer = await conversation.waitFor(/webhook_source_forbidden/);
+    expect(answer).toMatch(/^HTTP\/1\.1 403 /);
+    expect(answer).toMatch(/content-type: application\/problem\+json/i);
+    conversation.socket.destroy();
+    // Counted like a bad signature, with the address it judged.
+    expect(forbidden[door].slice(before)).toEqual(['127.0.0.1']);
+  });
+
+  it('judges the exact client address: 127.0.0.3 passes a /32 of it, 127.0.0.2 does not', async () => {
+    const exchange = async (from: string, id: string) => {
+      const conversation = await rawHttp(port).open(from);
+      const headers = signed(ORDER, { id: `${id}_${door}` });
+      conversation.socket.write(
+        [
+          'POST /hooks/narrow HTTP/1.1',
+          'Host: 127.0.0.1',
+          'Connection: close',
+          ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+          `Content-Length: ${Buffer.byteLength(ORDER)}`,
+          '',
+          ORDER,
+        ].join('\r\n'),
+      );
+      const text = await conversation.waitFor(/^HTTP\/1\.1 \d{3} /);
+      conversation.socket.destroy();
+      return text;
+    };
+    expect(await exchange('127.0.0.3', 'msg_narrow')).toMatch(/^HTTP\/1\.1 204 /);
+    expect(await exchange('127.0.0.2', 'msg_narrow_other')).toMatch(/^HTTP\/1\.1 403 /);
+  });
 });
 
 describe('the durable inbox behind every door', () => {
   it('holds each door’s accepted event once, with its exact bytes', async () => {
     const rows = await db.sql<{ scope: string; body: Uint8Array }[]>`
       select scope, body from holdfast_webhook_inbox order by scope`;
-    expect(rows.map((row) => row.scope)).toEqual(['express', 'fastify', 'fetch', 'hono']);
+    const scopes = [...new Set(rows.map((row) => row.scope))];
+    expect(scopes).toEqual(['express', 'fastify', 'fetch', 'hono']);
     for (const row of rows) expect(new TextDecoder().decode(row.body)).toBe(ORDER);
   });
 });

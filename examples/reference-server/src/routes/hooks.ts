@@ -17,7 +17,7 @@ const receive = createRoute({
   tags: ['Webhook receiver'],
   summary: 'Receive a signed webhook',
   description:
-    'Standard Webhooks receiver configured by HOLDFAST_RECEIVER_SECRETS. The raw body is verified (timestamp within 300 s, HMAC-SHA256 over id.timestamp.body with any of the receiver’s secrets, constant-time), deduplicated by Webhook-Id in PostgreSQL, stored in the inbox and acknowledged at once; processing happens in the background (GET /v1/inbound-events). Unknown event types are acknowledged too. No API key.',
+    'Standard Webhooks receiver configured by HOLDFAST_RECEIVER_SECRETS. The raw body is verified (timestamp within 300 s, HMAC-SHA256 over id.timestamp.body with any of the receiver’s secrets, constant-time), deduplicated by Webhook-Id in PostgreSQL, stored in the inbox and acknowledged at once; processing happens in the background (GET /v1/inbound-events). Unknown event types are acknowledged too. A receiver with `sources` (CIDR ranges) accepts only those client addresses: any other is 403 webhook_source_forbidden before the body is read. No API key.',
   security: [],
   request: {
     params: z.object({
@@ -50,9 +50,10 @@ const receive = createRoute({
         },
       },
     },
-    ...problemResponses([400, 401, 404, 413, 429], {
+    ...problemResponses([400, 401, 403, 404, 413, 429], {
       400: 'webhook_timestamp_out_of_window, missing webhook headers, or validation_failed (a webhook-id over 255 characters).',
       401: 'webhook_signature_invalid.',
+      403: 'webhook_source_forbidden: the client address is outside the receiver’s `sources` (answered before the body is read).',
       404: 'not_found: no receiver of this name.',
     }),
   },
@@ -95,6 +96,13 @@ export function hooksRoutes(app: App, deps: Deps, failures?: Limiter): void {
       },
       onInvalid: async (c) => {
         const address = clientAddress(c);
+        if (failures && address) await failures.spend(address);
+      },
+      // A receiver's `sources`: other client addresses are refused before the body is read, and
+      // spend their address's token as a bad signature does.
+      allowedSources: (c) => receivers.get(c.req.param('name') ?? '')?.sources,
+      clientAddress: (c) => clientAddress(c),
+      onSourceForbidden: async (_c, address) => {
         if (failures && address) await failures.spend(address);
       },
       onVerified: async (c) => {

@@ -570,9 +570,29 @@ export interface paths {
         put?: never;
         /**
          * Receive a signed webhook
-         * @description Standard Webhooks receiver configured by HOLDFAST_RECEIVER_SECRETS. The raw body is verified (timestamp within 300 s, HMAC-SHA256 over id.timestamp.body with any of the receiver’s secrets, constant-time), deduplicated by Webhook-Id in PostgreSQL, stored in the inbox and acknowledged at once; processing happens in the background (GET /v1/inbound-events). Unknown event types are acknowledged too. No API key.
+         * @description Standard Webhooks receiver configured by HOLDFAST_RECEIVER_SECRETS. The raw body is verified (timestamp within 300 s, HMAC-SHA256 over id.timestamp.body with any of the receiver’s secrets, constant-time), deduplicated by Webhook-Id in PostgreSQL, stored in the inbox and acknowledged at once; processing happens in the background (GET /v1/inbound-events). Unknown event types are acknowledged too. A receiver with `sources` (CIDR ranges) accepts only those client addresses: any other is 403 webhook_source_forbidden before the body is read. No API key.
          */
         post: operations["postHooksByName"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhook-source-addresses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Addresses webhooks are sent from
+         * @description The published list of source addresses of webhook deliveries, for receivers that allowlist their senders. No API key and no per-key rate limit; cacheable for five minutes (`Cache-Control: public, max-age=300`). The list is kept stable: it changes only when the operator changes it, which notifies every account.
+         */
+        get: operations["getWebhookSourceAddresses"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1544,6 +1564,23 @@ export interface components {
             received: true;
             id: string;
             duplicate: boolean;
+        };
+        WebhookSourceAddresses: {
+            /**
+             * @description CIDR ranges webhooks are sent from: addresses this server binds as /32 (IPv4) or /128 (IPv6), or the ranges of its egress proxy as configured. Empty when nothing is configured.
+             * @example [
+             *       "203.0.113.7/32",
+             *       "2001:db8::7/128"
+             *     ]
+             */
+            addresses: string[];
+            /** @description Whether the operator configured where webhooks leave from; `false` means the list is empty and an allowlist cannot be built from it. */
+            configured: boolean;
+            /**
+             * @description When this list was first published (RFC 3339, UTC, milliseconds). It moves only when the list changes, and every account is notified then (`webhook_source_addresses_changed`).
+             * @example 2026-11-27T10:00:00.000Z
+             */
+            updatedAt: string;
         };
         /**
          * @description An order was created (status pending). The example is what POST /v1/webhook-endpoints/{id}/test sends (with "test": true).
@@ -11929,6 +11966,23 @@ export interface operations {
                     };
                 };
             };
+            /** @description webhook_source_forbidden: the client address is outside the receiver’s `sources` (answered before the body is read). */
+            403: {
+                headers: {
+                    /**
+                     * @description Unique id of this request; also in problem bodies as requestId.
+                     * @example req_Hq0v2Wm1x8YqTf3Kc9L2sA
+                     */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "webhook_source_forbidden";
+                    };
+                };
+            };
             /** @description not_found: no receiver of this name. */
             404: {
                 headers: {
@@ -12010,6 +12064,50 @@ export interface operations {
                 };
             };
             /** @description service_unavailable: the database cannot be reached right now (Retry-After). */
+            503: {
+                headers: {
+                    /**
+                     * @description Unique id of this request; also in problem bodies as requestId.
+                     * @example req_Hq0v2Wm1x8YqTf3Kc9L2sA
+                     */
+                    "Request-Id"?: string;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "service_unavailable";
+                    };
+                };
+            };
+        };
+    };
+    getWebhookSourceAddresses: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The published list. */
+            200: {
+                headers: {
+                    /**
+                     * @description Unique id of this request; also in problem bodies as requestId.
+                     * @example req_Hq0v2Wm1x8YqTf3Kc9L2sA
+                     */
+                    "Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSourceAddresses"];
+                };
+            };
+            /** @description service_unavailable: the database does not answer (Retry-After). */
             503: {
                 headers: {
                     /**

@@ -523,11 +523,39 @@ export function endpointsView(_route) {
         refreshButton(() => void list.reload()),
       ),
     ),
+    sourceAddressesLine(),
     secretSlot,
     formSlot,
     list.element,
   );
   heading.focus();
+}
+
+/**
+ * "Webhooks are sent from: …", from the public `/webhook-source-addresses` (no key), for
+ * receivers' allowlists. Text nodes only; a failure leaves the line out.
+ */
+function sourceAddressesLine() {
+  const line = h('p', { class: 'muted', id: 'webhook-source-addresses' });
+  void fetch('/webhook-source-addresses', { headers: { accept: 'application/json' } })
+    .then((response) => (response.ok ? response.json() : undefined))
+    .then((/** @type {unknown} */ body) => {
+      const doc = obj(body);
+      if (!doc) return;
+      const addresses = Array.isArray(doc.addresses)
+        ? doc.addresses.filter((a) => typeof a === 'string')
+        : [];
+      line.replaceChildren(
+        'Webhooks are sent from: ',
+        addresses.length > 0
+          ? h('span', { class: 'mono' }, addresses.join(', '))
+          : 'no published addresses (not configured)',
+        ' ',
+        h('a', { href: '/webhook-source-addresses' }, '(list)'),
+      );
+    })
+    .catch(() => {});
+  return line;
 }
 
 /**
