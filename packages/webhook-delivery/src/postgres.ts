@@ -40,7 +40,7 @@ export {
 } from './outbox';
 export { type EventWrites, eventWrites } from './outbox-writes';
 export { purgeDeliveryHistory } from './purge';
-export { type RecoverInput, recoverDeliveries } from './recover';
+export { RECOVER_MAX, type RecoverInput, recoverDeliveries } from './recover';
 export {
   type Delivery,
   type DeliveryAttempt,
