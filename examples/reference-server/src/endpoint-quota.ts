@@ -47,7 +47,8 @@ export async function takeEndpointQuota(
   if (!row || row.used <= quota.limit) return;
   const start =
     row.window_start instanceof Date ? row.window_start.getTime() : Date.parse(String(row.window_start));
-  const seconds = Math.ceil((start + quota.windowMs - now) / 1000);
+  // A request that waited for the row's lock may carry an instant before the window's start.
+  const seconds = Math.ceil((start + quota.windowMs - Math.max(now, start)) / 1000);
   throw problem('rate_limited', {
     detail: `This webhook endpoint had its ${quota.limit} ${ACTIONS[action]} of this window (${quota.windowMs / 1000} s); try again after Retry-After seconds.`,
     retryAfter: Number.isFinite(seconds) ? Math.max(1, seconds) : Math.ceil(quota.windowMs / 1000),

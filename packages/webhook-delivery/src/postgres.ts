@@ -22,6 +22,7 @@ export {
   type EndpointInput,
   endpointConcurrency,
   getEndpoint,
+  INITIAL_CONCURRENCY,
   ROTATION_OVERLAP_MS,
   rotateSecret,
   updateEndpoint,
@@ -61,6 +62,7 @@ export { type EndpointStats, endpointStats, type StatsBucket, type StatsWindow }
 export {
   type AttemptInfo,
   createDeliveryWorker,
+  DEFAULT_ACCOUNT_SHARE,
   type DeliveryWorker,
   type DeliveryWorkerOptions,
   type Notifier,
