@@ -182,6 +182,8 @@ describe('quotas per endpoint', () => {
     const retryAfter = Number(refused.headers.get('retry-after'));
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     expect(retryAfter).toBeLessThanOrEqual(3600);
+    // The key's own limit still shows beside the endpoint's quota refusal.
+    expect(refused.headers.get('ratelimit')).toMatch(/r=\d+/);
     const document = await (await fetch(new URL('/openapi.json', server.url))).json();
     const responses = document.paths['/v1/webhook-endpoints/{id}/recover'].post.responses;
     expect(responses['429'].description).toContain('HOLDFAST_RECOVER_QUOTA');

@@ -92,6 +92,11 @@ const listAttempts = createRoute({
   },
 });
 
+const replayProblems = problemResponses([400, 401, 403, 404, 409, 413, 415], {
+  403: 'forbidden (WWW-Authenticate error="insufficient_scope"): the key lacks webhooks:write, or the read scope of an event type the delivery\'s endpoint carries.',
+  409: 'delivery_in_flight: an attempt of this delivery is running; nothing is queued. Retry-After says when to replay it (the attempt has ended by then).',
+});
+
 const replayDelivery = createRoute({
   method: 'post',
   path: '/deliveries/{id}/replay',
@@ -105,10 +110,18 @@ const replayDelivery = createRoute({
       headers: z.object({ Location: z.string() }),
       content: json(DeliverySchema),
     },
-    ...problemResponses([400, 401, 403, 404, 409, 413, 415], {
-      403: 'forbidden (WWW-Authenticate error="insufficient_scope"): the key lacks webhooks:write, or the read scope of an event type the delivery\'s endpoint carries.',
-      409: 'delivery_in_flight: an attempt of this delivery is running; nothing is queued. Retry-After says when to replay it (the attempt has ended by then).',
-    }),
+    ...replayProblems,
+    409: {
+      ...replayProblems[409],
+      headers: z.object({
+        'Retry-After': z
+          .number()
+          .int()
+          .min(1)
+          .max(10)
+          .meta({ description: 'Seconds until the running attempt has ended at the latest.' }),
+      }),
+    },
   },
 });
 
