@@ -137,6 +137,37 @@ export interface Config {
    * `HOLDFAST_EGRESS_RANGES`), published at `/webhook-source-addresses`; absent: the system's choice.
    */
   readonly egress: EgressOptions | undefined;
+  /** Quotas of the webhook-endpoint actions that make the sender send (CONTRACT section 12). */
+  readonly endpointQuotas: EndpointQuotas;
+}
+
+/** A count per fixed window of one endpoint, kept in the database (exact across API processes). */
+export interface WindowQuota {
+  readonly limit: number;
+  readonly windowMs: number;
+}
+
+/** The per-endpoint quotas of test events and recoveries, and how much one recovery re-queues. */
+export interface EndpointQuotas {
+  /** Test events per endpoint and window (`HOLDFAST_TEST_EVENT_QUOTA`, default `10/1m`). */
+  readonly testEvents: WindowQuota;
+  /** Recoveries per endpoint and window (`HOLDFAST_RECOVER_QUOTA`, default `5/1h`). */
+  readonly recover: WindowQuota;
+  /** Deliveries one recovery re-queues at most, oldest first (`HOLDFAST_RECOVER_MAX`, default 1000). */
+  readonly recoverMax: number;
+}
+
+/** `limit/window` (`10/1m`) for a per-endpoint quota. */
+function parseWindowQuota(raw: string | undefined, name: string, fallback: WindowQuota): WindowQuota {
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const match = /^(\d+)\/(\S+)$/.exec(raw.trim());
+  if (!match?.[1] || !match[2]) throw new ConfigError(`${name} must look like 10/1m (limit/window)`);
+  const limit = Number(match[1]);
+  const windowMs = parseDuration(match[2], name);
+  if (limit < 1 || windowMs < 1000) {
+    throw new ConfigError(`${name} needs a limit of at least 1 and a window of at least 1s`);
+  }
+  return { limit, windowMs };
 }
 
 /** A configuration mistake, reported at start with the variable's name and never its secret value. */
@@ -424,5 +455,16 @@ export function loadConfig(
     database: parseDatabaseLimits(env),
     maxEndpoints: positiveInteger(env.HOLDFAST_MAX_ENDPOINTS, 'HOLDFAST_MAX_ENDPOINTS', 16),
     egress: parseEgress(env),
+    endpointQuotas: {
+      testEvents: parseWindowQuota(env.HOLDFAST_TEST_EVENT_QUOTA, 'HOLDFAST_TEST_EVENT_QUOTA', {
+        limit: 10,
+        windowMs: 60_000,
+      }),
+      recover: parseWindowQuota(env.HOLDFAST_RECOVER_QUOTA, 'HOLDFAST_RECOVER_QUOTA', {
+        limit: 5,
+        windowMs: 3_600_000,
+      }),
+      recoverMax: positiveInteger(env.HOLDFAST_RECOVER_MAX, 'HOLDFAST_RECOVER_MAX', 1000),
+    },
   };
 }

@@ -45,7 +45,9 @@ const ADVICE: Record<keyof typeof contractDefinitions | keyof typeof httpFraming
   destination_url_forbidden:
     'Webhook destinations must be public https URLs; private, loopback and link-local addresses are refused. For local development and tests (not in production mode), start the server with `HOLDFAST_ALLOW_PRIVATE_DESTINATIONS=1` to allow them, e.g. `HOLDFAST_ALLOW_PRIVATE_DESTINATIONS=1 npm start`.',
   rate_limited:
-    'Too many requests for this API key. Wait `Retry-After` seconds; `RateLimit` shows the quota.',
+    'Too many requests for this API key, or too many test events or recoveries for this webhook endpoint in their window. Wait `Retry-After` seconds; `RateLimit` shows the key’s quota.',
+  delivery_in_flight:
+    'An attempt of this delivery is running, so it is not replayed now: a delivery is never sent twice at once. Replay it after `Retry-After` seconds, once that attempt has ended (follow it with `GET /v1/deliveries/{id}`).',
   internal_error: 'A fault on our side. Retry with backoff and quote the request id if it persists.',
   service_unavailable: 'Temporarily unavailable. Retry after `Retry-After` seconds.',
   malformed_request:

@@ -430,6 +430,18 @@ describe('the contract, every operation of /openapi.json', () => {
       20_000,
       'the replay to succeed',
     );
+    // A delivery whose attempt is running (a worker's live lease, held here by hand) is not
+    // replayed: 409 delivery_in_flight with Retry-After (CONTRACT section 12).
+    const leased = String(ids.delivery);
+    await t.server.sql`
+      update holdfast_deliveries set lease_owner = 'wrk_tour', lease_expires_at = now() + interval '1 minute'
+      where id = ${leased}`;
+    const inFlight = await api('POST', `/v1/deliveries/${ids.delivery}/replay`);
+    expect(inFlight.status).toBe(409);
+    expect(inFlight.body.code).toBe('delivery_in_flight');
+    expect(Number(inFlight.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    await t.server.sql`
+      update holdfast_deliveries set lease_owner = null, lease_expires_at = null where id = ${leased}`;
     const since = new Date().toISOString();
     receiver.respond = () => ({ status: 503 });
     const failing = await api('POST', '/v1/orders', { body: { currency: 'EUR', total: 43 } });

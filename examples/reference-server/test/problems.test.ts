@@ -23,6 +23,8 @@ const contractCodes: ReadonlyArray<[string, number]> = [
   ['idempotency_key_in_use', 409],
   // CONTRACT section 11: the endpoint quota.
   ['endpoint_limit_reached', 409],
+  // CONTRACT section 12: a replay of a delivery whose attempt is running.
+  ['delivery_in_flight', 409],
   ['payload_too_large', 413],
   ['unsupported_media_type', 415],
   ['idempotency_key_reused', 422],

@@ -191,7 +191,8 @@ describe('webhook endpoints', () => {
     }
     const plain = await createEndpoint();
     expect(plain.maxPerSecond).toBeNull();
-    expect(plain.concurrency).toEqual({ current: 200, max: 200 });
+    // A new endpoint starts low and earns its concurrency (issue 35).
+    expect(plain.concurrency).toEqual({ current: 4, max: 200 });
     const paced = await createEndpoint({ maxPerSecond: 25 });
     expect(paced.maxPerSecond).toBe(25);
     const lowered = await call('PATCH', `/v1/webhook-endpoints/${paced.id}`, { body: { maxPerSecond: 5 } });
@@ -205,7 +206,7 @@ describe('webhook endpoints', () => {
     );
     const listed = await call('GET', '/v1/webhook-endpoints?limit=100');
     const row = listed.body.data.find((e: { id: string }) => e.id === paced.id);
-    expect(row).toMatchObject({ maxPerSecond: null, concurrency: { current: 200, max: 200 } });
+    expect(row).toMatchObject({ maxPerSecond: null, concurrency: { current: 4, max: 200 } });
   });
 
   it('updates, disables, re-enables, rotates the secret and deletes', async () => {

@@ -28,6 +28,8 @@ export interface AttemptInput {
   /** The attempt's start, ms: the signature's timestamp. */
   started: number;
   now: () => number;
+  /** Aborts the request (its endpoint was deleted or disabled meanwhile). */
+  signal?: AbortSignal;
 }
 
 export interface AttemptContext {
@@ -70,7 +72,9 @@ export async function sendAttempt(input: AttemptInput, context: AttemptContext):
       body: input.payload,
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,
-      signal: AbortSignal.timeout(timeoutMs),
+      signal: input.signal
+        ? AbortSignal.any([AbortSignal.timeout(timeoutMs), input.signal])
+        : AbortSignal.timeout(timeoutMs),
     });
     const retryAfter = response.headers['retry-after'];
     const retryAfterMs = parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, input.now());

@@ -3,12 +3,18 @@ import { type AttemptContext, sendAttempt } from './attempt';
 import { type LeasedRow, leaseDue, reconcileInFlight, releaseLease, renewLeases } from './lease';
 import type { OutcomeWriter } from './outcome-writer';
 import { unlessRunning } from './periodic';
+import { pgArray } from './pg-array';
 import type { Scheduler } from './scheduler';
 import { SignerCache } from './signers';
 import { listenForWork, type WakeSubscription, wakeChannel } from './wake';
 
 /** How often a worker recounts in-flight leases (repairing counts changed by hand). */
 const RECONCILE_MS = 10_000;
+/**
+ * How often a worker looks whether the endpoints of its attempts running longer than this were
+ * deleted or disabled meanwhile (their attempts are then aborted).
+ */
+const ENDPOINT_CHECK_MS = 1_000;
 
 export interface DeliveryLoopOptions {
   sql: postgres.Sql;
@@ -42,6 +48,9 @@ export class DeliveryLoop {
   readonly #signers = new SignerCache();
   /** Each attempt's task, from the lease until its outcome is written. */
   readonly #tasks = new Map<string, Promise<void>>();
+  /** Each unanswered attempt's abort, with its endpoint and start. */
+  readonly #requests = new Map<string, { endpointId: string; started: number; abort: AbortController }>();
+  #checking = false;
   #running = false;
   #loop: Promise<void> | undefined;
   #wake: (() => void) | undefined;
@@ -69,9 +78,16 @@ export class DeliveryLoop {
       endpointShare: plan.share,
       running: plan.running,
       settled: plan.settled,
+      accountShare: plan.accountShare,
+      accounts: plan.accounts,
     });
     scheduler.started(
-      rows.map((r) => ({ id: r.id, endpointId: r.endpoint_id, attemptCount: r.attempt_count })),
+      rows.map((r) => ({
+        id: r.id,
+        endpointId: r.endpoint_id,
+        attemptCount: r.attempt_count,
+        account: r.account_id,
+      })),
     );
     for (const row of rows) this.#launch(row);
     return rows.length;
@@ -97,9 +113,12 @@ export class DeliveryLoop {
       },
       Math.max(250, Math.min(leaseMs / 3, RECONCILE_MS)),
     );
+    const abortGone = unlessRunning(() => this.abortGone(), onError);
+    const check = setInterval(() => abortGone.tick(), ENDPOINT_CHECK_MS);
     this.#loop = this.#run().finally(async () => {
       clearInterval(renewal);
-      await Promise.all([renew.idle(), reconcile.idle()]);
+      clearInterval(check);
+      await Promise.all([renew.idle(), reconcile.idle(), abortGone.idle()]);
     });
   }
 
@@ -157,9 +176,44 @@ export class DeliveryLoop {
     this.#tasks.set(row.id, task);
   }
 
+  /**
+   * Aborts this worker's attempts, unanswered for `ENDPOINT_CHECK_MS` or more, whose endpoint was
+   * deleted or disabled meanwhile: they stop holding slots at once instead of running to the
+   * timeout. Their leases are given back without an attempt row (see `#attempt`). One indexed
+   * statement over the endpoints of such attempts; skipped while the last one runs. Resolves
+   * with how many were aborted.
+   */
+  async abortGone(): Promise<number> {
+    const { sql, now } = this.#o;
+    if (this.#checking) return 0;
+    const at = now();
+    const endpoints = new Set<string>();
+    for (const r of this.#requests.values())
+      if (at - r.started >= ENDPOINT_CHECK_MS) endpoints.add(r.endpointId);
+    if (endpoints.size === 0) return 0;
+    this.#checking = true;
+    try {
+      const gone = await sql<{ id: string }[]>`
+        select id from holdfast_webhook_endpoints
+        where id = any(${pgArray([...endpoints])}::text[]) and (status <> 'active' or deleted_at is not null)`;
+      const ids = new Set(gone.map((row) => row.id));
+      let aborted = 0;
+      for (const r of this.#requests.values()) {
+        if (!ids.has(r.endpointId) || r.abort.signal.aborted) continue;
+        r.abort.abort();
+        aborted += 1;
+      }
+      return aborted;
+    } finally {
+      this.#checking = false;
+    }
+  }
+
   async #attempt(row: LeasedRow): Promise<void> {
-    const { now, scheduler, writer } = this.#o;
+    const { sql, owner, stripe, now, scheduler, writer } = this.#o;
     const started = now();
+    const abort = new AbortController();
+    this.#requests.set(row.id, { endpointId: row.endpoint_id, started, abort });
     const reply = await sendAttempt(
       {
         url: row.url,
@@ -169,9 +223,17 @@ export class DeliveryLoop {
         signer: this.#signers.for(row, started),
         started,
         now,
+        signal: abort.signal,
       },
       this.#o.attempts,
-    );
+    ).finally(() => this.#requests.delete(row.id));
+    if (abort.signal.aborted && reply.status === undefined) {
+      // The endpoint was deleted or disabled: no answer to judge, nothing about the receiver to
+      // log or count toward disabling it. The lease goes back with its place; a disabled
+      // endpoint's delivery is sent once it is enabled again, as any that fell due meanwhile.
+      await releaseLease(sql, { owner, id: row.id, stripe });
+      return;
+    }
     const finished = now();
     const verdict = scheduler.judge({
       id: row.id,

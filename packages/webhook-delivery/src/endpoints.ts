@@ -98,10 +98,15 @@ function assertOrdering(value: unknown): void {
   });
 }
 
+/** Where a new endpoint's adaptive in-flight limit starts unless `concurrencyInitial` says otherwise. */
+export const INITIAL_CONCURRENCY = 4;
+
 /**
  * Registers an endpoint after the SSRF check and returns it with its new secret, which is
- * shown this once. Its pacing row is created with it: the in-flight limit
- * starts at `concurrencyMax` (the workers' `perEndpointConcurrency`).
+ * shown this once. Its pacing row is created with it: the adaptive in-flight limit starts at
+ * `concurrencyInitial` (4 by default, never above `concurrencyMax`, the workers'
+ * `perEndpointConcurrency`) and earns the rest by fast successes, so a new endpoint cannot take
+ * many places before its receiver has shown it answers.
  *
  * @example
  * ```ts
@@ -111,8 +116,15 @@ function assertOrdering(value: unknown): void {
 export async function createEndpoint(
   sql: Sql,
   input: EndpointInput,
-  options: DestinationOptions & { now?: () => number; concurrencyMax?: number } = {},
+  options: DestinationOptions & {
+    now?: () => number;
+    concurrencyMax?: number;
+    concurrencyInitial?: number;
+  } = {},
 ): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
+  const initial = options.concurrencyInitial ?? INITIAL_CONCURRENCY;
+  if (!Number.isInteger(initial) || initial < 1)
+    throw new RangeError('concurrencyInitial must be an integer of at least 1');
   const url = await assertDestination(input.url, options);
   assertRate(input.maxPerSecond);
   assertFilter(input.filter);
@@ -131,8 +143,9 @@ export async function createEndpoint(
       returning *
     ),
     p as (
-      insert into holdfast_endpoint_pacing (endpoint_id, concurrency_max)
-      select id, ${options.concurrencyMax ?? null}::int from e
+      insert into holdfast_endpoint_pacing (endpoint_id, concurrency_max, concurrency_limit)
+      select id, ${options.concurrencyMax ?? null}::int,
+             least(${initial}::int, coalesce(${options.concurrencyMax ?? null}::int, ${initial}::int)) from e
       returning concurrency_limit, concurrency_max
     )
     select e.*, p.concurrency_limit, p.concurrency_max from e, p`;

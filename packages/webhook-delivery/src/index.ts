@@ -14,7 +14,7 @@ export {
 } from './filter';
 export { isCongestion } from './pacing';
 export { deliveryDefinitions, deliveryProblems } from './problems';
-export { type RecoverInput, recoverDeliveries } from './recover';
+export { RECOVER_MAX, type RecoverInput, recoverDeliveries } from './recover';
 export { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule, retryDelay } from './schedule';
 export {
   checkDestination,

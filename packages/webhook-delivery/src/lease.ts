@@ -39,19 +39,30 @@ export interface LeaseRequest {
    * `attempt_count` each was leased at: their places are no longer in flight and count as free.
    */
   settled?: readonly { id: string; attemptCount: number }[];
+  /**
+   * The most unanswered attempts one account may have in this worker while another account's
+   * endpoints are in the round: beyond it, an account's deliveries take only the slots left once
+   * every other account in the round had what it could take within its share. Absent: no limit.
+   */
+  accountShare?: number | undefined;
+  /** This worker's unanswered attempts per account, counted against `accountShare`. */
+  accounts?: ReadonlyMap<string, number> | undefined;
 }
 
 /**
  * Leases due deliveries in one statement, fair across endpoints:
  *
- * 1. Up to `limit` endpoints with due work, in random order, whose pacing row is free
+ * 1. Up to `limit` endpoints with due work, in random order (those of accounts under their
+ *    `accountShare` first), whose pacing row is free
  *    (`FOR UPDATE SKIP LOCKED`: a worker never waits for another, and holds the row for this one
  *    statement only), that are not paused by a `Retry-After`, that have room under their
  *    adaptive limit (or an expired lease to take over), and that run fewer than
  *    `endpointShare` attempts in this worker (a slow endpoint never takes every slot).
  * 2. For each, first the deliveries whose lease expired (a dead worker's: they already count as
  *    in flight), then due unleased ones up to the room left, the token bucket of `max_per_second`
- *    and an equal share of `limit`, oldest due first, each `FOR UPDATE SKIP LOCKED`.
+ *    and an equal part of `limit` (an equal part per account, split among its endpoints), oldest
+ *    due first, each `FOR UPDATE SKIP LOCKED`; what each account may take within its
+ *    `accountShare` first, the rest only in slots left over (work-conserving).
  * 3. The pacing rows are charged (in-flight places, tokens) and the deliveries leased, returning
  *    the endpoint and event columns the attempts need: the whole round is one round trip.
  *
@@ -76,6 +87,7 @@ export function leaseStatement(sql: Sql, request: LeaseRequest): postgres.Pendin
   const { at } = request;
   const running = [...request.running];
   const settled = request.settled ?? [];
+  const accounts = [...(request.accounts ?? [])];
   return sql<LeasedRow[]>`
     select * from holdfast_lease_deliveries(
       p_owner => ${request.owner},
@@ -88,7 +100,10 @@ export function leaseStatement(sql: Sql, request: LeaseRequest): postgres.Pendin
       p_running_ids => ${pgArray(running.map(([id]) => id))}::text[],
       p_running_n => ${pgArray(running.map(([, n]) => n))}::int[],
       p_settled_ids => ${pgArray(settled.map((s) => s.id))}::text[],
-      p_settled_counts => ${pgArray(settled.map((s) => s.attemptCount))}::int[])`;
+      p_settled_counts => ${pgArray(settled.map((s) => s.attemptCount))}::int[],
+      p_account_share => ${request.accountShare ?? null}::int,
+      p_account_ids => ${pgArray(accounts.map(([id]) => id))}::text[],
+      p_account_n => ${pgArray(accounts.map(([, n]) => n))}::int[])`;
 }
 
 /**

@@ -4,6 +4,7 @@ import type { AccountRef } from './endpoints';
 import { opaqueId } from './id';
 import { releaseStripe } from './lease';
 import { ENQUEUE_EVENT, enqueueEventValues } from './outbox-writes';
+import { deliveryProblems } from './problems';
 import {
   type Delivery,
   type DeliveryAttempt,
@@ -111,10 +112,17 @@ export async function listAttempts(
   return rows.map(toAttempt);
 }
 
+/** The longest an attempt may run (the worker's timeout is 5 to 10 s): the wait a refused replay suggests at most. */
+const IN_FLIGHT_RETRY_S = 10;
+
 /**
  * Replays a delivery (dead-letter replay): the same delivery and Webhook-Id,
  * back to `pending`, due now, with a fresh retry schedule; earlier attempts stay in the log.
- * A lease it held is dropped, and with it its place in the endpoint's in-flight count. A
+ * A delivery whose attempt is running (its lease is live) is left alone: replaying it throws
+ * the 409 problem `delivery_in_flight` with `retryAfter` (seconds until the attempt has ended
+ * at the latest, at most 10), so nothing is sent twice at once and its attempt count, the
+ * in-flight count and the attempt log keep agreeing. A lease that expired (its worker died
+ * before writing an outcome) is dropped with its place in the endpoint's in-flight count. A
  * finished delivery of an ordered endpoint joins the back of its resource's line: it is sent
  * after the deliveries of that resource queued before the replay, out of its events' order
  * (its `sequence` tells the receiver it is older).
@@ -122,6 +130,7 @@ export async function listAttempts(
  * @example
  * ```ts
  * const delivery = await replayDelivery(sql, { account: 'acct_1', id: 'dlv_...' }); // answer 202 with it
+ * // throws deliveryProblems.create('delivery_in_flight', { retryAfter }) while an attempt runs
  * ```
  */
 export async function replayDelivery(
@@ -130,10 +139,14 @@ export async function replayDelivery(
   { now: clock = Date.now }: { now?: () => number } = {},
 ): Promise<Delivery | undefined> {
   const now = clock();
+  const at = new Date(now);
+  // `old` locks the row first: a lease statement leasing it meanwhile is waited for, and the
+  // lease it wrote is what `in_flight` reads.
   const [row] = await sql`
     with old as (
-      select id, endpoint_id, lease_expires_at is not null as leased, ordering_key,
-             status in ('succeeded', 'dead') as finished
+      select id, endpoint_id, lease_expires_at is not null as leased,
+             coalesce(lease_expires_at > ${at}::timestamptz, false) as in_flight, lease_expires_at,
+             ordering_key, status in ('succeeded', 'dead') as finished
       from holdfast_deliveries
       where id = ${id} and account_id = ${account}
       for update
@@ -142,30 +155,46 @@ export async function replayDelivery(
       -- The new place is taken under the resource's sequence row lock, as a new event's is: no
       -- place handed out before it can commit after it and overtake it while it is in flight.
       select r.resource_id from holdfast_resource_sequences r, old
-      where r.resource_id = old.ordering_key and old.finished
+      where r.resource_id = old.ordering_key and old.finished and not old.in_flight
       for update of r
     ),
     released as (
       insert into holdfast_endpoint_releases (endpoint_id, stripe, released)
-      select endpoint_id, ${releaseStripe(Math.random)}, 1 from old where old.leased
+      select endpoint_id, ${releaseStripe(Math.random)}, 1 from old where old.leased and not old.in_flight
       on conflict (endpoint_id, stripe) do update set released = holdfast_endpoint_releases.released + 1
+    ),
+    replayed as (
+      update holdfast_deliveries d set
+        status = 'pending', retry_base = d.attempt_count,
+        -- Rejoining behind an unfinished delivery of its line, it waits for the trigger (as a new
+        -- delivery does, see outbox-writes).
+        next_attempt_at = case when old.finished and old.ordering_key is not null and exists (
+            select 1 from holdfast_deliveries x
+            where x.endpoint_id = old.endpoint_id and x.ordering_key = old.ordering_key
+              and x.status in ('pending', 'failed')
+            for key share) then null else ${at}::timestamptz end,
+        lease_owner = null, lease_expires_at = null, updated_at = ${at},
+        ordering_pos = case when old.finished and old.ordering_key is not null then coalesce(
+          (select nextval('holdfast_delivery_order') from line), nextval('holdfast_delivery_order'))
+          else d.ordering_pos end
+      from old where d.id = old.id and not old.in_flight
+      returning d.*
     )
-    update holdfast_deliveries d set
-      status = 'pending', retry_base = d.attempt_count,
-      -- Rejoining behind an unfinished delivery of its line, it waits for the trigger (as a new
-      -- delivery does, see outbox-writes).
-      next_attempt_at = case when old.finished and old.ordering_key is not null and exists (
-          select 1 from holdfast_deliveries x
-          where x.endpoint_id = old.endpoint_id and x.ordering_key = old.ordering_key
-            and x.status in ('pending', 'failed')
-          for key share) then null else ${new Date(now)}::timestamptz end,
-      lease_owner = null, lease_expires_at = null, updated_at = ${new Date(now)},
-      ordering_pos = case when old.finished and old.ordering_key is not null then coalesce(
-        (select nextval('holdfast_delivery_order') from line), nextval('holdfast_delivery_order'))
-        else d.ordering_pos end
-    from old where d.id = old.id
-    returning d.*`;
-  return row ? toDelivery(row) : undefined;
+    select old.in_flight as replay_in_flight, old.lease_expires_at as replay_lease_expires_at, replayed.*
+    from old left join replayed on true`;
+  if (!row) return undefined;
+  if (row.replay_in_flight === true) {
+    const raw: unknown = row.replay_lease_expires_at;
+    const until = raw instanceof Date ? raw.getTime() : Date.parse(String(raw));
+    const seconds = Math.ceil((until - now) / 1000);
+    throw deliveryProblems.create('delivery_in_flight', {
+      detail: `An attempt of delivery ${id} is running; replay it once that attempt has ended.`,
+      retryAfter: Number.isFinite(seconds)
+        ? Math.max(1, Math.min(IN_FLIGHT_RETRY_S, seconds))
+        : IN_FLIGHT_RETRY_S,
+    });
+  }
+  return toDelivery(row);
 }
 
 /** What {@link sendTestEvent} sends. */

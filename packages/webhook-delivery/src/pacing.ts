@@ -75,6 +75,8 @@ export function bucketTokens(
 /** One endpoint as a lease round sees it: its shared pacing row and its due deliveries. */
 export interface EndpointPacing {
   id: string;
+  /** The account it belongs to (absent: one account for every endpoint without one). */
+  account?: string;
   /** The adaptive limit; null: the ceiling. */
   limit: number | null;
   /** Places in flight across every worker (this worker's answered attempts already deducted). */
@@ -95,12 +97,32 @@ export interface RoundRequest {
   share: number;
   paused: readonly string[];
   running: ReadonlyMap<string, number>;
+  /**
+   * The most unanswered attempts one account may have in this worker while another account's
+   * endpoints wait in the round (absent: no account share). Beyond it, an account's deliveries
+   * come only after every other account's within its share: the share binds only when another
+   * account has work (work-conserving).
+   */
+  accountShare?: number | undefined;
+  /** Unanswered attempts per account in this worker, counted against `accountShare`. */
+  accounts?: ReadonlyMap<string, number> | undefined;
+}
+
+/** The account key of an endpoint in a round (endpoints without one form one account). */
+const accountOf = (e: EndpointPacing): string => e.account ?? '';
+
+/** Whether the endpoint's account already runs its share in this worker. */
+function atShare(e: EndpointPacing, request: RoundRequest): boolean {
+  return (
+    request.accountShare !== undefined && (request.accounts?.get(accountOf(e)) ?? 0) >= request.accountShare
+  );
 }
 
 /**
- * The endpoints a lease round may serve, in the given order: due work, not paused (by their row
+ * The endpoints a lease round may serve: due work, not paused (by their row
  * or this worker), fewer than `share` attempts running in this worker, a token in their
- * `maxPerSecond` bucket (if they have one), room under their limit.
+ * `maxPerSecond` bucket (if they have one), room under their limit; those of accounts under
+ * their `accountShare` first, then the others, each in the given order.
  *
  * @example
  * ```ts
@@ -111,7 +133,7 @@ export function roundCandidates(
   endpoints: readonly EndpointPacing[],
   request: RoundRequest,
 ): EndpointPacing[] {
-  return endpoints.filter(
+  const candidates = endpoints.filter(
     (e) =>
       e.due > 0 &&
       (request.running.get(e.id) ?? 0) < request.share &&
@@ -120,6 +142,8 @@ export function roundCandidates(
       (e.maxPerSecond === null || bucketTokens(e.maxPerSecond, e.tokens, e.tokensAt, request.at) >= 1) &&
       room(e, request.perEndpoint) > 0,
   );
+  // Accounts under their share first, each group in the given order (the statement's is random).
+  return [...candidates].sort((a, b) => Number(atShare(a, request)) - Number(atShare(b, request)));
 }
 
 /** Places left under the endpoint's adaptive limit. */
@@ -130,7 +154,7 @@ function room(e: EndpointPacing, ceiling: number): number {
 /**
  * What each of a round's `candidates` (at most `limit` of them) would take before the round is
  * cut at `limit`: its room, its share room, its tokens, its due deliveries and an equal part of
- * `limit`.
+ * `limit` (an equal part per account with candidates, split equally among its endpoints).
  *
  * @example
  * ```ts
@@ -142,9 +166,14 @@ export function roundParts(
   request: RoundRequest,
 ): Map<string, number> {
   const { at, perEndpoint } = request;
-  const each = Math.max(1, Math.ceil(request.limit / Math.max(1, candidates.length)));
+  // An equal part of the round per account, then of the account's part per endpoint: an account
+  // with many endpoints gets no more of a round than one with a single endpoint.
+  const endpointsOf = new Map<string, number>();
+  for (const e of candidates) endpointsOf.set(accountOf(e), (endpointsOf.get(accountOf(e)) ?? 0) + 1);
+  const perAccount = Math.ceil(request.limit / Math.max(1, endpointsOf.size));
   const parts = new Map<string, number>();
   for (const e of candidates) {
+    const each = Math.max(1, Math.ceil(perAccount / (endpointsOf.get(accountOf(e)) ?? 1)));
     const tokens =
       e.maxPerSecond === null ? each : Math.floor(bucketTokens(e.maxPerSecond, e.tokens, e.tokensAt, at));
     const shareRoom = request.share - (request.running.get(e.id) ?? 0);
@@ -158,7 +187,8 @@ export function roundParts(
  * (`sql/lease-deliveries.ts`) makes on the pacing rows it locks, leases taken over from a dead
  * worker aside. Of the {@link roundCandidates} in the given order (the statement's is random),
  * the first `limit` are served, each its {@link roundParts} part, until `limit` deliveries are
- * taken (where the statement cuts is arbitrary; here, in order).
+ * taken: first what each account may take within its `accountShare`, then the rest (where the
+ * statement cuts within each of the two is arbitrary; here, in order).
  *
  * @example
  * ```ts
@@ -170,12 +200,27 @@ export function roundParts(
  */
 export function pickRound(endpoints: readonly EndpointPacing[], request: RoundRequest): Map<string, number> {
   const candidates = roundCandidates(endpoints, request).slice(0, request.limit);
+  const parts = roundParts(candidates, request);
+  const accountOfId = new Map(candidates.map((e) => [e.id, accountOf(e)]));
+  const taken = new Map<string, number>();
   const picked = new Map<string, number>();
   let left = request.limit;
-  for (const [id, part] of roundParts(candidates, request)) {
-    const n = Math.min(part, left);
-    if (n > 0) picked.set(id, n);
-    left -= n;
+  // First what each account may take within its share, then (work-conserving) the rest of the
+  // parts, in the slots no account under its share wanted.
+  const shareLeft = (account: string) =>
+    request.accountShare === undefined
+      ? Number.POSITIVE_INFINITY
+      : request.accountShare - (request.accounts?.get(account) ?? 0) - (taken.get(account) ?? 0);
+  for (const within of [true, false]) {
+    for (const [id, part] of parts) {
+      const account = accountOfId.get(id) ?? '';
+      const room = part - (picked.get(id) ?? 0);
+      const n = Math.min(room, left, within ? Math.max(0, shareLeft(account)) : room);
+      if (n <= 0) continue;
+      picked.set(id, (picked.get(id) ?? 0) + n);
+      taken.set(account, (taken.get(account) ?? 0) + n);
+      left -= n;
+    }
   }
   return picked;
 }

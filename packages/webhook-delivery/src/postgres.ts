@@ -23,6 +23,7 @@ export {
   type EndpointInput,
   endpointConcurrency,
   getEndpoint,
+  INITIAL_CONCURRENCY,
   ROTATION_OVERLAP_MS,
   rotateSecret,
   updateEndpoint,
@@ -41,7 +42,7 @@ export {
 } from './outbox';
 export { type EventWrites, eventWrites } from './outbox-writes';
 export { purgeDeliveryHistory } from './purge';
-export { type RecoverInput, recoverDeliveries } from './recover';
+export { RECOVER_MAX, type RecoverInput, recoverDeliveries } from './recover';
 export {
   type Delivery,
   type DeliveryAttempt,
@@ -62,6 +63,7 @@ export { type EndpointStats, endpointStats, type StatsBucket, type StatsWindow }
 export {
   type AttemptInfo,
   createDeliveryWorker,
+  DEFAULT_ACCOUNT_SHARE,
   type DeliveryWorker,
   type DeliveryWorkerOptions,
   type Notifier,

@@ -1,8 +1,12 @@
 import { defineProblems, type ProblemCatalogue } from '@holdfast/problem-details';
 
-/** The problem type of a webhook destination refused by the SSRF rules. */
+/**
+ * The package's problem types: a webhook destination refused by the SSRF rules, and a replay of a
+ * delivery whose attempt is still running (nothing is sent twice at once).
+ */
 export const deliveryDefinitions = {
   destination_url_forbidden: { status: 422, title: 'Destination URL forbidden' },
+  delivery_in_flight: { status: 409, title: 'Delivery attempt in flight' },
 } as const;
 
 /**

@@ -18,12 +18,22 @@ export interface RecoverInput {
    * data it may read, so deliveries of types the endpoint no longer carries stay where they are.
    */
   readonly eventTypes?: readonly string[] | undefined;
+  /**
+   * Re-queue at most this many, the oldest first: one call never sends a destination an
+   * unbounded burst (call again for the rest). @defaultValue 1000
+   */
+  readonly max?: number | undefined;
 }
+
+/** The most deliveries one {@link recoverDeliveries} call re-queues unless told otherwise. */
+export const RECOVER_MAX = 1000;
 
 /**
  * Bulk recovery: every `dead` or `failed` delivery of one endpoint created in the range goes
  * back to `pending`, due now, with a fresh retry schedule (as a replay does, one by one), and
- * keeps its Webhook-Id, so receivers deduplicate what they already had. Resolves with how many
+ * keeps its Webhook-Id, so receivers deduplicate what they already had. At most `max` (1,000 by
+ * default), the oldest first. A delivery whose attempt is running (leased) is skipped, not
+ * counted: it is never sent twice at once. Resolves with how many
  * were re-queued, or `undefined` when the account has no such endpoint. An endpoint that is
  * disabled keeps them until it is enabled again: the worker sends nothing to a disabled one.
  *
@@ -35,6 +45,8 @@ export interface RecoverInput {
  */
 export async function recoverDeliveries(sql: Sql, input: RecoverInput): Promise<number | undefined> {
   const now = (input.now ?? Date.now)();
+  const max = input.max ?? RECOVER_MAX;
+  if (!Number.isInteger(max) || max < 1) throw new RangeError('max must be an integer of at least 1');
   const until = input.until ?? now;
   const [endpoint] = await sql`
     select id from holdfast_webhook_endpoints
@@ -48,8 +60,13 @@ export async function recoverDeliveries(sql: Sql, input: RecoverInput): Promise<
       from holdfast_deliveries
       where account_id = ${input.account} and endpoint_id = ${input.endpointId}
         and status in ('dead', 'failed')
+        -- A delivery whose attempt is running (a retry, leased) is left to it: re-queuing it
+        -- would send it twice at once. An expired lease's delivery is taken over by the workers.
+        and lease_expires_at is null
         and (${input.eventTypes === undefined} or event_type = any(${pgArray(input.eventTypes ?? [])}::text[]))
         and created_at >= ${new Date(input.since)} and created_at < ${new Date(until)}
+      order by created_at, id
+      limit ${max}
       for update
     ),
     lines as (

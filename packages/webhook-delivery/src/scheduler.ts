@@ -40,6 +40,11 @@ export interface SchedulerOptions {
   schedule: readonly number[];
   now: () => number;
   random: () => number;
+  /**
+   * The most unanswered attempts one account may have in this worker while another account's
+   * deliveries wait (absent: no account rule). @defaultValue none
+   */
+  accountShare?: number | undefined;
 }
 
 /** What one lease round asks the lease statement for. */
@@ -56,6 +61,10 @@ export interface LeasePlan {
   running: ReadonlyMap<string, number>;
   /** Answered attempts whose outcome is not written yet: their places count as free. */
   settled: { id: string; attemptCount: number }[];
+  /** The most unanswered attempts one account may have while another account's deliveries wait. */
+  accountShare: number | undefined;
+  /** Unanswered attempts per account. */
+  accounts: ReadonlyMap<string, number>;
 }
 
 /** An attempt that starts: a leased delivery. */
@@ -63,6 +72,8 @@ export interface Start {
   id: string;
   endpointId: string;
   attemptCount: number;
+  /** The endpoint's account: its attempts count against the account rules. */
+  account?: string;
 }
 
 /** What an attempt came to, as the scheduler needs it. */
@@ -157,15 +168,18 @@ export class Scheduler {
       limit: free,
       perEndpoint: this.#options.perEndpoint,
       share: this.#slots.share,
-      paused: [...this.#paused.keys()],
+      // Slow receivers of an account already holding its share of slow places wait, as paused ones do.
+      paused: [...new Set([...this.#paused.keys(), ...this.#slots.slowHeld()])],
       running: this.#slots.running(),
       settled: this.#slots.settled(),
+      accountShare: this.#options.accountShare,
+      accounts: this.#slots.accounts(),
     };
   }
 
   /** These deliveries were leased: their attempts start now. */
   started(starts: readonly Start[]): void {
-    for (const s of starts) this.#slots.take(s.id, s.endpointId, s.attemptCount);
+    for (const s of starts) this.#slots.take(s.id, s.endpointId, s.attemptCount, s.account);
   }
 
   /** The attempt's answer is in: what it means, and its place freed unless it is overload news. */

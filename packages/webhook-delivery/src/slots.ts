@@ -18,9 +18,17 @@ export class Slots {
   readonly #now: () => number;
   readonly #attempts = new Map<
     string,
-    { endpointId: string; attemptCount: number; started: number; leasedAt: number; answered: boolean }
+    {
+      endpointId: string;
+      account: string | undefined;
+      attemptCount: number;
+      started: number;
+      leasedAt: number;
+      answered: boolean;
+    }
   >();
   readonly #running = new Map<string, number>();
+  readonly #accounts = new Map<string, number>();
 
   constructor({ concurrency, slowMs, now }: { concurrency: number; slowMs: number; now: () => number }) {
     this.concurrency = concurrency;
@@ -54,11 +62,38 @@ export class Slots {
     return out;
   }
 
-  /** A delivery was leased and its attempt starts. */
-  take(id: string, endpointId: string, attemptCount: number): void {
+  /** Unanswered attempts per account (of attempts taken with one). */
+  accounts(): ReadonlyMap<string, number> {
+    return this.#accounts;
+  }
+
+  /**
+   * Endpoints to hold back: of each account with at least `share` attempts unanswered after
+   * `slowMs`, the endpoints that have such an attempt. One account's slow receivers then hold
+   * at most about `share` places, and the rest stays for other accounts, while its endpoints
+   * that answer promptly keep being served.
+   */
+  slowHeld(): string[] {
     const at = this.#now();
-    this.#attempts.set(id, { endpointId, attemptCount, started: at, leasedAt: at, answered: false });
+    const slow = new Map<string, { n: number; endpoints: Set<string> }>();
+    for (const a of this.#attempts.values()) {
+      if (a.account === undefined || a.answered || at - a.started < this.#slowMs) continue;
+      const entry = slow.get(a.account) ?? { n: 0, endpoints: new Set<string>() };
+      entry.n += 1;
+      entry.endpoints.add(a.endpointId);
+      slow.set(a.account, entry);
+    }
+    const held: string[] = [];
+    for (const { n, endpoints } of slow.values()) if (n >= this.share) held.push(...endpoints);
+    return held;
+  }
+
+  /** A delivery was leased and its attempt starts (`account`: the endpoint's, for the account rules). */
+  take(id: string, endpointId: string, attemptCount: number, account?: string): void {
+    const at = this.#now();
+    this.#attempts.set(id, { endpointId, account, attemptCount, started: at, leasedAt: at, answered: false });
     this.#running.set(endpointId, (this.#running.get(endpointId) ?? 0) + 1);
+    if (account !== undefined) this.#accounts.set(account, (this.#accounts.get(account) ?? 0) + 1);
   }
 
   /** The attempt's answer is in (or it ended without one): it no longer counts against the endpoint. */
@@ -69,6 +104,11 @@ export class Slots {
     const left = (this.#running.get(a.endpointId) ?? 1) - 1;
     if (left > 0) this.#running.set(a.endpointId, left);
     else this.#running.delete(a.endpointId);
+    if (a.account !== undefined) {
+      const rest = (this.#accounts.get(a.account) ?? 1) - 1;
+      if (rest > 0) this.#accounts.set(a.account, rest);
+      else this.#accounts.delete(a.account);
+    }
   }
 
   /** Its outcome is written (or its lease given back): the slot is free. */

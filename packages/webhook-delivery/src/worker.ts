@@ -29,6 +29,17 @@ export interface DeliveryWorkerOptions {
    * @defaultValue 32
    */
   concurrency?: number;
+  /**
+   * The share of this worker's `concurrency` one account's endpoints together may hold while
+   * another account's deliveries wait, as a fraction: 0.25 lets one account run
+   * `max(1, floor(concurrency / 4))` unanswered attempts (32 of 128) while others have work. The
+   * share binds only then: an account alone may use every slot (work-conserving), but its
+   * deliveries beyond the share come after every other account's within theirs. And an account
+   * whose receivers leave three quarters of `concurrency` unanswered past 250 ms gets no more
+   * attempts to those receivers until some end, so a tenant's hanging endpoints never take the
+   * slots another tenant's next delivery needs. From above 0 to 1. @defaultValue 0.25
+   */
+  accountShare?: number;
   /** How long a lease lives without renewal; running attempts renew theirs. @defaultValue timeout + 30 s */
   leaseMs?: number;
   /**
@@ -62,6 +73,9 @@ export interface DeliveryWorkerOptions {
   /** Called after every attempt once its outcome is written (metrics); must not throw. */
   onAttempt?: (info: AttemptInfo) => void;
 }
+
+/** The share of a worker's slots one account holds while others wait, unless `accountShare` says otherwise. */
+export const DEFAULT_ACCOUNT_SHARE = 0.25;
 
 /** A delivery worker: any number may run, in any number of processes. */
 export interface DeliveryWorker {
@@ -98,6 +112,10 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
   }
   const { sql } = options;
   const perEndpoint = options.perEndpointConcurrency ?? 4;
+  const concurrency = options.concurrency ?? 32;
+  const accountShare = options.accountShare ?? DEFAULT_ACCOUNT_SHARE;
+  if (!(accountShare > 0 && accountShare <= 1))
+    throw new RangeError('accountShare must be above 0 and at most 1');
   const now = options.now ?? Date.now;
   const random = options.random ?? Math.random;
   const onError = options.onError ?? ((error: unknown) => console.error('webhook delivery worker:', error));
@@ -115,7 +133,8 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
   });
   let stopped = false;
   const scheduler = new Scheduler({
-    concurrency: options.concurrency ?? 32,
+    concurrency,
+    accountShare: Math.max(1, Math.floor(concurrency * accountShare)),
     perEndpoint,
     timeoutMs,
     pollMs: options.pollMs ?? 250,

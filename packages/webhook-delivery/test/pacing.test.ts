@@ -78,7 +78,7 @@ describe('adaptive concurrency', () => {
     const { endpoint } = await createEndpoint(
       db.sql,
       { account: ACCOUNT, url: hook.url },
-      { ...options, concurrencyMax: MAX },
+      { ...options, concurrencyMax: MAX, concurrencyInitial: MAX },
     );
     expect(endpoint.concurrency).toEqual({ current: MAX, max: MAX });
     await enqueue(db, EVENTS, 'aimd');

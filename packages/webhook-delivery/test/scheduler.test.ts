@@ -1,6 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { bucketTokens, type EndpointPacing, nextLimit, pickRound, roundCandidates } from '../src/pacing';
+import {
+  bucketTokens,
+  type EndpointPacing,
+  nextLimit,
+  pickRound,
+  roundCandidates,
+  roundParts,
+} from '../src/pacing';
 import { Scheduler, type Scheduler as SchedulerType } from '../src/scheduler';
 
 // The scheduler on a fake clock, without PostgreSQL or HTTP: a model of W workers (each its own
@@ -23,6 +30,10 @@ interface EndpointModel {
   replies: readonly Reply[];
   maxPerSecond: number | null;
   backlog: number;
+  /** The endpoint's account (absent: no account rules apply to it). */
+  account?: number;
+  /** Delivery i falls due at i times this (absent: all at 0). */
+  dueEvery?: number;
 }
 
 interface Config {
@@ -30,6 +41,8 @@ interface Config {
   concurrency: number;
   ceiling: number;
   seed: number;
+  /** The scheduler's account share (absent: none). */
+  accountShare?: number;
 }
 
 interface Start {
@@ -122,6 +135,7 @@ function simulate(endpoints: readonly EndpointModel[], config: Config) {
       schedule: SCHEDULE,
       now: () => clock,
       random: () => 0.5,
+      accountShare: config.accountShare,
     }),
     nextRoundAt: 0,
   }));
@@ -136,7 +150,7 @@ function simulate(endpoints: readonly EndpointModel[], config: Config) {
     Array.from({ length: model.backlog }, (_, i) => ({
       id: `dlv_${e}_${i}`,
       e,
-      dueAt: 0,
+      dueAt: i * (model.dueEvery ?? 0),
       attemptCount: 0,
       state: 'due' as const,
     })),
@@ -159,7 +173,11 @@ function simulate(endpoints: readonly EndpointModel[], config: Config) {
     waiting: number;
     /** Endpoints served by the round whose bucket was empty. */
     emptyBuckets: number;
+    /** Per account: unanswered attempts before the round, taken by it, and its parts within its share. */
+    accounts: Map<string, { before: number; taken: number; within: number }>;
   }[] = [];
+  /** Each delivery's first start. */
+  const firstStart = new Map<string, number>();
   let ids = 0;
 
   const answer = (a: Attempt) => {
@@ -225,6 +243,7 @@ function simulate(endpoints: readonly EndpointModel[], config: Config) {
       for (const a of attempts.values()) if (a.worker === w && a.e === e && a.settled) mine += 1;
       return {
         id: `we_${e}`,
+        ...(model.account === undefined ? {} : { account: `acct_${model.account}` }),
         limit: row.limit,
         inFlight: row.charged - mine,
         pausedUntil: row.pausedUntil,
@@ -236,14 +255,34 @@ function simulate(endpoints: readonly EndpointModel[], config: Config) {
     });
     // The statement's random order.
     const order = view.map((v) => ({ v, key: random() })).sort((a, b) => a.key - b.key);
+    const request = { ...plan, accounts: new Map(plan.accounts), running: new Map(plan.running) };
     const picked = pickRound(
       order.map((o) => o.v),
-      plan,
+      request,
     );
     const candidates = roundCandidates(
       order.map((o) => o.v),
-      plan,
+      request,
     );
+    const parts = roundParts(candidates.slice(0, plan.limit), request);
+    const accounts = new Map<string, { before: number; taken: number; within: number }>();
+    for (const v of candidates.slice(0, plan.limit)) {
+      if (v.account === undefined) continue;
+      const entry = accounts.get(v.account) ?? {
+        before: request.accounts.get(v.account) ?? 0,
+        taken: 0,
+        within: 0,
+      };
+      entry.taken += picked.get(v.id) ?? 0;
+      entry.within += parts.get(v.id) ?? 0;
+      accounts.set(v.account, entry);
+    }
+    for (const entry of accounts.values()) {
+      entry.within = Math.min(
+        entry.within,
+        Math.max(0, (plan.accountShare ?? Number.POSITIVE_INFINITY) - entry.before),
+      );
+    }
     const hasToken = (v: EndpointPacing) =>
       v.maxPerSecond === null || bucketTokens(v.maxPerSecond, v.tokens, v.tokensAt, clock) >= 1;
     rounds.push({
@@ -252,6 +291,7 @@ function simulate(endpoints: readonly EndpointModel[], config: Config) {
       picked,
       waiting: candidates.filter((v) => hasToken(v) && !picked.has(v.id)).length,
       emptyBuckets: candidates.slice(0, plan.limit).filter((v) => !hasToken(v)).length,
+      accounts,
     });
     const started: { id: string; endpointId: string; attemptCount: number }[] = [];
     for (const [endpointId, n] of picked) {
@@ -283,8 +323,14 @@ function simulate(endpoints: readonly EndpointModel[], config: Config) {
           next: null,
           nextAt: null,
         });
-        started.push({ id, endpointId, attemptCount: d.attemptCount });
+        started.push({
+          id,
+          endpointId,
+          attemptCount: d.attemptCount,
+          ...(model.account === undefined ? {} : { account: `acct_${model.account}` }),
+        });
         starts.push({ at: clock, worker: w, e });
+        if (!firstStart.has(d.id)) firstStart.set(d.id, clock);
       }
       row.charged += due.length;
       // The endpoint's limit holds at the receiver right after the lease, across every worker.
@@ -338,7 +384,8 @@ function simulate(endpoints: readonly EndpointModel[], config: Config) {
 
   // Long enough to serve every endpoint alone, one delivery at a time, through every retry and pause.
   const horizon = endpoints.reduce(
-    (sum, m) => sum + m.backlog * (SCHEDULE.length + 1) * (m.latency + MAX_RETRY_AFTER + 200),
+    (sum, m) =>
+      sum + m.backlog * ((SCHEDULE.length + 1) * (m.latency + MAX_RETRY_AFTER + 200) + (m.dueEvery ?? 0)),
     1_000,
   );
   while (deliveries.some((d) => d.state === 'due' || d.state === 'leased')) {
@@ -363,7 +410,7 @@ function simulate(endpoints: readonly EndpointModel[], config: Config) {
     for (const worker of workers) next = Math.min(next, worker.nextRoundAt);
     clock = Math.max(clock + 1, next === Number.POSITIVE_INFINITY ? clock + 1 : next);
   }
-  return { starts, pauses, violations, rounds, deliveries, mostYoung, mostYoungOthers };
+  return { starts, pauses, violations, rounds, deliveries, mostYoung, mostYoungOthers, firstStart };
 }
 
 /** A scheduler alone, for its share. */
@@ -536,6 +583,105 @@ describe('the scheduler, in a model of workers and endpoints on a fake clock', (
         },
       ),
       { numRuns: 40 },
+    );
+  });
+});
+
+describe('fairness across accounts, in the model on the fake clock', () => {
+  const accountsArb = fc.tuple(
+    fc.array(
+      endpointArb.chain((model) =>
+        fc
+          .record({ account: fc.integer({ min: 0, max: 2 }), dueEvery: fc.integer({ min: 0, max: 60 }) })
+          .map((extra) => ({ ...model, ...extra })),
+      ),
+      { minLength: 2, maxLength: 6 },
+    ),
+    configArb,
+    fc.integer({ min: 1, max: 8 }),
+  );
+
+  it('one account cannot take more than its share while another waits: beyond it only once every other had its share', () => {
+    fc.assert(
+      fc.property(accountsArb, ([endpoints, config, accountShare]) => {
+        const { rounds, violations, deliveries } = simulate(endpoints, { ...config, accountShare });
+        expect(violations).toEqual([]);
+        expect(deliveries.filter((d) => d.state !== 'succeeded' && d.state !== 'dead')).toEqual([]);
+        for (const r of rounds) {
+          const total = [...r.accounts.values()].reduce((sum, a) => sum + a.within, 0);
+          for (const [account, a] of r.accounts) {
+            // Slots this round gave the account beyond its share.
+            const beyond =
+              Math.max(0, a.before + a.taken - accountShare) - Math.max(0, a.before - accountShare);
+            if (beyond === 0) continue;
+            for (const [other, b] of r.accounts) {
+              if (other === account) continue;
+              // Every other account of the round got all it could take within its share.
+              expect(b.taken).toBeGreaterThanOrEqual(b.within);
+            }
+            expect(total).toBeLessThanOrEqual(r.limit);
+          }
+        }
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it("one account's hanging receivers never make another account's deliveries wait for their timeout", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 4, max: 12 }),
+        fc.integer({ min: 1, max: 4 }),
+        fc.integer({ min: 10, max: 80 }),
+        fc.integer({ min: 0, max: 2 ** 31 }),
+        (concurrency, hanging, dueEvery, seed) => {
+          // Account 0: endpoints whose receivers answer only after 5 s, each with a deep backlog.
+          const stuck = Array.from(
+            { length: hanging },
+            (): EndpointModel => ({
+              latency: 5_000,
+              replies: [{ status: undefined }],
+              maxPerSecond: null,
+              backlog: 2 * concurrency,
+              account: 0,
+            }),
+          );
+          // Account 1: one fast endpoint whose deliveries fall due one by one.
+          const steady: EndpointModel = {
+            latency: 5,
+            replies: [{ status: 204 }],
+            maxPerSecond: null,
+            backlog: 40,
+            account: 1,
+            dueEvery,
+          };
+          const config = { workers: 1, concurrency, ceiling: 2 * concurrency, seed };
+          const waits = (run: ReturnType<typeof simulate>) =>
+            run.deliveries
+              .filter((d) => d.e === hanging)
+              .map((d) => (run.firstStart.get(d.id) ?? Number.POSITIVE_INFINITY) - d.dueAt);
+          const fair = simulate([...stuck, steady], {
+            ...config,
+            accountShare: Math.max(1, Math.floor(concurrency / 4)),
+          });
+          expect(fair.violations).toEqual([]);
+          // Each of account 1's deliveries starts within the slow threshold (and a poll) of falling due.
+          expect(Math.max(...waits(fair))).toBeLessThanOrEqual(SLOW_MS + 150);
+          // Without accounts, the hanging receivers take every slot once they all answer late:
+          // some delivery of the other endpoint waits for a timeout.
+          const blind = simulate(
+            [...stuck, steady].map(({ account: _, ...model }) => model),
+            config,
+          );
+          if (
+            hanging * Math.min(2 * concurrency, concurrency - Math.floor(concurrency / 4)) >=
+            2 * concurrency
+          ) {
+            expect(Math.max(...waits(blind))).toBeGreaterThan(SLOW_MS + 150);
+          }
+        },
+      ),
+      { numRuns: 30 },
     );
   });
 });

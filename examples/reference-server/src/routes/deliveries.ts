@@ -92,12 +92,17 @@ const listAttempts = createRoute({
   },
 });
 
+const replayProblems = problemResponses([400, 401, 403, 404, 409, 413, 415], {
+  403: 'forbidden (WWW-Authenticate error="insufficient_scope"): the key lacks webhooks:write, or the read scope of an event type the delivery\'s endpoint carries.',
+  409: 'delivery_in_flight: an attempt of this delivery is running; nothing is queued. Retry-After says when to replay it (the attempt has ended by then).',
+});
+
 const replayDelivery = createRoute({
   method: 'post',
   path: '/deliveries/{id}/replay',
   tags,
   summary: 'Replay a delivery',
-  description: `Re-queues the same delivery for an attempt now with a fresh retry schedule: same Webhook-Id, signed afresh. Answers 202 with the delivery; its URL is the status to poll. ${visibility} Scopes follow the data: replaying also needs the read scope of every event type its endpoint carries (an absent or empty \`eventTypes\`, or \`*\`, carries every type), else 403.`,
+  description: `Re-queues the same delivery for an attempt now with a fresh retry schedule: same Webhook-Id, signed afresh. Answers 202 with the delivery; its URL is the status to poll. A delivery whose attempt is running is not replayed (nothing is sent twice at once): 409 \`delivery_in_flight\` with \`Retry-After\`, the seconds until that attempt has ended at the latest; replay it then. ${visibility} Scopes follow the data: replaying also needs the read scope of every event type its endpoint carries (an absent or empty \`eventTypes\`, or \`*\`, carries every type), else 403.`,
   request: { params, body: noFieldsBody },
   responses: {
     202: {
@@ -105,9 +110,18 @@ const replayDelivery = createRoute({
       headers: z.object({ Location: z.string() }),
       content: json(DeliverySchema),
     },
-    ...problemResponses([400, 401, 403, 404, 413, 415], {
-      403: 'forbidden (WWW-Authenticate error="insufficient_scope"): the key lacks webhooks:write, or the read scope of an event type the delivery\'s endpoint carries.',
-    }),
+    ...replayProblems,
+    409: {
+      ...replayProblems[409],
+      headers: z.object({
+        'Retry-After': z
+          .number()
+          .int()
+          .min(1)
+          .max(10)
+          .meta({ description: 'Seconds until the running attempt has ended at the latest.' }),
+      }),
+    },
   },
 });
 

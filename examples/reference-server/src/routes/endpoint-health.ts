@@ -5,6 +5,7 @@ import { json, timestamp } from '../api/fields';
 import { problemResponses } from '../api/problem-responses';
 import { idParam } from '../api/webhook-schemas';
 import type { App, Deps } from '../context';
+import { takeEndpointQuota } from '../endpoint-quota';
 import { readableEventTypes } from '../event-types';
 import { authorizeEndpointAction } from './endpoint-scope';
 
@@ -56,7 +57,7 @@ const recoverEndpoint = createRoute({
   tags,
   summary: 'Recover failed and dead deliveries',
   description:
-    'Re-queues every `dead` or `failed` delivery of this endpoint created in [since, until): due now, fresh retry schedule, same Webhook-Id. A disabled endpoint gets them once it is enabled again. Location is the endpoint; follow the deliveries with `GET /v1/deliveries?endpoint={id}`. Scopes follow the data: this needs the read scope of every event type the endpoint carries (`order.*` `orders:read`, `payment.*` `payments:read`, `subscription.*` `subscriptions:read`; an absent or empty `eventTypes`, or `*`, carries every type), else 403; only deliveries of events the key may read are re-queued and counted.',
+    'Re-queues every `dead` or `failed` delivery of this endpoint created in [since, until): due now, fresh retry schedule, same Webhook-Id. A disabled endpoint gets them once it is enabled again. Location is the endpoint; follow the deliveries with `GET /v1/deliveries?endpoint={id}`. Scopes follow the data: this needs the read scope of every event type the endpoint carries (`order.*` `orders:read`, `payment.*` `payments:read`, `subscription.*` `subscriptions:read`; an absent or empty `eventTypes`, or `*`, carries every type), else 403; only deliveries of events the key may read are re-queued and counted. A delivery whose attempt is running is left to it (not re-queued, not counted). One call re-queues at most `HOLDFAST_RECOVER_MAX` deliveries (default 1000), the oldest first: call again for the rest. At most `HOLDFAST_RECOVER_QUOTA` recoveries per endpoint and window (default 5 an hour); the next is 429 rate_limited with Retry-After, and nothing is re-queued.',
   request: { params, body: { required: true, content: json(RecoverSchema) } },
   responses: {
     202: {
@@ -66,6 +67,7 @@ const recoverEndpoint = createRoute({
     },
     ...problemResponses([400, 401, 403, 404, 413, 415], {
       403: 'forbidden (WWW-Authenticate error="insufficient_scope"): the key lacks webhooks:write, or the read scope of an event type the endpoint carries; nothing is re-queued.',
+      429: "rate_limited: the API key's rate limit, or this endpoint's recoveries for the window (HOLDFAST_RECOVER_QUOTA, default 5 an hour) are spent; Retry-After says when to call again. Nothing is re-queued.",
     }),
   },
 });
@@ -127,23 +129,26 @@ export function endpointHealthRoutes(app: App, deps: Deps): void {
         ],
       });
     }
-    const recovered = await sql.begin(async (tx) =>
-      (await authorizeEndpointAction(tx, principal, {
+    const { recover: quota, recoverMax } = deps.config.endpointQuotas;
+    const recovered = await sql.begin(async (tx) => {
+      const found = await authorizeEndpointAction(tx, principal, {
         id,
         lock: 'share',
         action: 'Recovering the deliveries of this endpoint',
-      }))
-        ? recoverDeliveries(tx, {
-            account,
-            endpointId: id,
-            since: from,
-            until: to,
-            now: () => now,
-            // Deliveries of types the endpoint no longer carries stay put unless the key reads them.
-            eventTypes: readableEventTypes(principal),
-          })
-        : undefined,
-    );
+      });
+      if (!found) return undefined;
+      await takeEndpointQuota(tx, { endpointId: id, action: 'recover', quota, now });
+      return recoverDeliveries(tx, {
+        account,
+        endpointId: id,
+        since: from,
+        until: to,
+        now: () => now,
+        // Deliveries of types the endpoint no longer carries stay put unless the key reads them.
+        eventTypes: readableEventTypes(principal),
+        max: recoverMax,
+      });
+    });
     if (recovered === undefined) throw missing(id);
     c.header('Location', `/v1/webhook-endpoints/${id}`);
     return c.json({ recovered }, 202);

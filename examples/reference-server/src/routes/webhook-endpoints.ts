@@ -27,6 +27,7 @@ import {
   WebhookEndpointWithSecretSchema,
 } from '../api/webhook-schemas';
 import type { App, Deps } from '../context';
+import { takeEndpointQuota } from '../endpoint-quota';
 import { exampleObject } from '../event-examples';
 import { carriedEventTypes, requireReadable } from '../event-types';
 import { problem } from '../problems';
@@ -149,7 +150,7 @@ const sendTest = createRoute({
   path: '/webhook-endpoints/{id}/test',
   tags,
   summary: 'Send a test event',
-  description: `Enqueues one event of \`eventType\` whose \`data.object\` is the documented example of that type (the example of its payload under \`webhooks\`), marked \`"test": true\` at the top level, with \`sequence\` 0 (no resource's sequence moves). It is delivered to this endpoint only (never fanned out to others; the endpoint's \`filter\` does not apply: you chose the endpoint), signed, retried and logged like any other delivery. Answers 202 with the delivery; follow it at Location (\`GET /v1/deliveries/{id}\` and its \`/attempts\`). ${scopesFollowData} A type the endpoint does not carry is 422 unprocessable; a disabled endpoint is 409 invalid_state_transition (enable it first: nothing is queued). Idempotency-Key is not taken here (as on the other webhook-endpoint actions): a repeat sends another test event.`,
+  description: `Enqueues one event of \`eventType\` whose \`data.object\` is the documented example of that type (the example of its payload under \`webhooks\`), marked \`"test": true\` at the top level, with \`sequence\` 0 (no resource's sequence moves). It is delivered to this endpoint only (never fanned out to others; the endpoint's \`filter\` does not apply: you chose the endpoint), signed, retried and logged like any other delivery. Answers 202 with the delivery; follow it at Location (\`GET /v1/deliveries/{id}\` and its \`/attempts\`). ${scopesFollowData} A type the endpoint does not carry is 422 unprocessable; a disabled endpoint is 409 invalid_state_transition (enable it first: nothing is queued). Idempotency-Key is not taken here (as on the other webhook-endpoint actions): a repeat sends another test event. At most \`HOLDFAST_TEST_EVENT_QUOTA\` test events per endpoint and window (default 10 a minute); the next is 429 rate_limited with Retry-After, and nothing is queued.`,
   request: { params, body: { required: true, content: json(TestEventSchema) } },
   responses: {
     202: {
@@ -161,6 +162,7 @@ const sendTest = createRoute({
       403: scopeRefusal('the endpoint carries; nothing is sent'),
       409: 'invalid_state_transition: the endpoint is disabled; enable it (PATCH status active) and send again. Nothing is queued.',
       422: 'unprocessable: the endpoint does not carry this event type (see its eventTypes); nothing is queued.',
+      429: "rate_limited: the API key's rate limit, or this endpoint's test events for the window (HOLDFAST_TEST_EVENT_QUOTA, default 10 a minute) are spent; Retry-After says when to send again. Nothing is queued.",
     }),
   },
 });
@@ -360,6 +362,12 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
           detail: 'The endpoint is disabled: enable it (PATCH status active) before sending it a test event.',
         });
       }
+      await takeEndpointQuota(tx, {
+        endpointId: id,
+        action: 'test',
+        quota: config.endpointQuotas.testEvents,
+        now: deps.now(),
+      });
       return sendTestEvent(tx, {
         account,
         endpointId: id,

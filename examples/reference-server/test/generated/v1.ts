@@ -350,7 +350,7 @@ export interface paths {
         put?: never;
         /**
          * Send a test event
-         * @description Enqueues one event of `eventType` whose `data.object` is the documented example of that type (the example of its payload under `webhooks`), marked `"test": true` at the top level, with `sequence` 0 (no resource's sequence moves). It is delivered to this endpoint only (never fanned out to others; the endpoint's `filter` does not apply: you chose the endpoint), signed, retried and logged like any other delivery. Answers 202 with the delivery; follow it at Location (`GET /v1/deliveries/{id}` and its `/attempts`). Scopes follow the data: this needs the read scope of every event type the endpoint carries (`order.*` `orders:read`, `payment.*` `payments:read`, `subscription.*` `subscriptions:read`); an absent or empty `eventTypes`, or `*`, carries every type. A type the endpoint does not carry is 422 unprocessable; a disabled endpoint is 409 invalid_state_transition (enable it first: nothing is queued). Idempotency-Key is not taken here (as on the other webhook-endpoint actions): a repeat sends another test event.
+         * @description Enqueues one event of `eventType` whose `data.object` is the documented example of that type (the example of its payload under `webhooks`), marked `"test": true` at the top level, with `sequence` 0 (no resource's sequence moves). It is delivered to this endpoint only (never fanned out to others; the endpoint's `filter` does not apply: you chose the endpoint), signed, retried and logged like any other delivery. Answers 202 with the delivery; follow it at Location (`GET /v1/deliveries/{id}` and its `/attempts`). Scopes follow the data: this needs the read scope of every event type the endpoint carries (`order.*` `orders:read`, `payment.*` `payments:read`, `subscription.*` `subscriptions:read`); an absent or empty `eventTypes`, or `*`, carries every type. A type the endpoint does not carry is 422 unprocessable; a disabled endpoint is 409 invalid_state_transition (enable it first: nothing is queued). Idempotency-Key is not taken here (as on the other webhook-endpoint actions): a repeat sends another test event. At most `HOLDFAST_TEST_EVENT_QUOTA` test events per endpoint and window (default 10 a minute); the next is 429 rate_limited with Retry-After, and nothing is queued.
          */
         post: operations["postV1WebhookEndpointsByIdTest"];
         delete?: never;
@@ -370,7 +370,7 @@ export interface paths {
         put?: never;
         /**
          * Recover failed and dead deliveries
-         * @description Re-queues every `dead` or `failed` delivery of this endpoint created in [since, until): due now, fresh retry schedule, same Webhook-Id. A disabled endpoint gets them once it is enabled again. Location is the endpoint; follow the deliveries with `GET /v1/deliveries?endpoint={id}`. Scopes follow the data: this needs the read scope of every event type the endpoint carries (`order.*` `orders:read`, `payment.*` `payments:read`, `subscription.*` `subscriptions:read`; an absent or empty `eventTypes`, or `*`, carries every type), else 403; only deliveries of events the key may read are re-queued and counted.
+         * @description Re-queues every `dead` or `failed` delivery of this endpoint created in [since, until): due now, fresh retry schedule, same Webhook-Id. A disabled endpoint gets them once it is enabled again. Location is the endpoint; follow the deliveries with `GET /v1/deliveries?endpoint={id}`. Scopes follow the data: this needs the read scope of every event type the endpoint carries (`order.*` `orders:read`, `payment.*` `payments:read`, `subscription.*` `subscriptions:read`; an absent or empty `eventTypes`, or `*`, carries every type), else 403; only deliveries of events the key may read are re-queued and counted. A delivery whose attempt is running is left to it (not re-queued, not counted). One call re-queues at most `HOLDFAST_RECOVER_MAX` deliveries (default 1000), the oldest first: call again for the rest. At most `HOLDFAST_RECOVER_QUOTA` recoveries per endpoint and window (default 5 an hour); the next is 429 rate_limited with Retry-After, and nothing is re-queued.
          */
         post: operations["postV1WebhookEndpointsByIdRecover"];
         delete?: never;
@@ -510,7 +510,7 @@ export interface paths {
         put?: never;
         /**
          * Replay a delivery
-         * @description Re-queues the same delivery for an attempt now with a fresh retry schedule: same Webhook-Id, signed afresh. Answers 202 with the delivery; its URL is the status to poll. Only deliveries of events this key may read are shown (`order.*` needs `orders:read`, `payment.*` `payments:read`, `subscription.*` `subscriptions:read`, as for `/v1/events`); any other is absent from lists and counts, and 404 by id. Scopes follow the data: replaying also needs the read scope of every event type its endpoint carries (an absent or empty `eventTypes`, or `*`, carries every type), else 403.
+         * @description Re-queues the same delivery for an attempt now with a fresh retry schedule: same Webhook-Id, signed afresh. Answers 202 with the delivery; its URL is the status to poll. A delivery whose attempt is running is not replayed (nothing is sent twice at once): 409 `delivery_in_flight` with `Retry-After`, the seconds until that attempt has ended at the latest; replay it then. Only deliveries of events this key may read are shown (`order.*` needs `orders:read`, `payment.*` `payments:read`, `subscription.*` `subscriptions:read`, as for `/v1/events`); any other is absent from lists and counts, and 404 by id. Scopes follow the data: replaying also needs the read scope of every event type its endpoint carries (an absent or empty `eventTypes`, or `*`, carries every type), else 403.
          */
         post: operations["postV1DeliveriesByIdReplay"];
         delete?: never;
@@ -9405,7 +9405,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description rate_limited, with Retry-After and RateLimit headers. */
+            /** @description rate_limited: the API key's rate limit, or this endpoint's test events for the window (HOLDFAST_TEST_EVENT_QUOTA, default 10 a minute) are spent; Retry-After says when to send again. Nothing is queued. */
             429: {
                 headers: {
                     /**
@@ -9695,7 +9695,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description rate_limited, with Retry-After and RateLimit headers. */
+            /** @description rate_limited: the API key's rate limit, or this endpoint's recoveries for the window (HOLDFAST_RECOVER_QUOTA, default 5 an hour) are spent; Retry-After says when to call again. Nothing is re-queued. */
             429: {
                 headers: {
                     /**
@@ -11300,6 +11300,35 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"] & {
                         /** @enum {string} */
                         code?: "not_found";
+                    };
+                };
+            };
+            /** @description delivery_in_flight: an attempt of this delivery is running; nothing is queued. Retry-After says when to replay it (the attempt has ended by then). */
+            409: {
+                headers: {
+                    /** @description Seconds until the running attempt has ended at the latest. */
+                    "Retry-After": number;
+                    /**
+                     * @description Unique id of this request; also in problem bodies as requestId.
+                     * @example req_Hq0v2Wm1x8YqTf3Kc9L2sA
+                     */
+                    "Request-Id"?: string;
+                    /**
+                     * @description Remaining quota of this API key (IETF draft RateLimit header).
+                     * @example "default";r=199;t=1
+                     */
+                    RateLimit?: string;
+                    /**
+                     * @description The quota policy of this API key: q is the burst, w the seconds an empty bucket takes to refill.
+                     * @example "default";q=200;w=2
+                     */
+                    "RateLimit-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"] & {
+                        /** @enum {string} */
+                        code?: "delivery_in_flight";
                     };
                 };
             };

@@ -7,13 +7,18 @@
  *
  * 1. `settled`: this worker's answered attempts whose outcome is not written yet, counted only
  *    while their lease is still this worker's at the attempt count they were leased at.
- * 2. `candidates`: up to `p_limit` endpoints with due work, in random order, whose pacing row is
+ * 2. `candidates`: up to `p_limit` endpoints with due work, in random order (those of accounts
+ *    under their share of this worker's slots, `p_account_share`, first), whose pacing row is
  *    free (`skip locked`), not paused, with a `max_per_second` token if they have a rate, with
  *    room under their adaptive limit (in flight = charged
  *    minus released minus settled) or an expired lease to take over, and under this worker's
  *    share of its slots.
- * 3. `picked`: per endpoint, expired leases first (already counted in flight), then due unleased
- *    deliveries, oldest first, up to the room, the `max_per_second` tokens and an equal share.
+ * 3. `parted`: per endpoint, expired leases first (already counted in flight), then due unleased
+ *    deliveries, oldest first, up to the room, the `max_per_second` tokens and an equal part
+ *    (of an equal part per account). `picked` keeps `p_limit` of them: first those within their
+ *    account's share (`p_account_share` minus the account's unanswered attempts in this worker,
+ *    `p_account_ids`/`p_account_n`), then the rest, so an account goes beyond its share only in
+ *    slots no other account in the round could use (work-conserving).
  *    A delivery of an ordered endpoint (`ordering_key` set) is taken only when it heads its line:
  *    no unfinished delivery of its endpoint and key has a lower `ordering_pos`. The head is the
  *    only one of its line that is ever leased (a line's later places are taken after every place
@@ -24,10 +29,13 @@
  * 4. `paced`, `leased`: charge the pacing rows, lease the deliveries, return what the attempts need.
  */
 export const LEASE_FUNCTION = `
+drop function if exists holdfast_lease_deliveries(
+  text, integer, integer, timestamptz, timestamptz, text[], integer, text[], integer[], text[], integer[]);
 create or replace function holdfast_lease_deliveries(
   p_owner text, p_limit integer, p_max integer, p_at timestamptz, p_lease_until timestamptz,
   p_paused text[], p_share integer, p_running_ids text[], p_running_n integer[],
-  p_settled_ids text[], p_settled_counts integer[])
+  p_settled_ids text[], p_settled_counts integer[],
+  p_account_share integer, p_account_ids text[], p_account_n integer[])
 returns table (
   id text, account_id text, event_id text, endpoint_id text, event_type text, attempt_count integer,
   retry_base integer, url text, secret text, previous_secret text, previous_secret_expires_at timestamptz,
@@ -57,7 +65,9 @@ begin
     group by s.endpoint_id
   ),
   candidates as materialized (
-    select p.endpoint_id,
+    select p.endpoint_id, e.account_id,
+           -- How many more this account takes within its share of this worker's slots.
+           coalesce(p_account_share - coalesce(acct.n, 0), 2147483647) as account_room,
            (floor(least(coalesce(p.concurrency_limit, p_max), p_max))
              - (p.in_flight - coalesce(rel.released, 0) - coalesce(st.n, 0)))::int as room,
            p_share - coalesce(mine.n, 0) as share_room,
@@ -73,6 +83,7 @@ begin
     ) rel on true
     left join unnest(p_running_ids, p_running_n) as mine (endpoint_id, n) on mine.endpoint_id = p.endpoint_id
     left join settled st on st.endpoint_id = p.endpoint_id
+    left join unnest(p_account_ids, p_account_n) as acct (account_id, n) on acct.account_id = e.account_id
     where e.status = 'active' and e.deleted_at is null
       and coalesce(mine.n, 0) < p_share
       and (p.paused_until is null or p.paused_until <= p_at)
@@ -97,17 +108,24 @@ begin
              select 1 from holdfast_deliveries d
              where d.endpoint_id = p.endpoint_id and d.lease_expires_at < p_at
                and d.status <> 'succeeded' and d.status <> 'dead'))
-    order by random()
+    -- Endpoints of accounts under their share first.
+    order by coalesce(acct.n, 0) >= coalesce(p_account_share, 2147483647), random()
     limit p_limit
     for update of p skip locked
   ),
-  share as (
-    select greatest(1, ceil(p_limit::numeric / greatest(1, count(*))))::int as n from candidates
+  accounts as (
+    select c.account_id, count(*) as endpoints from candidates c group by c.account_id
   ),
-  picked as materialized (
-    select x.id, x.endpoint_id, x.takeover from (
-      select t.id, t.endpoint_id, true as takeover
-      from candidates c cross join share
+  share as (
+    -- An equal part of the round per account, split equally among its endpoints.
+    select a.account_id, greatest(1, ceil(
+             ceil(p_limit::numeric / greatest(1, (select count(*) from accounts))) / a.endpoints))::int as n
+    from accounts a
+  ),
+  parted as materialized (
+    select x.id, x.endpoint_id, x.takeover, x.account_id, x.account_room from (
+      select t.id, t.endpoint_id, true as takeover, c.account_id, c.account_room
+      from candidates c join share on share.account_id = c.account_id
       cross join lateral (
         select d.id, d.endpoint_id from holdfast_deliveries d
         where d.endpoint_id = c.endpoint_id and d.lease_expires_at < p_at
@@ -116,8 +134,8 @@ begin
         for update of d skip locked
       ) t
       union all
-      select f.id, f.endpoint_id, false
-      from candidates c cross join share
+      select f.id, f.endpoint_id, false, c.account_id, c.account_room
+      from candidates c join share on share.account_id = c.account_id
       cross join lateral (
         select d.id, d.endpoint_id from holdfast_deliveries d
         where d.endpoint_id = c.endpoint_id and d.status in ('pending', 'failed')
@@ -131,6 +149,15 @@ begin
         for update of d skip locked
       ) f
     ) x
+  ),
+  picked as materialized (
+    -- Within each account's share first; beyond it only the slots nobody under its share took.
+    select r.id, r.endpoint_id, r.takeover from (
+      select x.id, x.endpoint_id, x.takeover, x.account_room,
+             row_number() over (partition by x.account_id order by x.takeover desc, x.id) as rn
+      from parted x
+    ) r
+    order by r.rn > r.account_room, random()
     limit p_limit
   ),
   charged as (
