@@ -4,12 +4,13 @@ import { defineConfig, holdfastBuild } from '../../tsup.config.base';
 
 const entries = {
   index: 'src/index.ts',
+  v1: 'src/v1.ts',
   receiver: 'src/receiver.ts',
   postgres: 'src/postgres.ts',
   hono: 'src/hono.ts',
 };
 
-// The Node build swaps the noble HMAC and ed25519 for node:crypto; everything else is the same
+// The Node build swaps the portable HMAC and ed25519 (WebCrypto) for node:crypto; everything else is the same
 // source. @holdfast/webhook-keys, @holdfast/node-bridge and @holdfast/db (private) are bundled
 // in: dist never imports them. The Express and Fastify doors run on Node only: they are in the Node build alone.
 const nodeCrypto: Plugin = {
@@ -32,6 +33,7 @@ export default defineConfig([
   holdfastBuild(
     {
       index: entries.index,
+      v1: entries.v1,
       receiver: entries.receiver,
       hono: entries.hono,
       express: 'src/express.ts',
