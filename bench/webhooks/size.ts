@@ -115,7 +115,7 @@ try {
       "export { createVerifier } from '@holdfast/webhook-verifier/v1';",
     ],
     [
-      '@holdfast/webhook-verifier (`createVerifier`, v1 and v1a)',
+      '@holdfast/webhook-verifier (`createVerifier`, v1 and v1a; without the optional `@noble/curves`)',
       ours,
       "export { createVerifier } from '@holdfast/webhook-verifier';",
     ],
@@ -135,18 +135,29 @@ try {
 }
 
 const n = (value: number) => value.toLocaleString('en-US');
-console.log('| package (what the script imports) | installed (packages) | minified | minified + gzip |');
-console.log('|---|---:|---:|---:|');
-for (const row of rows) {
-  console.log(
-    `| ${row.name} | ${n(row.installed)} B (${row.packages}) | ${n(row.minified)} B | ${n(row.gzipped)} B |`,
-  );
-}
+const table = [
+  '| package (what the script imports) | installed (packages) | minified | minified + gzip |',
+  '|---|---:|---:|---:|',
+  ...rows.map(
+    (row) =>
+      `| ${row.name} | ${n(row.installed)} B (${row.packages}) | ${n(row.minified)} B | ${n(row.gzipped)} B |`,
+  ),
+];
+console.log(table.join('\n'));
 const [v1, full, theirs] = rows;
 if (v1 && full && theirs) {
   const kb = (bytes: number) => `${n(Math.round(bytes / 1000))} kB`;
-  summary(
-    import.meta.url,
-    `webhooks size: ${n(v1.gzipped)} B gzipped (v1 only; ${n(full.gzipped)} B with v1a) vs standardwebhooks ${n(theirs.gzipped)} B (${(v1.gzipped / theirs.gzipped).toFixed(2)}x); installed ${kb(full.installed)} vs ${kb(theirs.installed)}`,
-  );
+  const line = `webhooks size: ${n(v1.gzipped)} B gzipped (v1 only; ${n(full.gzipped)} B with v1a) vs standardwebhooks ${n(theirs.gzipped)} B (${(v1.gzipped / theirs.gzipped).toFixed(2)}x); installed ${kb(full.installed)} vs ${kb(theirs.installed)}`;
+  summary(import.meta.url, line);
+  // The package README quotes this run, table and line, instead of numbers typed by hand.
+  const readme = join(ROOT, 'packages/webhook-verifier/README.md');
+  const text = readFileSync(readme, 'utf8');
+  const start = '<!-- size:start (bench/webhooks/size.ts writes this block) -->';
+  const end = '<!-- size:end -->';
+  const from = text.indexOf(start);
+  const to = text.indexOf(end);
+  if (from === -1 || to < from) throw new Error(`${readme} has no ${start} ... ${end} block`);
+  const day = new Date().toISOString().slice(0, 10);
+  const block = [start, '', ...table, '', `\`${line}\` (${day})`, '', end];
+  writeFileSync(readme, `${text.slice(0, from)}${block.join('\n')}${text.slice(to + end.length)}`);
 }
