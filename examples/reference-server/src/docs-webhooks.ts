@@ -19,7 +19,7 @@ const verifier = createVerifier({ secrets: [process.env.HOLDFAST_WEBHOOK_KEY ?? 
 export async function receive(request: Request): Promise<Response> {
   // The exact bytes that were signed: never a parsed and re-serialised body.
   const body = new Uint8Array(await request.arrayBuffer());
-  const result = verifier.verify(request.headers, body);
+  const result = await verifier.verifyAsync(request.headers, body); // v1a is async on WebCrypto
   if (!result.ok) return new Response(result.detail, { status: result.status }); // 400 or 401
   const event = result.json();
   if (!event.ok) return new Response(event.detail, { status: 400 });

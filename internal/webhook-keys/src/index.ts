@@ -1,5 +1,6 @@
 export { decodeBase64, decodeBase64Into, decodedLength, encodeBase64 } from './base64';
 export {
+  decodePublicKey,
   decodeSecret,
   ED25519_KEY_BYTES,
   ED25519_SPKI_PREFIX,

@@ -90,7 +90,7 @@ function decodeSigningKey(value: string, parameter: string): SigningKey {
 }
 
 /** The 32-byte key of a `whpk_` key, raw or DER SubjectPublicKeyInfo. */
-function decodePublicKey(value: string, parameter: string): Uint8Array {
+export function decodePublicKey(value: string, parameter: string): Uint8Array {
   const bytes = decodePrefixed(value, PUBLIC_KEY_PREFIX, parameter);
   if (bytes.length === ED25519_KEY_BYTES) return bytes;
   const header = ED25519_SPKI_PREFIX.length;

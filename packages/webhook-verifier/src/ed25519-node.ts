@@ -1,24 +1,25 @@
 import { createPublicKey, verify } from 'node:crypto';
-import type { Ed25519Verify } from './verify';
+import type { Ed25519Verify } from './verify-core';
 
 // SPKI wrapping of a raw 32-byte ed25519 public key (RFC 8410 section 4): node:crypto imports
 // keys only in DER, PEM or JWK form.
 const SPKI_PREFIX = Uint8Array.from([0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00]);
 
 /**
- * Ed25519 verification on `node:crypto` (OpenSSL): the build Node gets through the `node`
- * export condition (the tsup node build swaps this file in for `./ed25519`).
+ * Ed25519 verification on `node:crypto` (OpenSSL), synchronous: the build Node gets through the
+ * `node` export condition (the tsup node build swaps this file in for `./ed25519`).
  */
 export const ed25519Verify: Ed25519Verify = (publicKey) => {
   const der = new Uint8Array(SPKI_PREFIX.length + publicKey.length);
   der.set(SPKI_PREFIX);
   der.set(publicKey, SPKI_PREFIX.length);
   const key = createPublicKey({ key: Buffer.from(der.buffer), format: 'der', type: 'spki' });
-  return (message, signature) => {
+  const verifySync = (message: Uint8Array, signature: Uint8Array): boolean => {
     try {
       return verify(null, message, key, signature);
     } catch {
       return false;
     }
   };
+  return { verifySync, verify: async (message, signature) => verifySync(message, signature) };
 };

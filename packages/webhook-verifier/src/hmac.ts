@@ -1,2 +1,3 @@
-// The portable HMAC-SHA256, shared with the other webhook package and bundled in at build time.
-export { hmacSha256 } from '@holdfast/webhook-keys/hmac';
+// The portable HMAC-SHA256: compact and synchronous, shared through @holdfast/webhook-keys and
+// bundled in at build time.
+export { hmacSha256 } from '@holdfast/webhook-keys/sha256';

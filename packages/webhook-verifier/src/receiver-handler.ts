@@ -249,7 +249,8 @@ export function webhookHandler<C>(
     if (body === undefined) {
       return problem('payload_too_large', 413, `The body exceeds ${maxBytes} bytes.`);
     }
-    const verified = verifierFor(secrets).verify(request.headers, body);
+    // Asynchronous: v1a on WebCrypto (Workers, browsers) verifies only so.
+    const verified = await verifierFor(secrets).verifyAsync(request.headers, body);
     if (!verified.ok) {
       await options.onInvalid?.(c, verified);
       return problem(verified.code, verified.status, verified.detail);

@@ -24,16 +24,21 @@ const from = process.argv.includes('--from=src') ? 'src' : 'dist';
 const bin = (name: string) => join(root, 'node_modules', '.bin', name);
 const work = mkdtempSync(join(tmpdir(), 'holdfast-runtimes-'));
 
-function sources(kind: Build): { signer: string; verifier: string } {
+function sources(kind: Build): { signer: string; verifier: string; v1: string } {
   const pkg = (name: string) => join(root, 'packages', name);
   if (from === 'src') {
     return {
       signer: join(pkg('webhook-signer'), 'src/index.ts'),
       verifier: join(pkg('webhook-verifier'), 'src/index.ts'),
+      v1: join(pkg('webhook-verifier'), 'src/v1.ts'),
     };
   }
-  const dist = kind === 'node' ? 'dist/node/index.js' : 'dist/index.js';
-  return { signer: join(pkg('webhook-signer'), dist), verifier: join(pkg('webhook-verifier'), dist) };
+  const dist = kind === 'node' ? 'dist/node/' : 'dist/';
+  return {
+    signer: join(pkg('webhook-signer'), dist, 'index.js'),
+    verifier: join(pkg('webhook-verifier'), dist, 'index.js'),
+    v1: join(pkg('webhook-verifier'), dist, 'v1.js'),
+  };
 }
 
 // The source's node build, as the packages' tsup configs make it; and `crypto` as `node:crypto`,
@@ -48,14 +53,28 @@ const nodeBuild: Plugin = {
   },
 };
 
+// The verifier's @noble/curves fallback left out of the bundle (the signer's curve stays in): a
+// runtime without WebCrypto Ed25519 would fail the v1a vectors instead of passing on the fallback.
+const noFallback: Plugin = {
+  name: 'no-fallback',
+  setup(b) {
+    b.onResolve({ filter: /^@noble\/curves/ }, (args) =>
+      args.importer.includes('webhook-verifier') ? { path: args.path, external: true } : undefined,
+    );
+  },
+};
+
 async function bundle(kind: Build, worker: boolean): Promise<string> {
-  const { signer, verifier } = sources(kind);
+  const { signer, verifier, v1 } = sources(kind);
   const contents = [
     `import * as signer from ${JSON.stringify(signer)};`,
     `import { createVerifier } from ${JSON.stringify(verifier)};`,
+    `import { createVerifier as createV1Verifier } from ${JSON.stringify(v1)};`,
     `import { runVectors } from ${JSON.stringify(join(here, 'vectors.ts'))};`,
-    'const run = () => runVectors({ ...signer, createVerifier });',
-    worker ? 'export default { fetch: () => Response.json(run()) };' : 'console.log(JSON.stringify(run()));',
+    'const run = () => runVectors({ ...signer, createVerifier, createV1Verifier });',
+    worker
+      ? 'export default { fetch: async () => Response.json(await run()) };'
+      : 'console.log(JSON.stringify(await run()));',
   ].join('\n');
   const file = join(work, `${kind}${worker ? '-worker' : ''}.mjs`);
   await build({
@@ -66,7 +85,7 @@ async function bundle(kind: Build, worker: boolean): Promise<string> {
     platform: kind === 'node' ? 'node' : 'neutral',
     mainFields: ['module', 'main'],
     conditions: [...(from === 'src' ? ['@holdfast/source'] : []), 'import', 'default'],
-    plugins: kind === 'node' ? [nodeBuild] : [],
+    plugins: kind === 'node' ? [nodeBuild, noFallback] : [noFallback],
     logLevel: 'silent',
   });
   return file;
