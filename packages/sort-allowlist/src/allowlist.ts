@@ -66,6 +66,16 @@ export interface SortAllowlistInit<K extends string> {
    * @defaultValue `3`
    */
   readonly maxKeys?: number;
+  /**
+   * The sorts an index serves, in the `sort` syntax (`['-createdAt', 'createdAt', 'status,-createdAt']`),
+   * each meaning an index on exactly those keys then the id descending. When given, only these
+   * sorts are accepted (the default must be one of them) and any other is 400 `invalid_sort`
+   * ("no index serves this order"): with up to three keys in two directions the combinations
+   * outnumber any sensible set of indexes, and a sort no index serves reads and sorts every row
+   * in scope on each page. Every alias must appear in at least one of them.
+   * @defaultValue every combination of up to `maxKeys` keys is accepted
+   */
+  readonly indexed?: readonly string[];
 }
 
 /** A field with every default resolved. */
@@ -95,6 +105,8 @@ export interface SortAllowlist<K extends string = string> {
   readonly id: { readonly column: string };
   readonly default: Sort<K>;
   readonly maxKeys: number;
+  /** The accepted sorts in canonical form when the declaration lists them (`indexed`); else `undefined` (every combination). */
+  readonly indexed: readonly string[] | undefined;
 }
 
 /** The most sort keys a request may carry. */
@@ -178,5 +190,61 @@ export function defineSortAllowlist<const K extends string>(init: SortAllowlistI
   const partial = { fields, aliases, id: { column: init.id.column }, maxKeys };
   const parsed = parseSortKeys(partial, init.default);
   if (!parsed.ok) throw new TypeError(`default sort "${init.default}" is invalid: ${parsed.error.detail}`);
-  return { ...partial, default: parsed.value };
+  const indexed = init.indexed === undefined ? undefined : resolveIndexed(partial, init.indexed);
+  if (indexed !== undefined && !indexed.includes(parsed.value.canonical)) {
+    throw new TypeError(`default sort "${parsed.value.canonical}" is not among the indexed sorts`);
+  }
+  return { ...partial, default: parsed.value, indexed };
+}
+
+function resolveIndexed<K extends string>(
+  allowlist: Pick<SortAllowlist<K>, 'fields' | 'aliases' | 'id' | 'maxKeys'>,
+  declared: readonly string[],
+): readonly string[] {
+  if (!Array.isArray(declared) || declared.length === 0) {
+    throw new TypeError('indexed must be a non-empty array of sorts');
+  }
+  const canonical: string[] = [];
+  for (const sort of declared) {
+    const parsed = typeof sort === 'string' ? parseSortKeys(allowlist, sort) : undefined;
+    if (!parsed?.ok) {
+      throw new TypeError(
+        `indexed sort ${JSON.stringify(sort)} is invalid${parsed ? `: ${parsed.error.detail}` : ''}`,
+      );
+    }
+    if (canonical.includes(parsed.value.canonical)) {
+      throw new TypeError(`indexed sort "${parsed.value.canonical}" is listed twice`);
+    }
+    canonical.push(parsed.value.canonical);
+  }
+  for (const alias of allowlist.aliases) {
+    if (!canonical.some((sort) => sort.split(',').some((key) => key.replace(/^-/, '') === alias))) {
+      throw new TypeError(`sort alias "${alias}" appears in no indexed sort`);
+    }
+  }
+  return canonical;
+}
+
+/**
+ * Every sort the allowlist accepts, in canonical form: the declared `indexed` sorts, or else every
+ * combination of up to `maxKeys` distinct keys in both directions. What a test walks to check
+ * that an index serves each one.
+ *
+ * @example
+ * ```ts
+ * acceptedSorts(orderSort); // ['-createdAt', 'createdAt', 'total', '-total', 'status', '-status', 'status,-createdAt']
+ * ```
+ */
+export function acceptedSorts(allowlist: SortAllowlist): readonly string[] {
+  if (allowlist.indexed !== undefined) return allowlist.indexed;
+  const keys = allowlist.aliases.flatMap((alias) => [alias, `-${alias}`]);
+  const result: string[] = [];
+  const extend = (prefix: readonly string[]) => {
+    if (prefix.length > 0) result.push(prefix.join(','));
+    if (prefix.length === allowlist.maxKeys) return;
+    const used = new Set(prefix.map((key) => key.replace(/^-/, '')));
+    for (const key of keys) if (!used.has(key.replace(/^-/, ''))) extend([...prefix, key]);
+  };
+  extend([]);
+  return result;
 }

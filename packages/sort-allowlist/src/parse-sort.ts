@@ -96,5 +96,12 @@ export function parseSort<K extends string>(
       { field: 'sort', code: 'invalid_sort', detail: 'Sort must be a string.' },
     ]);
   }
-  return parseSortKeys(allowlist, raw);
+  const parsed = parseSortKeys(allowlist, raw);
+  if (parsed.ok && allowlist.indexed !== undefined && !allowlist.indexed.includes(parsed.value.canonical)) {
+    // Every accepted sort is one an index serves; any other would read and sort every row in
+    // scope on each page.
+    const detail = `No index serves the order ${quote(parsed.value.canonical)}. Accepted sorts: ${allowlist.indexed.map((sort) => JSON.stringify(sort)).join(', ')}.`;
+    return failure('invalid_sort', [{ field: 'sort', code: 'invalid_sort', detail }]);
+  }
+  return parsed;
 }

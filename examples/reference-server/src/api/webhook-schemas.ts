@@ -3,6 +3,7 @@ import { checkFilter, FILTER_LIMITS } from '@holdfast/webhook-delivery';
 import { z } from '@hono/zod-openapi';
 import { EVENT_TYPES } from '../event-types';
 import { livemode, timestamp } from './fields';
+import { statusSorts } from './indexed-sorts';
 
 // Representations of the webhook resources (CONTRACT sections 5 and 6) and their sort
 // allowlists: the single source for validation, responses and the OpenAPI document.
@@ -261,6 +262,8 @@ export const deliverySort = defineSortAllowlist({
   },
   id: { column: 'id' },
   default: '-createdAt',
+  // Each served by an index (@holdfast/webhook-delivery's migrations); any other is 400 invalid_sort.
+  indexed: statusSorts(['createdAt']),
 });
 
 export const endpointSort = defineSortAllowlist({

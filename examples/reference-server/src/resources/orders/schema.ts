@@ -3,6 +3,7 @@ import { noFieldsBody } from '@holdfast/request-guards';
 import { defineSortAllowlist } from '@holdfast/sort-allowlist';
 import { createRoute, z } from '@hono/zod-openapi';
 import { currency, json, livemode, locationHeader, metadata, minorUnits, timestamp } from '../../api/fields';
+import { statusSorts } from '../../api/indexed-sorts';
 import { problemResponses } from '../../api/problem-responses';
 import { idParam } from '../../api/webhook-schemas';
 
@@ -19,6 +20,8 @@ export const orderSort = defineSortAllowlist({
   },
   id: { column: 'id' },
   default: '-createdAt',
+  // Each served by an index (migrations 520 and 550); any other order is 400 invalid_sort.
+  indexed: statusSorts(['createdAt', 'total']),
 });
 
 export const refundSort = defineSortAllowlist({

@@ -2,6 +2,7 @@ import { listQueryShape, pageSchema } from '@holdfast/cursor-pagination/zod';
 import { defineSortAllowlist } from '@holdfast/sort-allowlist';
 import { createRoute, z } from '@hono/zod-openapi';
 import { currency, json, livemode, locationHeader, minorUnits, timestamp } from '../../api/fields';
+import { statusSorts } from '../../api/indexed-sorts';
 import { problemResponses } from '../../api/problem-responses';
 import { idParam } from '../../api/webhook-schemas';
 
@@ -28,6 +29,8 @@ export const paymentSort = defineSortAllowlist({
   },
   id: { column: 'id' },
   default: '-createdAt',
+  // Each served by an index (migrations 520 and 550); any other order is 400 invalid_sort.
+  indexed: statusSorts(['createdAt', 'amount']),
 });
 
 export const PaymentSchema = z

@@ -3,6 +3,7 @@ import { noFieldsBody } from '@holdfast/request-guards';
 import { defineSortAllowlist } from '@holdfast/sort-allowlist';
 import { createRoute, z } from '@hono/zod-openapi';
 import { json, livemode, locationHeader, metadata, timestamp } from '../../api/fields';
+import { statusSorts } from '../../api/indexed-sorts';
 import { problemResponses } from '../../api/problem-responses';
 import { idParam } from '../../api/webhook-schemas';
 
@@ -19,6 +20,8 @@ export const subscriptionSort = defineSortAllowlist({
   },
   id: { column: 'id' },
   default: '-createdAt',
+  // Each served by an index (migrations 520 and 550); any other order is 400 invalid_sort.
+  indexed: statusSorts(['createdAt']),
 });
 
 const plan = z.string().min(1).max(64).meta({ description: 'The plan name.', example: 'pro-monthly' });

@@ -1,0 +1,188 @@
+import { cursorBinding, type Db, encodeCursor, paginate } from '@holdfast/cursor-pagination';
+import { createTestDatabase, type TestDatabase } from '@holdfast/pg/testing';
+import { migrate } from '@holdfast/pg-migrate';
+import { acceptedSorts, parseSort, type SortAllowlist } from '@holdfast/sort-allowlist';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deliverySort } from '../src/api/webhook-schemas';
+import { allMigrations } from '../src/db';
+import { orderSort } from '../src/resources/orders/schema';
+import { paymentSort } from '../src/resources/payments/schema';
+import { subscriptionSort } from '../src/resources/subscriptions/schema';
+
+// Every sort the allowlists accept (walked from the allowlists themselves, so a new alias or
+// sort without an index fails here), alone and under each equality filter of its list, on the
+// first page and on a deep one: the exact statement paginate() sends reads an index in the
+// order asked. With sorting and sequential scans priced out, a missing or mismatched index
+// shows up as a Seq Scan, a Bitmap scan (no order) or a Sort over a scan. The only sorts
+// allowed are over a Limit: a deep page merges each keyset branch's first rows, at most
+// limit + 1 from each.
+
+interface List {
+  readonly name: string;
+  readonly from: string;
+  readonly where: { readonly text: string; readonly values: readonly unknown[] };
+  readonly allowlist: SortAllowlist;
+  readonly filterColumns: Readonly<Record<string, string>>;
+  /** Each filter with a sample value, tried one at a time. */
+  readonly filters: Readonly<Record<string, string>>;
+}
+
+const account = 'acct_1';
+const LISTS: readonly List[] = [
+  {
+    name: 'orders',
+    from: 'holdfast_orders',
+    where: { text: 'account_id = $1', values: [account] },
+    allowlist: orderSort,
+    filterColumns: { status: 'status' },
+    filters: { status: 'shipped' },
+  },
+  {
+    name: 'payments',
+    from: 'holdfast_payments',
+    where: { text: 'account_id = $1', values: [account] },
+    allowlist: paymentSort,
+    filterColumns: { status: 'status', order: 'order_id' },
+    filters: { status: 'succeeded', order: 'ord_1' },
+  },
+  {
+    name: 'subscriptions',
+    from: 'holdfast_subscriptions',
+    where: { text: 'account_id = $1', values: [account] },
+    allowlist: subscriptionSort,
+    filterColumns: {},
+    filters: {},
+  },
+  {
+    name: 'deliveries',
+    from: 'holdfast_deliveries',
+    where: {
+      text: 'account_id = $1 and event_type = any($2::text[])',
+      values: [account, ['order.created', 'payment.succeeded']],
+    },
+    allowlist: deliverySort,
+    filterColumns: { status: 'status', endpoint: 'endpoint_id', eventType: 'event_type' },
+    filters: { status: 'dead', endpoint: 'we_1', eventType: 'order.created' },
+  },
+];
+
+const keyring = { current: 'k1', keys: { k1: 'a-test-secret-of-at-least-32-bytes!!' } };
+
+let db: TestDatabase;
+
+beforeAll(async () => {
+  db = await createTestDatabase({ max: 1 });
+  await migrate(db.sql, await allMigrations());
+});
+afterAll(() => db.close());
+
+/** A cursor deep in the list: a sample value for every term, the id last. */
+async function deepCursor(list: List, sort: string, filter: Record<string, string>): Promise<string> {
+  const parsed = parseSort(list.allowlist, sort);
+  if (!parsed.ok) throw parsed.error;
+  const values = parsed.value.keys.map(({ field }) =>
+    field.type === 'timestamp' ? '2026-01-01 00:00:00+00' : field.type === 'enum' ? '2' : '100',
+  );
+  const binding = await cursorBinding({
+    sort: parsed.value.canonical,
+    filter,
+    scope: { account, resource: list.name },
+  });
+  return encodeCursor(keyring, { binding, values: [...values, 'x_1'] });
+}
+
+interface PlanNode {
+  readonly 'Node Type': string;
+  readonly 'Index Name'?: string;
+  readonly Plans?: readonly PlanNode[];
+}
+
+/** What is wrong with a plan: unordered scans, and sorts whose input is not bounded by a Limit. */
+function planFaults(root: PlanNode): { faults: string[]; indexes: string[] } {
+  const faults: string[] = [];
+  const indexes: string[] = [];
+  const walk = (node: PlanNode, sortAbove: string | undefined) => {
+    const type = node['Node Type'];
+    if (type === 'Seq Scan' || type.startsWith('Bitmap')) faults.push(type);
+    if (type === 'Index Scan' || type === 'Index Only Scan') {
+      indexes.push(node['Index Name'] ?? '?');
+      if (sortAbove) faults.push(`${sortAbove} over ${type} using ${node['Index Name']}`);
+    }
+    const below = type.endsWith('Sort') ? type : type === 'Limit' ? undefined : sortAbove;
+    for (const child of node.Plans ?? []) walk(child, below);
+  };
+  walk(root, undefined);
+  if (indexes.length === 0) faults.push('no index scan');
+  return { faults, indexes };
+}
+
+/** The plan of the page statement paginate() sends for this sort, filter and cursor. */
+async function planOf(list: List, sort: string, filter: Record<string, string>, deep: boolean) {
+  let statement: { text: string; values: unknown[] } | undefined;
+  const recorder: Db = {
+    async query<Row>(text: string, values?: readonly unknown[]): Promise<Row[]> {
+      statement ??= { text, values: [...(values ?? [])] };
+      return [];
+    },
+  };
+  await paginate(recorder, {
+    from: list.from,
+    where: list.where,
+    allowlist: list.allowlist,
+    sort,
+    cursor: deep ? await deepCursor(list, sort, filter) : undefined,
+    filterColumns: list.filterColumns,
+    filter,
+    binding: { account, resource: list.name },
+    keyring,
+  });
+  const sent = statement;
+  if (!sent) throw new Error('paginate sent no statement');
+  return db.sql.begin(async (tx) => {
+    await tx`set local enable_seqscan = off`;
+    await tx`set local enable_bitmapscan = off`;
+    await tx`set local enable_sort = off`;
+    await tx`set local enable_incremental_sort = off`;
+    const [row] = await tx.unsafe(`explain (format json) ${sent.text}`, sent.values as never[]);
+    const [explained] = (row?.['QUERY PLAN'] ?? []) as { Plan: PlanNode }[];
+    if (!explained) throw new Error('EXPLAIN returned no plan');
+    return { ...planFaults(explained.Plan), text: sent.text };
+  });
+}
+
+describe('every accepted sort of every list is read from an index, first page and deep', () => {
+  for (const list of LISTS) {
+    const filters: Record<string, string>[] = [
+      {},
+      ...Object.entries(list.filters).map(([name, value]) => ({ [name]: value })),
+    ];
+    for (const sort of acceptedSorts(list.allowlist)) {
+      it(`${list.name}, sort=${sort}`, async () => {
+        for (const filter of filters) {
+          for (const deep of [false, true]) {
+            const { faults, indexes, text } = await planOf(list, sort, filter, deep);
+            expect(faults, `${JSON.stringify(filter)} deep=${deep} ${indexes.join(',')}\n${text}`).toEqual([]);
+          }
+        }
+      });
+    }
+  }
+
+  it('the lists declare their accepted sorts, and each names the rank of status', () => {
+    for (const list of LISTS) {
+      expect(list.allowlist.indexed, list.name).toBeDefined();
+      expect(acceptedSorts(list.allowlist)).toEqual(expect.arrayContaining(['status', '-status', '-createdAt']));
+    }
+  });
+
+  it('a sort no index serves is refused with 400 invalid_sort, before any SQL', () => {
+    for (const sort of ['-createdAt,total', 'status,-createdAt,total', 'total,status']) {
+      const result = parseSort(orderSort, sort);
+      expect(result.ok).toBe(false);
+      if (result.ok) continue;
+      expect(result.error.status).toBe(400);
+      expect(result.error.code).toBe('invalid_sort');
+      expect(result.error.detail).toContain('No index serves');
+    }
+  });
+});
