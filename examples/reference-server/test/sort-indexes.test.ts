@@ -161,7 +161,9 @@ describe('every accepted sort of every list is read from an index, first page an
         for (const filter of filters) {
           for (const deep of [false, true]) {
             const { faults, indexes, text } = await planOf(list, sort, filter, deep);
-            expect(faults, `${JSON.stringify(filter)} deep=${deep} ${indexes.join(',')}\n${text}`).toEqual([]);
+            expect(faults, `${JSON.stringify(filter)} deep=${deep} ${indexes.join(',')}\n${text}`).toEqual(
+              [],
+            );
           }
         }
       });
@@ -171,7 +173,9 @@ describe('every accepted sort of every list is read from an index, first page an
   it('the lists declare their accepted sorts, and each names the rank of status', () => {
     for (const list of LISTS) {
       expect(list.allowlist.indexed, list.name).toBeDefined();
-      expect(acceptedSorts(list.allowlist)).toEqual(expect.arrayContaining(['status', '-status', '-createdAt']));
+      expect(acceptedSorts(list.allowlist)).toEqual(
+        expect.arrayContaining(['status', '-status', '-createdAt']),
+      );
     }
   });
 
