@@ -1,10 +1,12 @@
 /**
- * The sorts a list with a `status` enum offers, each served by an index: every other key alone
- * and `status` alone, in both directions, and `status` in either direction followed by one other
- * key in either direction (`status,-createdAt`, `-status,total`). Longer orders (three keys, or
- * two keys not led by `status`) are refused with 400 invalid_sort: an index serves one exact
- * order, the id tiebreaker always last and descending, so covering every combination of three
- * keys would take dozens of indexes a table.
+ * The sorts of a list with a `status` enum that have an index of their own: every other key
+ * alone and `status` alone, in both directions, and `status` in either direction followed by
+ * one other key in either direction (`status,-createdAt`, `-status,total`). Every other sort
+ * the contract allows (up to three keys) starts with one of these whose last key is
+ * fine-grained (a timestamp or an amount), so the same index reads it in order and only each
+ * short run of equal values is sorted by the remaining keys. An index serves one exact order,
+ * the id tiebreaker always last and descending, so one per combination of three keys would be
+ * dozens of indexes a table.
  *
  * @example
  * ```ts

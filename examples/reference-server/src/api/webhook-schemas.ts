@@ -257,12 +257,13 @@ const createdAtSort = {
 
 export const deliverySort = defineSortAllowlist({
   fields: {
-    createdAt: { column: 'created_at', type: 'timestamp' },
+    createdAt: { column: 'created_at', type: 'timestamp', fineGrained: true },
     status: { column: 'status', type: 'enum', rank: [...DELIVERY_STATUSES] },
   },
   id: { column: 'id' },
   default: '-createdAt',
-  // Each served by an index (@holdfast/webhook-delivery's migrations); any other is 400 invalid_sort.
+  // Every order is served by an index (@holdfast/webhook-delivery's migrations): these exactly,
+  // and any longer one through its prefix up to a fine-grained key. None is refused.
   indexed: statusSorts(['createdAt']),
 });
 

@@ -23,13 +23,14 @@ export const PAYMENT_STATUSES = ['processing', 'succeeded', 'failed'] as const;
 
 export const paymentSort = defineSortAllowlist({
   fields: {
-    createdAt: { column: 'created_at', type: 'timestamp' },
-    amount: { column: 'amount', type: 'number' },
+    createdAt: { column: 'created_at', type: 'timestamp', fineGrained: true },
+    amount: { column: 'amount', type: 'number', fineGrained: true },
     status: { column: 'status', type: 'enum', rank: PAYMENT_STATUSES },
   },
   id: { column: 'id' },
   default: '-createdAt',
-  // Each served by an index (migrations 520 and 550); any other order is 400 invalid_sort.
+  // Every order is served by an index (migrations 520 and 550): these exactly, and any longer
+  // one through its prefix up to a fine-grained key. None of the contract's sorts is refused.
   indexed: statusSorts(['createdAt', 'amount']),
 });
 
