@@ -101,12 +101,17 @@ interface PlanNode {
 }
 
 /**
- * What is wrong with a plan: unordered scans, and sorts of more than a few rows. A sort is of a
+ * What is wrong with a plan: unordered scans, deep pages that do not start at the cursor, and
+ * sorts of more than a few rows. A sort is of a
  * few rows when a Limit bounds its input (a deep page merging its keyset branches), when it is
  * an incremental sort whose presorted keys include a fine-grained column (it sorts each run of
  * equal values), or when the scan under it fixes a fine-grained column by equality.
  */
-function planFaults(root: PlanNode, fine: readonly string[]): { faults: string[]; indexes: string[] } {
+function planFaults(
+  root: PlanNode,
+  fine: readonly string[],
+  deep: boolean,
+): { faults: string[]; indexes: string[] } {
   const faults: string[] = [];
   const indexes: string[] = [];
   const names = (text: string) => fine.some((column) => new RegExp(`\\b${column}\\b`).test(text));
@@ -116,8 +121,15 @@ function planFaults(root: PlanNode, fine: readonly string[]): { faults: string[]
     if (type === 'Seq Scan' || type.startsWith('Bitmap')) faults.push(type);
     if (type === 'Index Scan' || type === 'Index Only Scan') {
       indexes.push(node['Index Name'] ?? '?');
-      if (sortAbove && !fixes(node['Index Cond'] ?? '')) {
-        faults.push(`${sortAbove} over ${type} using ${node['Index Name']} (${node['Index Cond']})`);
+      const cond = node['Index Cond'] ?? '';
+      if (sortAbove && !fixes(cond)) {
+        faults.push(`${sortAbove} over ${type} using ${node['Index Name']} (${cond})`);
+      }
+      // A deep page starts at the cursor: its index condition carries a bound of the cursor
+      // (or fixes a fine-grained key), else the scan starts at the first row of the order and
+      // filters its way to the cursor.
+      if (deep && !(/[<>]|IS (NOT )?NULL/.test(cond) || fixes(cond))) {
+        faults.push(`deep page scans ${node['Index Name']} from the start (${cond})`);
       }
     }
     let below = sortAbove;
@@ -165,7 +177,7 @@ async function planOf(list: List, sort: string, filter: Record<string, string>, 
     const fine = Object.values(list.allowlist.fields)
       .filter((field) => field.fineGrained === true)
       .map((field) => field.column);
-    return { ...planFaults(explained.Plan, fine), text: sent.text };
+    return { ...planFaults(explained.Plan, fine, deep), text: sent.text };
   });
 }
 
