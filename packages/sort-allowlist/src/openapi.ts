@@ -57,12 +57,19 @@ export function sortDescription(allowlist: SortAllowlist): string {
   const keys = Object.entries(allowlist.fields)
     .map(([alias, field]) => describeField(alias, field))
     .join(', ');
+  const fine = allowlist.aliases.filter((alias) => allowlist.fields[alias].fineGrained === true);
+  const longer =
+    fine.length === 0
+      ? ''
+      : ` and any longer sort that starts with one of them ending in ${fine.map((alias) => `\`${alias}\``).join(' or ')}`;
   const indexed =
     allowlist.indexed === undefined
       ? ''
-      : ` Only these sorts are accepted, each served by an index: ${allowlist.indexed
+      : ` Sorts served by an index of their own: ${allowlist.indexed
           .map((sort) => `\`${sort}\``)
-          .join(', ')}; any other combination is answered 400 invalid_sort (no index serves that order).`;
+          .join(
+            ', ',
+          )}. Accepted: these${longer}; any other order is answered 400 invalid_sort (no index serves that order).`;
   return (
     `Comma-separated sort keys in priority order; prefix a key with "-" for descending. ` +
     `Allowed keys: ${keys}. At most ${allowlist.maxKeys} keys, each at most once. ` +

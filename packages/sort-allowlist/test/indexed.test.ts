@@ -90,6 +90,9 @@ describe('indexed: only the sorts an index serves are accepted', () => {
     expect(parameter.schema['x-sort-indexed']).toEqual(orders.indexed);
     expect(parameter.description).toContain('`status,-createdAt`');
     expect(parameter.description).toContain('no index serves that order');
+    expect(parameter.description).toContain(
+      'any longer sort that starts with one of them ending in `createdAt`',
+    );
     expect(sortParameter(everything).schema).not.toHaveProperty('x-sort-indexed');
   });
 
