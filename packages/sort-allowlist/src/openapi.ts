@@ -57,7 +57,7 @@ export function sortDescription(allowlist: SortAllowlist): string {
   const keys = Object.entries(allowlist.fields)
     .map(([alias, field]) => describeField(alias, field))
     .join(', ');
-  const fine = allowlist.aliases.filter((alias) => allowlist.fields[alias].fineGrained === true);
+  const fine = allowlist.aliases.filter((alias) => allowlist.fields[alias]?.fineGrained === true);
   const longer =
     fine.length === 0
       ? ''

@@ -1,4 +1,4 @@
-import type { ResolvedSortField, SortAllowlist } from './allowlist';
+import type { SortAllowlist } from './allowlist';
 
 /**
  * The indexed sort that serves `canonical`: itself, or the longest indexed prefix of it that
@@ -18,9 +18,7 @@ export function servingIndex(
   for (let length = keys.length - 1; length >= 1; length -= 1) {
     const prefix = keys.slice(0, length).join(',');
     const last = keys[length - 1]?.replace(/^-/, '') ?? '';
-    const field = Object.hasOwn(allowlist.fields, last)
-      ? (allowlist.fields as Record<string, ResolvedSortField>)[last]
-      : undefined;
+    const field = Object.hasOwn(allowlist.fields, last) ? allowlist.fields[last] : undefined;
     if (field?.fineGrained === true && indexed.includes(prefix)) return prefix;
   }
   return undefined;
