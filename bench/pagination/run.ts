@@ -1,4 +1,5 @@
 // Keyset against OFFSET at depth on 1,000,000 rows in PostgreSQL (issue 4, "Must show").
+// Every accepted sort of the reference server's orders, one by one: sorts.ts.
 // Usage: DATABASE_URL=postgres://postgres@127.0.0.1:5432/test \
 //   npx tsx --conditions=@holdfast/source bench/pagination/run.ts
 // Loads its own schema, prints one side-by-side table and the EXPLAIN plans, drops the schema.

@@ -145,6 +145,51 @@ export function keysetStatement<H>(
 }
 
 /**
+ * The keyset condition as disjoint ranges, each one index range: "equal to the cursor on the
+ * terms before k, beyond it on term k" (a nullable term's NULLs after its values are a range of
+ * their own). One branch when a row comparison says it all (every term descending and
+ * non-null). A page with several branches reads each branch's first rows apart and merges them:
+ * an OR of the branches in one WHERE is no index range, so a scan would start at the first
+ * row of the order and filter up to the cursor, which costs as many rows as the cursor is deep
+ * within its first key (a third of the table for a three-value enum).
+ */
+export function keysetBranches<H>(
+  terms: readonly Term<H>[],
+  values: readonly (string | null)[],
+): Statement<H>[] {
+  if (terms.length === 0 || values.length !== terms.length) {
+    throw new TypeError(`keysetPredicate needs one value per term (${terms.length}), got ${values.length}`);
+  }
+  const pairs = terms.map((term, index) => ({ term, value: values[index] ?? null }));
+  const rowComparable = pairs.every(
+    ({ term, value }) => !term.nullable && value !== null && term.direction === 'desc',
+  );
+  if (rowComparable) return [keysetStatement(terms, values)];
+  const branches: Statement<H>[] = [];
+  // Last term first: the branch right after the cursor, then ever coarser ones.
+  for (let index = pairs.length - 1; index >= 0; index -= 1) {
+    const pair = pairs[index];
+    if (pair === undefined) continue;
+    const { term, value } = pair;
+    const equals = pairs.slice(0, index).map((before) => equal(before.term, before.value));
+    const beyond: Statement<H>[] = [];
+    if (value === null) {
+      if (term.nulls === 'first') beyond.push(statement<H>`${term.expression} is not null`);
+    } else {
+      const v = param(term, value);
+      beyond.push(
+        term.direction === 'asc'
+          ? statement<H>`${term.expression} > ${v}`
+          : statement<H>`${term.expression} < ${v}`,
+      );
+      if (term.nullable && term.nulls === 'last') beyond.push(statement<H>`${term.expression} is null`);
+    }
+    for (const condition of beyond) branches.push(join<H>([...equals, condition], ' and '));
+  }
+  return branches.length === 0 ? [raw('false')] : branches;
+}
+
+/**
  * The keyset predicate "row sorts strictly after the cursor position" for ORDER BY terms (the
  * id tiebreaker last) and the cursor's values, one per term, as a postgres.js fragment: the
  * predicate `paginate` runs on every driver, with the terms' own fragments in it. Values are

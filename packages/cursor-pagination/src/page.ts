@@ -4,7 +4,7 @@ import { cursorBinding, decodeCursor, encodeCursor, type FilterValue } from './c
 import { cappedTotal, type Page, pageEnvelope, TOTAL_COUNT_CAP, type TotalCount } from './envelope';
 import { parseInclude } from './include';
 import { checkKeyring, type Keyring } from './keyring';
-import { ident, keysetStatement, sortTerms } from './keyset';
+import { ident, keysetBranches, sortTerms } from './keyset';
 import { clampLimit } from './limit';
 import { type Arg, join, Param, raw, type Statement, statement } from './statement';
 
@@ -74,13 +74,27 @@ export async function planPage<H>(request: PageRequest, source: PageSource<H>): 
     );
   }
   const terms = sortTerms<H>(sort);
+  // An equality filter on an enum key's column fixes that key's rank. Saying so in the WHERE
+  // (the rank as a number) lets the planner see the key as constant and serve the rest of the
+  // order from an index that leads with the rank; the rows are the same, since the filter
+  // already holds each row to that value.
+  sort.keys.forEach((key, index) => {
+    const term = terms[index];
+    if (key.field.type !== 'enum' || term === undefined) return;
+    for (const [name, value] of Object.entries(filter)) {
+      if (typeof value !== 'string' || !Object.hasOwn(columns, name) || columns[name] !== key.field.column)
+        continue;
+      const rank = key.field.rank.indexOf(value);
+      if (rank >= 0) base.push(statement<H>`${term.expression} = ${new Param(rank + 1)}::int`);
+    }
+  });
   const binding = await cursorBinding({ sort: sort.canonical, filter, scope: request.binding });
 
-  const conditions = [...base];
+  let branches: Statement<H>[] = [];
   if (request.cursor !== undefined && request.cursor !== null) {
     const decoded = await decodeCursor(request.keyring, request.cursor, { binding, size: terms.length });
     if (!decoded.ok) throw decoded.error;
-    conditions.push(keysetStatement(terms, decoded.value.values));
+    branches = keysetBranches(terms, decoded.value.values);
   }
   const helpers = join<H>(
     terms.map(
@@ -99,7 +113,17 @@ export async function planPage<H>(request: PageRequest, source: PageSource<H>): 
   const whereOf = (list: Statement<H>[]) => (list.length > 0 ? join<H>(list, ' and ') : raw<H>('true'));
   const select = source.select ?? raw<H>('*');
   // One row more than the limit tells whether another page exists.
-  const page = statement<H>`select ${select}, ${helpers} from ${source.from} where ${whereOf(conditions)} order by ${raw(order)} limit ${new Param(limit + 1)}::int`;
+  const pageOf = (conditions: Statement<H>[]) =>
+    statement<H>`select ${select}, ${helpers} from ${source.from} where ${whereOf(conditions)} order by ${raw(order)} limit ${new Param(limit + 1)}::int`;
+  // Several keyset branches (see keysetBranches): each branch's first rows, in order, merged;
+  // every branch is an index range scan that stops after `limit + 1` rows.
+  const page =
+    branches.length > 1
+      ? statement<H>`select * from (${join<H>(
+          branches.map((branch) => statement<H>`(${pageOf([...base, branch])})`),
+          ' union all ',
+        )}) as _hf_page order by ${raw(order)} limit ${new Param(limit + 1)}::int`
+      : pageOf([...base, ...branches]);
   const count = include.total
     ? statement<H>`select count(*)::int as count from (select 1 from ${source.from} where ${whereOf(base)} limit ${new Param(TOTAL_COUNT_CAP + 1)}::int) as capped`
     : undefined;

@@ -1,4 +1,5 @@
 import { parseSortKeys } from './parse-sort';
+import { servingIndex } from './served';
 
 /** Where NULL sorts, whatever the direction. */
 export type NullPlacement = 'first' | 'last';
@@ -22,6 +23,13 @@ interface SortFieldCommon {
   readonly nulls?: NullPlacement;
   /** Shown in the OpenAPI description of the `sort` parameter. */
   readonly description?: string;
+  /**
+   * Values rarely repeat (timestamps, amounts of money): an index that serves a sort up to this
+   * key also serves any longer sort, reading each run of equal values and sorting it by the
+   * remaining keys (an incremental sort of a few rows). See `indexed`.
+   * @defaultValue `false`
+   */
+  readonly fineGrained?: boolean;
 }
 
 /** Integers, bigints and numerics: stored and sorted as numbers, never as text. */
@@ -66,6 +74,18 @@ export interface SortAllowlistInit<K extends string> {
    * @defaultValue `3`
    */
   readonly maxKeys?: number;
+  /**
+   * The sorts an index serves, in the `sort` syntax (`['-createdAt', 'createdAt', 'status,-createdAt']`),
+   * each meaning an index on exactly those keys then the id descending. When given, a sort is
+   * accepted only when an index serves it: it is one of these, or extends one whose last key is
+   * `fineGrained` (the index reads it in order up to that key, and each short run of equal
+   * values is sorted by the rest). Any other is 400 `invalid_sort` ("no index serves this
+   * order"): it would read and sort every row in scope on each page, and with up to three keys
+   * in two directions the combinations outnumber any sensible set of indexes. The default must
+   * be accepted, and every alias must appear in one of them.
+   * @defaultValue every combination of up to `maxKeys` keys is accepted
+   */
+  readonly indexed?: readonly string[];
 }
 
 /** A field with every default resolved. */
@@ -95,6 +115,8 @@ export interface SortAllowlist<K extends string = string> {
   readonly id: { readonly column: string };
   readonly default: Sort<K>;
   readonly maxKeys: number;
+  /** The indexed sorts in canonical form when the declaration lists them; else `undefined` (every combination is accepted). */
+  readonly indexed: readonly string[] | undefined;
 }
 
 /** The most sort keys a request may carry. */
@@ -178,5 +200,67 @@ export function defineSortAllowlist<const K extends string>(init: SortAllowlistI
   const partial = { fields, aliases, id: { column: init.id.column }, maxKeys };
   const parsed = parseSortKeys(partial, init.default);
   if (!parsed.ok) throw new TypeError(`default sort "${init.default}" is invalid: ${parsed.error.detail}`);
-  return { ...partial, default: parsed.value };
+  const indexed = init.indexed === undefined ? undefined : resolveIndexed(partial, init.indexed);
+  if (indexed !== undefined && servingIndex({ fields, indexed }, parsed.value.canonical) === undefined) {
+    throw new TypeError(`default sort "${parsed.value.canonical}" is served by none of the indexed sorts`);
+  }
+  return { ...partial, default: parsed.value, indexed };
+}
+
+function resolveIndexed<K extends string>(
+  allowlist: Pick<SortAllowlist<K>, 'fields' | 'aliases' | 'id' | 'maxKeys'>,
+  declared: readonly string[],
+): readonly string[] {
+  if (!Array.isArray(declared) || declared.length === 0) {
+    throw new TypeError('indexed must be a non-empty array of sorts');
+  }
+  const canonical: string[] = [];
+  for (const sort of declared) {
+    const parsed = typeof sort === 'string' ? parseSortKeys(allowlist, sort) : undefined;
+    if (!parsed?.ok) {
+      throw new TypeError(
+        `indexed sort ${JSON.stringify(sort)} is invalid${parsed ? `: ${parsed.error.detail}` : ''}`,
+      );
+    }
+    if (canonical.includes(parsed.value.canonical)) {
+      throw new TypeError(`indexed sort "${parsed.value.canonical}" is listed twice`);
+    }
+    canonical.push(parsed.value.canonical);
+  }
+  for (const alias of allowlist.aliases) {
+    if (!canonical.some((sort) => sort.split(',').some((key) => key.replace(/^-/, '') === alias))) {
+      throw new TypeError(`sort alias "${alias}" appears in no indexed sort`);
+    }
+  }
+  return canonical;
+}
+
+/**
+ * Every sort the allowlist accepts, in canonical form: every combination of up to `maxKeys`
+ * distinct keys in both directions, less those no declared index serves (see `indexed`). What a
+ * test walks to check that an index serves each one.
+ *
+ * @example
+ * ```ts
+ * acceptedSorts(orderSort); // ['createdAt', 'createdAt,total', 'createdAt,-total', ...]
+ * ```
+ */
+export function acceptedSorts(allowlist: SortAllowlist): readonly string[] {
+  const all = allCombinations(allowlist);
+  return allowlist.indexed === undefined
+    ? all
+    : all.filter((sort) => servingIndex(allowlist, sort) !== undefined);
+}
+
+function allCombinations(allowlist: SortAllowlist): string[] {
+  const keys = allowlist.aliases.flatMap((alias) => [alias, `-${alias}`]);
+  const result: string[] = [];
+  const extend = (prefix: readonly string[]) => {
+    if (prefix.length > 0) result.push(prefix.join(','));
+    if (prefix.length === allowlist.maxKeys) return;
+    const used = new Set(prefix.map((key) => key.replace(/^-/, '')));
+    for (const key of keys) if (!used.has(key.replace(/^-/, ''))) extend([...prefix, key]);
+  };
+  extend([]);
+  return result;
 }

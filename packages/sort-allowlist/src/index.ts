@@ -1,4 +1,5 @@
 export {
+  acceptedSorts,
   defineSortAllowlist,
   type EnumSortField,
   MAX_SORT_KEYS,

@@ -16,6 +16,8 @@ export interface SortParameterSchema {
   readonly example: readonly string[];
   /** The sortable aliases, machine-readable. */
   readonly 'x-sort-keys': readonly string[];
+  /** The accepted sorts, each served by an index, when the allowlist declares them (`indexed`). */
+  readonly 'x-sort-indexed'?: readonly string[];
 }
 
 /** The OpenAPI 3.1 Parameter Object of `sort`. */
@@ -55,11 +57,25 @@ export function sortDescription(allowlist: SortAllowlist): string {
   const keys = Object.entries(allowlist.fields)
     .map(([alias, field]) => describeField(alias, field))
     .join(', ');
+  const fine = allowlist.aliases.filter((alias) => allowlist.fields[alias]?.fineGrained === true);
+  const longer =
+    fine.length === 0
+      ? ''
+      : ` and any longer sort that starts with one of them ending in ${fine.map((alias) => `\`${alias}\``).join(' or ')}`;
+  const indexed =
+    allowlist.indexed === undefined
+      ? ''
+      : ` Sorts served by an index of their own: ${allowlist.indexed
+          .map((sort) => `\`${sort}\``)
+          .join(
+            ', ',
+          )}. Accepted: these${longer}; any other order is answered 400 invalid_sort (no index serves that order).`;
   return (
     `Comma-separated sort keys in priority order; prefix a key with "-" for descending. ` +
     `Allowed keys: ${keys}. At most ${allowlist.maxKeys} keys, each at most once. ` +
     `Default: \`${allowlist.default.canonical}\`. Ties are broken by \`id\`, descending; ` +
-    `nulls sort last unless stated. An unknown key is answered 400 invalid_sort, too many keys 400 too_many_sort_keys.`
+    `nulls sort last unless stated. An unknown key is answered 400 invalid_sort, too many keys 400 too_many_sort_keys.` +
+    indexed
   );
 }
 
@@ -87,6 +103,7 @@ export function sortSchema(allowlist: SortAllowlist): SortParameterSchema {
     default: defaults,
     example: defaults,
     'x-sort-keys': [...allowlist.aliases],
+    ...(allowlist.indexed === undefined ? {} : { 'x-sort-indexed': [...allowlist.indexed] }),
   };
 }
 

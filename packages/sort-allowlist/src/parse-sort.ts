@@ -1,6 +1,7 @@
 import type { FieldError, ProblemError } from '@holdfast/problem-details';
 import type { ResolvedSortField, Sort, SortAllowlist, SortDirection, SortKey } from './allowlist';
 import { sortProblems } from './problems';
+import { servingIndex } from './served';
 
 /** The problems a `sort` parameter can produce. */
 export type SortProblem = ProblemError<'invalid_sort' | 'too_many_sort_keys'>;
@@ -96,5 +97,16 @@ export function parseSort<K extends string>(
       { field: 'sort', code: 'invalid_sort', detail: 'Sort must be a string.' },
     ]);
   }
-  return parseSortKeys(allowlist, raw);
+  const parsed = parseSortKeys(allowlist, raw);
+  if (
+    parsed.ok &&
+    allowlist.indexed !== undefined &&
+    servingIndex(allowlist, parsed.value.canonical) === undefined
+  ) {
+    // Every accepted sort is one an index serves; any other would read and sort every row in
+    // scope on each page.
+    const detail = `No index serves the order ${quote(parsed.value.canonical)}. Indexed sorts: ${allowlist.indexed.map((sort) => JSON.stringify(sort)).join(', ')}.`;
+    return failure('invalid_sort', [{ field: 'sort', code: 'invalid_sort', detail }]);
+  }
+  return parsed;
 }

@@ -3,6 +3,7 @@ import { checkFilter, FILTER_LIMITS } from '@holdfast/webhook-delivery';
 import { z } from '@hono/zod-openapi';
 import { EVENT_TYPES } from '../event-types';
 import { livemode, timestamp } from './fields';
+import { statusSorts } from './indexed-sorts';
 
 // Representations of the webhook resources (CONTRACT sections 5 and 6) and their sort
 // allowlists: the single source for validation, responses and the OpenAPI document.
@@ -256,11 +257,14 @@ const createdAtSort = {
 
 export const deliverySort = defineSortAllowlist({
   fields: {
-    createdAt: { column: 'created_at', type: 'timestamp' },
+    createdAt: { column: 'created_at', type: 'timestamp', fineGrained: true },
     status: { column: 'status', type: 'enum', rank: [...DELIVERY_STATUSES] },
   },
   id: { column: 'id' },
   default: '-createdAt',
+  // Every order is served by an index (@holdfast/webhook-delivery's migrations): these exactly,
+  // and any longer one through its prefix up to a fine-grained key. None is refused.
+  indexed: statusSorts(['createdAt']),
 });
 
 export const endpointSort = defineSortAllowlist({

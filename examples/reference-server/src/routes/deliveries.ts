@@ -23,6 +23,7 @@ import {
 } from '../api/webhook-schemas';
 import type { App, Deps } from '../context';
 import { eventTypeVisible, knownEventType, readableEventTypes } from '../event-types';
+import { withListTimeout } from '../list-timeout';
 import { authorizeEndpointAction } from './endpoint-scope';
 
 const tags = ['Deliveries'];
@@ -142,23 +143,25 @@ export function deliveryRoutes(app: App, deps: Deps): void {
     const principal = c.get('principal');
     const { account, livemode } = principal;
     const query = c.req.valid('query');
-    const page = await paginate(sql, {
-      from: sql`holdfast_deliveries`,
-      where: sql`account_id = ${account} and event_type = any(${sql.array(readableEventTypes(principal))})`,
-      allowlist: deliverySort,
-      sort: query.sort,
-      cursor: query.cursor,
-      limit: query.limit,
-      include: query.include,
-      filterColumns: { status: 'status', endpoint: 'endpoint_id', eventType: 'event_type' },
-      filter: { status: query.status, endpoint: query.endpoint, eventType: query.eventType },
-      binding: { account, resource: 'deliveries' },
-      keyring,
-      map: (row) => {
-        const delivery = toDelivery(row);
-        return { ...delivery, eventType: knownEventType(delivery.eventType), livemode };
-      },
-    });
+    const page = await withListTimeout(sql, (tx) =>
+      paginate(tx, {
+        from: sql`holdfast_deliveries`,
+        where: sql`account_id = ${account} and event_type = any(${sql.array(readableEventTypes(principal))})`,
+        allowlist: deliverySort,
+        sort: query.sort,
+        cursor: query.cursor,
+        limit: query.limit,
+        include: query.include,
+        filterColumns: { status: 'status', endpoint: 'endpoint_id', eventType: 'event_type' },
+        filter: { status: query.status, endpoint: query.endpoint, eventType: query.eventType },
+        binding: { account, resource: 'deliveries' },
+        keyring,
+        map: (row) => {
+          const delivery = toDelivery(row);
+          return { ...delivery, eventType: knownEventType(delivery.eventType), livemode };
+        },
+      }),
+    );
     return c.json(page, 200);
   });
 

@@ -2211,7 +2211,7 @@ export interface operations {
     getV1Orders: {
         parameters: {
             query?: {
-                /** @description Comma-separated sort keys in priority order; prefix a key with "-" for descending. Allowed keys: `createdAt` (timestamp), `total` (number), `status` (ranked pending < shipped < cancelled; nulls last). At most 3 keys, each at most once. Default: `-createdAt`. Ties are broken by `id`, descending; nulls sort last unless stated. An unknown key is answered 400 invalid_sort, too many keys 400 too_many_sort_keys. */
+                /** @description Comma-separated sort keys in priority order; prefix a key with "-" for descending. Allowed keys: `createdAt` (timestamp), `total` (number), `status` (ranked pending < shipped < cancelled; nulls last). At most 3 keys, each at most once. Default: `-createdAt`. Ties are broken by `id`, descending; nulls sort last unless stated. An unknown key is answered 400 invalid_sort, too many keys 400 too_many_sort_keys. Sorts served by an index of their own: `createdAt`, `-createdAt`, `total`, `-total`, `status`, `-status`, `status,createdAt`, `status,-createdAt`, `status,total`, `status,-total`, `-status,createdAt`, `-status,-createdAt`, `-status,total`, `-status,-total`. Accepted: these and any longer sort that starts with one of them ending in `createdAt` or `total`; any other order is answered 400 invalid_sort (no index serves that order). */
                 sort?: ("createdAt" | "-createdAt" | "total" | "-total" | "status" | "-status")[];
                 /** @description Page size, default 20, at most 100. Missing, non-numeric or zero gives 20; below 1 gives 1; above 100 gives 100 (clamped, not rejected). */
                 limit?: number;
@@ -4484,7 +4484,7 @@ export interface operations {
     getV1Payments: {
         parameters: {
             query?: {
-                /** @description Comma-separated sort keys in priority order; prefix a key with "-" for descending. Allowed keys: `createdAt` (timestamp), `amount` (number), `status` (ranked processing < succeeded < failed; nulls last). At most 3 keys, each at most once. Default: `-createdAt`. Ties are broken by `id`, descending; nulls sort last unless stated. An unknown key is answered 400 invalid_sort, too many keys 400 too_many_sort_keys. */
+                /** @description Comma-separated sort keys in priority order; prefix a key with "-" for descending. Allowed keys: `createdAt` (timestamp), `amount` (number), `status` (ranked processing < succeeded < failed; nulls last). At most 3 keys, each at most once. Default: `-createdAt`. Ties are broken by `id`, descending; nulls sort last unless stated. An unknown key is answered 400 invalid_sort, too many keys 400 too_many_sort_keys. Sorts served by an index of their own: `createdAt`, `-createdAt`, `amount`, `-amount`, `status`, `-status`, `status,createdAt`, `status,-createdAt`, `status,amount`, `status,-amount`, `-status,createdAt`, `-status,-createdAt`, `-status,amount`, `-status,-amount`. Accepted: these and any longer sort that starts with one of them ending in `createdAt` or `amount`; any other order is answered 400 invalid_sort (no index serves that order). */
                 sort?: ("createdAt" | "-createdAt" | "amount" | "-amount" | "status" | "-status")[];
                 /** @description Page size, default 20, at most 100. Missing, non-numeric or zero gives 20; below 1 gives 1; above 100 gives 100 (clamped, not rejected). */
                 limit?: number;
@@ -6220,7 +6220,7 @@ export interface operations {
     getV1Subscriptions: {
         parameters: {
             query?: {
-                /** @description Comma-separated sort keys in priority order; prefix a key with "-" for descending. Allowed keys: `createdAt` (timestamp), `status` (ranked active < past_due < canceled; nulls last). At most 3 keys, each at most once. Default: `-createdAt`. Ties are broken by `id`, descending; nulls sort last unless stated. An unknown key is answered 400 invalid_sort, too many keys 400 too_many_sort_keys. */
+                /** @description Comma-separated sort keys in priority order; prefix a key with "-" for descending. Allowed keys: `createdAt` (timestamp), `status` (ranked active < past_due < canceled; nulls last). At most 3 keys, each at most once. Default: `-createdAt`. Ties are broken by `id`, descending; nulls sort last unless stated. An unknown key is answered 400 invalid_sort, too many keys 400 too_many_sort_keys. Sorts served by an index of their own: `createdAt`, `-createdAt`, `status`, `-status`, `status,createdAt`, `status,-createdAt`, `-status,createdAt`, `-status,-createdAt`. Accepted: these and any longer sort that starts with one of them ending in `createdAt`; any other order is answered 400 invalid_sort (no index serves that order). */
                 sort?: ("createdAt" | "-createdAt" | "status" | "-status")[];
                 /** @description Page size, default 20, at most 100. Missing, non-numeric or zero gives 20; below 1 gives 1; above 100 gives 100 (clamped, not rejected). */
                 limit?: number;
@@ -10463,7 +10463,7 @@ export interface operations {
     getV1Deliveries: {
         parameters: {
             query?: {
-                /** @description Comma-separated sort keys in priority order; prefix a key with "-" for descending. Allowed keys: `createdAt` (timestamp), `status` (ranked pending < succeeded < failed < dead; nulls last). At most 3 keys, each at most once. Default: `-createdAt`. Ties are broken by `id`, descending; nulls sort last unless stated. An unknown key is answered 400 invalid_sort, too many keys 400 too_many_sort_keys. */
+                /** @description Comma-separated sort keys in priority order; prefix a key with "-" for descending. Allowed keys: `createdAt` (timestamp), `status` (ranked pending < succeeded < failed < dead; nulls last). At most 3 keys, each at most once. Default: `-createdAt`. Ties are broken by `id`, descending; nulls sort last unless stated. An unknown key is answered 400 invalid_sort, too many keys 400 too_many_sort_keys. Sorts served by an index of their own: `createdAt`, `-createdAt`, `status`, `-status`, `status,createdAt`, `status,-createdAt`, `-status,createdAt`, `-status,-createdAt`. Accepted: these and any longer sort that starts with one of them ending in `createdAt`; any other order is answered 400 invalid_sort (no index serves that order). */
                 sort?: ("createdAt" | "-createdAt" | "status" | "-status")[];
                 /** @description Page size, default 20, at most 100. Missing, non-numeric or zero gives 20; below 1 gives 1; above 100 gives 100 (clamped, not rejected). */
                 limit?: number;

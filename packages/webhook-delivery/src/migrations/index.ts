@@ -4,6 +4,7 @@ import { WRITE_OUTCOMES_FUNCTION } from '../sql/write-outcomes';
 import { schema } from './001_schema';
 import { endpointFilter } from './002_endpoint_filter';
 import { ordering } from './003_ordering';
+import { statusSorts } from './004_status_sorts';
 
 /** A versioned migration: `id` is recorded once applied; `sql` runs once, in list order. */
 export interface Migration {
@@ -36,7 +37,8 @@ const functions: Migration = {
 /**
  * The sender's versioned migrations, in apply order: the tables and indexes
  * (`webhook-delivery/001_schema`), endpoints' filters (`webhook-delivery/002_endpoint_filter`),
- * ordered delivery (`webhook-delivery/003_ordering`), then the hot statements
+ * ordered delivery (`webhook-delivery/003_ordering`), the indexes of lists sorted by status
+ * (`webhook-delivery/004_status_sorts`), then the hot statements
  * (`webhook-delivery/statements-<hash>`), which read the columns before them.
  * Apply each id once, in order, in a transaction under a lock (any `{ id, sql }` runner does).
  *
@@ -45,4 +47,4 @@ const functions: Migration = {
  * for (const m of migrations) if (!applied.has(m.id)) await tx.unsafe(m.sql);
  * ```
  */
-export const migrations: readonly Migration[] = [schema, endpointFilter, ordering, functions];
+export const migrations: readonly Migration[] = [schema, endpointFilter, ordering, statusSorts, functions];

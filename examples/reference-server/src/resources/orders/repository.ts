@@ -7,6 +7,7 @@ import { eventWrites } from '@holdfast/webhook-delivery/postgres';
 import type postgres from 'postgres';
 import { type IfMatch, ifMatchHolds } from '../../if-match';
 import { isoTime } from '../../iso-time';
+import { withListTimeout } from '../../list-timeout';
 import { emit } from '../../outbox';
 import { problem } from '../../problems';
 import {
@@ -148,20 +149,22 @@ export function listOrders(
   account: string,
   query: ListQuery & { readonly status?: string | undefined },
 ) {
-  return paginate(sql, {
-    from: sql`holdfast_orders`,
-    where: sql`account_id = ${account}`,
-    allowlist: orderSort,
-    sort: query.sort,
-    cursor: query.cursor,
-    limit: query.limit,
-    include: query.include,
-    filterColumns: { status: 'status' },
-    filter: { status: query.status },
-    binding: { account, resource: 'orders' },
-    keyring,
-    map: toOrder,
-  });
+  return withListTimeout(sql, (tx) =>
+    paginate(tx, {
+      from: sql`holdfast_orders`,
+      where: sql`account_id = ${account}`,
+      allowlist: orderSort,
+      sort: query.sort,
+      cursor: query.cursor,
+      limit: query.limit,
+      include: query.include,
+      filterColumns: { status: 'status' },
+      filter: { status: query.status },
+      binding: { account, resource: 'orders' },
+      keyring,
+      map: toOrder,
+    }),
+  );
 }
 
 /** The order's row; 404 `not_found` when absent or another account's. */
@@ -274,18 +277,20 @@ export async function listRefunds(
 ) {
   const [order] = await sql`select id from holdfast_orders where id = ${id} and account_id = ${account}`;
   if (!order) throw notFound();
-  return paginate(sql, {
-    from: sql`holdfast_refunds`,
-    where: sql`account_id = ${account} and order_id = ${id}`,
-    allowlist: refundSort,
-    sort: query.sort,
-    cursor: query.cursor,
-    limit: query.limit,
-    include: query.include,
-    binding: { account, resource: `orders/${id}/refunds` },
-    keyring,
-    map: toRefund,
-  });
+  return withListTimeout(sql, (tx) =>
+    paginate(tx, {
+      from: sql`holdfast_refunds`,
+      where: sql`account_id = ${account} and order_id = ${id}`,
+      allowlist: refundSort,
+      sort: query.sort,
+      cursor: query.cursor,
+      limit: query.limit,
+      include: query.include,
+      binding: { account, resource: `orders/${id}/refunds` },
+      keyring,
+      map: toRefund,
+    }),
+  );
 }
 
 /**

@@ -3,6 +3,7 @@ import { noFieldsBody } from '@holdfast/request-guards';
 import { defineSortAllowlist } from '@holdfast/sort-allowlist';
 import { createRoute, z } from '@hono/zod-openapi';
 import { currency, json, livemode, locationHeader, metadata, minorUnits, timestamp } from '../../api/fields';
+import { statusSorts } from '../../api/indexed-sorts';
 import { problemResponses } from '../../api/problem-responses';
 import { idParam } from '../../api/webhook-schemas';
 
@@ -13,12 +14,15 @@ export const ORDER_STATUSES = ['pending', 'shipped', 'cancelled'] as const;
 
 export const orderSort = defineSortAllowlist({
   fields: {
-    createdAt: { column: 'created_at', type: 'timestamp' },
-    total: { column: 'total', type: 'number' },
+    createdAt: { column: 'created_at', type: 'timestamp', fineGrained: true },
+    total: { column: 'total', type: 'number', fineGrained: true },
     status: { column: 'status', type: 'enum', rank: ORDER_STATUSES },
   },
   id: { column: 'id' },
   default: '-createdAt',
+  // Every order is served by an index (migrations 520 and 550): these exactly, and any longer
+  // one through its prefix up to a fine-grained key. None of the contract's sorts is refused.
+  indexed: statusSorts(['createdAt', 'total']),
 });
 
 export const refundSort = defineSortAllowlist({

@@ -4,6 +4,7 @@ import { problem } from '@holdfast/problem-details';
 import { z } from '@hono/zod-openapi';
 import { answerRoute } from '../../api/answer-route';
 import type { App, Deps } from '../../context';
+import { withListTimeout } from '../../list-timeout';
 import { findPayment, insertPayment, toPayment } from './repository';
 import { CreatePaymentSchema, createPayment, getRoute, listRoute, paymentSort } from './schema';
 
@@ -24,20 +25,22 @@ export function paymentRoutes(app: App, deps: Deps): void {
   app.openapi(listRoute, async (c) => {
     const { account } = c.get('principal');
     const query = c.req.valid('query');
-    const page = await paginate(sql, {
-      from: sql`holdfast_payments`,
-      where: sql`account_id = ${account}`,
-      allowlist: paymentSort,
-      sort: query.sort,
-      cursor: query.cursor,
-      limit: query.limit,
-      include: query.include,
-      filterColumns: { status: 'status', order: 'order_id' },
-      filter: { status: query.status, order: query.order },
-      binding: { account, resource: 'payments' },
-      keyring,
-      map: toPayment,
-    });
+    const page = await withListTimeout(sql, (tx) =>
+      paginate(tx, {
+        from: sql`holdfast_payments`,
+        where: sql`account_id = ${account}`,
+        allowlist: paymentSort,
+        sort: query.sort,
+        cursor: query.cursor,
+        limit: query.limit,
+        include: query.include,
+        filterColumns: { status: 'status', order: 'order_id' },
+        filter: { status: query.status, order: query.order },
+        binding: { account, resource: 'payments' },
+        keyring,
+        map: toPayment,
+      }),
+    );
     return c.json(page, 200);
   });
 

@@ -2,6 +2,7 @@ import { listQueryShape, pageSchema } from '@holdfast/cursor-pagination/zod';
 import { defineSortAllowlist } from '@holdfast/sort-allowlist';
 import { createRoute, z } from '@hono/zod-openapi';
 import { currency, json, livemode, locationHeader, minorUnits, timestamp } from '../../api/fields';
+import { statusSorts } from '../../api/indexed-sorts';
 import { problemResponses } from '../../api/problem-responses';
 import { idParam } from '../../api/webhook-schemas';
 
@@ -22,12 +23,15 @@ export const PAYMENT_STATUSES = ['processing', 'succeeded', 'failed'] as const;
 
 export const paymentSort = defineSortAllowlist({
   fields: {
-    createdAt: { column: 'created_at', type: 'timestamp' },
-    amount: { column: 'amount', type: 'number' },
+    createdAt: { column: 'created_at', type: 'timestamp', fineGrained: true },
+    amount: { column: 'amount', type: 'number', fineGrained: true },
     status: { column: 'status', type: 'enum', rank: PAYMENT_STATUSES },
   },
   id: { column: 'id' },
   default: '-createdAt',
+  // Every order is served by an index (migrations 520 and 550): these exactly, and any longer
+  // one through its prefix up to a fine-grained key. None of the contract's sorts is refused.
+  indexed: statusSorts(['createdAt', 'amount']),
 });
 
 export const PaymentSchema = z

@@ -1,6 +1,7 @@
 import { paginate } from '@holdfast/cursor-pagination/postgres';
 import { refuseFields } from '@holdfast/request-guards/hono';
 import type { App, Deps } from '../../context';
+import { withListTimeout } from '../../list-timeout';
 import {
   cancelSubscription,
   findSubscription,
@@ -31,18 +32,20 @@ export function subscriptionRoutes(app: App, deps: Deps): void {
   app.openapi(listRoute, async (c) => {
     const { account } = c.get('principal');
     const query = c.req.valid('query');
-    const page = await paginate(sql, {
-      from: sql`holdfast_subscriptions`,
-      where: sql`account_id = ${account}`,
-      allowlist: subscriptionSort,
-      sort: query.sort,
-      cursor: query.cursor,
-      limit: query.limit,
-      include: query.include,
-      binding: { account, resource: 'subscriptions' },
-      keyring,
-      map: toSubscription,
-    });
+    const page = await withListTimeout(sql, (tx) =>
+      paginate(tx, {
+        from: sql`holdfast_subscriptions`,
+        where: sql`account_id = ${account}`,
+        allowlist: subscriptionSort,
+        sort: query.sort,
+        cursor: query.cursor,
+        limit: query.limit,
+        include: query.include,
+        binding: { account, resource: 'subscriptions' },
+        keyring,
+        map: toSubscription,
+      }),
+    );
     return c.json(page, 200);
   });
 

@@ -3,6 +3,7 @@ import { noFieldsBody } from '@holdfast/request-guards';
 import { defineSortAllowlist } from '@holdfast/sort-allowlist';
 import { createRoute, z } from '@hono/zod-openapi';
 import { json, livemode, locationHeader, metadata, timestamp } from '../../api/fields';
+import { statusSorts } from '../../api/indexed-sorts';
 import { problemResponses } from '../../api/problem-responses';
 import { idParam } from '../../api/webhook-schemas';
 
@@ -14,11 +15,14 @@ const SUBSCRIPTION_STATUSES = ['active', 'past_due', 'canceled'] as const;
 
 export const subscriptionSort = defineSortAllowlist({
   fields: {
-    createdAt: { column: 'created_at', type: 'timestamp' },
+    createdAt: { column: 'created_at', type: 'timestamp', fineGrained: true },
     status: { column: 'status', type: 'enum', rank: SUBSCRIPTION_STATUSES },
   },
   id: { column: 'id' },
   default: '-createdAt',
+  // Every order is served by an index (migrations 520 and 550): these exactly, and any longer
+  // one through its prefix up to a fine-grained key. None of the contract's sorts is refused.
+  indexed: statusSorts(['createdAt']),
 });
 
 const plan = z.string().min(1).max(64).meta({ description: 'The plan name.', example: 'pro-monthly' });

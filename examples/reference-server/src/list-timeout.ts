@@ -1,0 +1,40 @@
+import type postgres from 'postgres';
+
+/**
+ * How long one list statement may run before PostgreSQL cancels it (answered 503 with
+ * Retry-After, as every statement timeout is). Shorter than the API's statement timeout: every
+ * accepted sort reads an index and answers in milliseconds (bench/pagination), so a list still
+ * running after this long is one that would hold a connection other tenants need.
+ */
+export const LIST_STATEMENT_TIMEOUT_MS = 2_000;
+
+/**
+ * Runs a list's statements in a transaction under the list timeout: `timeoutMs`, or the
+ * connection's own statement timeout when that is shorter (a pool configured tighter stays
+ * tighter). The setting is sent ahead of the list's statements, in the same pipeline, and ends
+ * with the transaction.
+ *
+ * @example
+ * ```ts
+ * const page = await withListTimeout(sql, (tx) => paginate(tx, { ... }));
+ * ```
+ */
+export async function withListTimeout<T>(
+  sql: postgres.Sql,
+  list: (tx: postgres.TransactionSql) => Promise<T>,
+  timeoutMs: number = LIST_STATEMENT_TIMEOUT_MS,
+): Promise<T> {
+  const done = await sql.begin(async (tx) => {
+    // Together, so a failure of either is handled here and the setting goes out first.
+    const [, value] = await Promise.all([
+      tx`
+        select set_config('statement_timeout',
+          (case when s.setting::int = 0 then ${timeoutMs}::int else least(s.setting::int, ${timeoutMs}::int) end)::text,
+          true)
+        from pg_settings s where s.name = 'statement_timeout'`.execute(),
+      list(tx),
+    ]);
+    return { value };
+  });
+  return done.value;
+}
