@@ -55,12 +55,14 @@ describe('redisStore', () => {
       rateLimiter(hourly, { store: redisStore(client, { prefix, timeoutMs: 60_000 }) }),
     );
     return Promise.all(
-      Array.from({ length: 40 }, (_, i) =>
-        (limiters[i % 2] ?? limiters[0])?.take(keys[i % 2] ?? keys[0]).then(
+      Array.from({ length: 40 }, (_, i) => {
+        const limiter = limiters[i % 2];
+        if (!limiter) throw new Error('limiter');
+        return limiter.take(keys[i % 2] ?? keys[0]).then(
           () => 'admitted',
           (error: unknown) => (isProblemError(error) && error.status === 429 ? 'refused' : 'error'),
-        ),
-      ),
+        );
+      }),
     );
   }
 
