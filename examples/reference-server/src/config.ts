@@ -126,6 +126,8 @@ export interface Config {
   readonly delivery: DeliveryLimits;
   /** Redis for rate limits shared by every process (`HOLDFAST_REDIS_URL`); absent: limits per process. */
   readonly redisUrl: string | undefined;
+  /** How long a rate limit waits for Redis before this process limits on its own (`HOLDFAST_REDIS_TIMEOUT`, default 250 ms). */
+  readonly redisTimeoutMs: number;
   /** Port of the Prometheus `/metrics` listener (`HOLDFAST_METRICS_PORT`), on `HOST`; absent: no metrics. */
   readonly metricsPort: number | undefined;
   /** Database pools, timeouts and the health port. */
@@ -451,6 +453,7 @@ export function loadConfig(
       pollMs: parseDuration(env.HOLDFAST_DELIVERY_POLL || '100ms', 'HOLDFAST_DELIVERY_POLL'),
     },
     redisUrl: env.HOLDFAST_REDIS_URL || undefined,
+    redisTimeoutMs: parseDuration(env.HOLDFAST_REDIS_TIMEOUT || '250ms', 'HOLDFAST_REDIS_TIMEOUT'),
     metricsPort: parseMetricsPort(env.HOLDFAST_METRICS_PORT),
     database: parseDatabaseLimits(env),
     maxEndpoints: positiveInteger(env.HOLDFAST_MAX_ENDPOINTS, 'HOLDFAST_MAX_ENDPOINTS', 16),

@@ -38,6 +38,7 @@ export function limiterFor(deps: Deps, name: LimiterName, config: RateLimitConfi
     ? redisStore(deps.redis, {
         prefix: `holdfast:rate-limit:${name}:`,
         fallback: local,
+        timeoutMs: deps.config.redisTimeoutMs,
         onError: (error) =>
           deps.log?.warn({ err: error, limiter: name }, 'rate limit store unavailable: limiting in process'),
       })

@@ -33,6 +33,8 @@ export interface StartOptions {
    * API and the workers then share it (as they share PGlite's one connection anyway).
    */
   database?: Database;
+  /** The clock of the API and the workers, in ms since the epoch. @defaultValue `Date.now` */
+  now?: () => number;
 }
 
 /** A running reference server. */
@@ -106,7 +108,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       sql: db.sql,
       config,
       keyring: await cursorKeyring(startup, config.cursorSecret),
-      now: Date.now,
+      now: options.now ?? Date.now,
       redis: ops.redis,
       log: ops.log,
       metrics: ops.metrics,

@@ -19,11 +19,15 @@ export interface TestServer {
   stop(): Promise<void>;
 }
 
-/** Starts a server with the test keys; `env` adds or overrides variables. */
-export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+/** Starts a server with the test keys; `env` adds or overrides variables, `now` is its clock. */
+export async function startTestServer(
+  env: Record<string, string> = {},
+  options: { now?: () => number } = {},
+): Promise<TestServer> {
   const db = await createTestDatabase({ max: 1 });
   const server = await startServer({
     ...(realPostgres ? {} : { database: db }),
+    ...(options.now ? { now: options.now } : {}),
     env: {
       PORT: '0',
       HOST: '127.0.0.1',

@@ -41,6 +41,13 @@ async function enqueue(resourceId: string, object: Record<string, unknown> = {},
   return id;
 }
 
+/** The database's clock (the one its `now()` reads), in ms since the epoch. */
+async function databaseClock(): Promise<number> {
+  const [found] = await db.sql<{ at: Date }[]>`select clock_timestamp() as at`;
+  if (!found) throw new Error('no clock');
+  return found.at.getTime();
+}
+
 async function statusOf(id: string) {
   const [row] =
     await db.sql`select status, attempts, next_attempt_at, last_error from holdfast_webhook_inbox where id = ${id}`;
@@ -52,21 +59,29 @@ describe('processInbox', () => {
     const before = await enqueue('ord_a');
     const poison = await enqueue('ord_poison');
     const after = await enqueue('ord_b');
+    // Each retry's due time is checked on the database's clock, read before and after the round
+    // that failed it: it lies in that window moved by the delay, however long the round took.
+    const firstRound = await databaseClock();
     expect(await processInbox(db.sql, 50, quiet)).toBe(3);
+    const firstEnd = await databaseClock();
     expect((await statusOf(before))?.status).toBe('processed');
     expect((await statusOf(after))?.status).toBe('processed');
     const first = await statusOf(poison);
     expect(first).toMatchObject({ status: 'pending', attempts: 1 });
     expect(first?.last_error).toMatch(/SQLSTATE P0001.*poisoned resource/);
-    expect(first?.next_attempt_at.getTime()).toBeGreaterThan(Date.now());
+    expect(first?.next_attempt_at.getTime()).toBeGreaterThanOrEqual(firstRound + 2000);
+    expect(first?.next_attempt_at.getTime()).toBeLessThanOrEqual(firstEnd + 2000);
     // Not due yet: the next round leaves it alone.
     expect(await processInbox(db.sql, 50, quiet)).toBe(0);
     await db.sql`update holdfast_webhook_inbox set next_attempt_at = now() - interval '1 second' where id = ${poison}`;
+    const secondRound = await databaseClock();
     expect(await processInbox(db.sql, 50, quiet)).toBe(1);
+    const secondEnd = await databaseClock();
     const second = await statusOf(poison);
     expect(second?.attempts).toBe(2);
     // 2 s after the first failure, 4 s after the second.
-    expect(second?.next_attempt_at.getTime() - Date.now()).toBeGreaterThan(2500);
+    expect(second?.next_attempt_at.getTime()).toBeGreaterThanOrEqual(secondRound + 4000);
+    expect(second?.next_attempt_at.getTime()).toBeLessThanOrEqual(secondEnd + 4000);
   });
 
   it(`sets an event aside as failed after ${INBOX_MAX_ATTEMPTS} attempts and says why`, async () => {

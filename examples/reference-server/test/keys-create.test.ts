@@ -11,15 +11,15 @@ import { type Child, runCli, startServerProcess } from './process-harness';
 import { createStorage, realPostgres } from './webhooks-harness';
 
 // Issue 19, "Must show": `keys:create` against a running server, on embedded PGlite and on
-// PostgreSQL: the new key answers 200 within one second. Never two processes on one PGlite
-// directory: the CLI writes through the server's own connection, a second server is refused.
+// PostgreSQL: the new key works at once, the first request after the CLI exits answers 200 (a
+// key the server never saw costs one lookup, nothing to wait for). Never two processes on one
+// PGlite directory: the CLI writes through the server's own connection, a second server is
+// refused.
 
 const KEY_LINE = /^(hf_test_[A-Za-z0-9_-]+)$/m;
 
-/** Creates a key with the CLI and returns it with the time the CLI finished. */
-async function createKeyWithCli(
-  env: Record<string, string>,
-): Promise<{ key: string; at: number; output: string }> {
+/** Creates a key with the CLI and returns it with what the CLI printed. */
+async function createKeyWithCli(env: Record<string, string>): Promise<{ key: string; output: string }> {
   const { code, output } = await runCli(
     ['keys', 'create', '--account', 'acct_cli', '--scopes', 'orders:read'],
     env,
@@ -27,18 +27,12 @@ async function createKeyWithCli(
   expect(code, output).toBe(0);
   const key = KEY_LINE.exec(output)?.[1];
   if (!key) throw new Error(`no key printed:\n${output}`);
-  return { key, at: Date.now(), output };
+  return { key, output };
 }
 
-/** The key's first 200 on `url`, asked every 50 ms: how long after `since` it came. */
-async function acceptedWithin(url: string, key: string, since: number): Promise<number> {
-  for (;;) {
-    const answer = await call(url, 'GET', '/v1/orders', { key });
-    if (answer.status === 200) return Date.now() - since;
-    expect(answer.status).toBe(401);
-    if (Date.now() - since > 5000) return Number.POSITIVE_INFINITY;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+/** The status of one `GET /v1/orders` with `key`. */
+async function statusWith(url: string, key: string): Promise<number> {
+  return (await call(url, 'GET', '/v1/orders', { key })).status;
 }
 
 describe('keys:create on embedded PGlite while the server runs', () => {
@@ -61,11 +55,10 @@ describe('keys:create on embedded PGlite while the server runs', () => {
     server = await startServerProcess(env);
     const url = server.url ?? '';
     expect(existsSync(join(dir, 'holdfast.lock'))).toBe(true);
-    const { key, at, output } = await createKeyWithCli(env);
+    const { key, output } = await createKeyWithCli(env);
     expect(output).toMatch(new RegExp(`through the running server \\(process ${server.process.pid}\\)`));
-    const ms = await acceptedWithin(url, key, at);
-    console.log(`PGlite: the new key answered 200 ${ms} ms after keys:create exited`);
-    expect(ms).toBeLessThan(1000);
+    // The first request after the CLI exited: no retry, no wait.
+    expect(await statusWith(url, key)).toBe(200);
     // A second server on the same directory is refused, naming the process that holds it.
     const serverEnv = { ...env, PORT: '0', HOST: '127.0.0.1', NODE_ENV: 'test' };
     const second = await startServer({ env: serverEnv }).then(
@@ -83,14 +76,12 @@ describe('keys:create on embedded PGlite while the server runs', () => {
 });
 
 describe.skipIf(!realPostgres)('keys:create on PostgreSQL while the server runs (needs DATABASE_URL)', () => {
-  it('the new key answers 200 within one second', async () => {
+  it('the new key answers 200 at once', async () => {
     const storage = await createStorage();
     const server = await startServerProcess({ ...storage.env, HOLDFAST_SEED_DEMO_KEY: '0' });
     try {
-      const { key, at } = await createKeyWithCli(storage.env);
-      const ms = await acceptedWithin(server.url ?? '', key, at);
-      console.log(`PostgreSQL: the new key answered 200 ${ms} ms after keys:create exited`);
-      expect(ms).toBeLessThan(1000);
+      const { key } = await createKeyWithCli(storage.env);
+      expect(await statusWith(server.url ?? '', key)).toBe(200);
     } finally {
       await server.stop();
       await storage.drop();
@@ -98,14 +89,20 @@ describe.skipIf(!realPostgres)('keys:create on PostgreSQL while the server runs 
   }, 300_000);
 });
 
-it('a key refused while unknown works within a second of being created (the negative cache is short)', async () => {
-  const t = await startTestServer();
+it("a key refused while unknown is refused until the negative cache's second is over, then works (the cache is short)", async () => {
+  // The server's clock, moved by hand (it starts at the real time: the workers run on it too).
+  let now = Date.now();
+  const t = await startTestServer({}, { now: () => now });
   try {
     const key = 'hf_test_createdLater00000000000000001';
-    for (let i = 0; i < 3; i++) expect((await call(t.url, 'GET', '/v1/orders', { key })).status).toBe(401);
+    for (let i = 0; i < 3; i++) expect(await statusWith(t.url, key)).toBe(401);
     await postgresApiKeyStore(t.server.sql).save({ key, account: 'acct_later', scopes: ['*'] });
-    const ms = await acceptedWithin(t.url, key, Date.now());
-    expect(ms).toBeLessThan(1000 + 200);
+    // Remembered as unknown for one second from the first refusal: no lookup until then.
+    expect(await statusWith(t.url, key)).toBe(401);
+    now += 999;
+    expect(await statusWith(t.url, key)).toBe(401);
+    now += 1;
+    expect(await statusWith(t.url, key)).toBe(200);
   } finally {
     await t.stop();
   }

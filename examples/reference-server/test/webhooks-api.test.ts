@@ -364,7 +364,19 @@ describe('events, deliveries, notifications', () => {
     const attempts = await call('GET', `/v1/deliveries/${delivery.id}/attempts`);
     expect(attempts.status).toBe(200);
     expect(attempts.body.data[0]).toMatchObject({ status: 204, error: null });
-    expect(attempts.body.data[0].latencyMs).toBeGreaterThanOrEqual(0);
+    // The endpoint's one attempt is its stats' one latency: p50 and p95 of its hour are exactly it.
+    const [attempt] = attempts.body.data;
+    expect(Number.isInteger(attempt.latencyMs)).toBe(true);
+    const stats = await call('GET', `/v1/webhook-endpoints/${endpoint.id}/stats`);
+    const hour = stats.body.buckets.filter(
+      (b: { start: string; end: string }) => b.start <= attempt.createdAt && attempt.createdAt < b.end,
+    );
+    expect(hour).toHaveLength(1);
+    expect(hour[0]).toMatchObject({
+      succeeded: 1,
+      p50LatencyMs: attempt.latencyMs,
+      p95LatencyMs: attempt.latencyMs,
+    });
 
     const filtered = await call(
       'GET',

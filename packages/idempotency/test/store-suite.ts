@@ -199,24 +199,59 @@ export function storeBehaviour(name: string, getStore: () => IdempotencyStore): 
     });
 
     it('renews the lease of a slow handler that is alive, so its key is not taken over', async () => {
-      const store = getStore();
+      const real = getStore();
       const key = freshKey();
-      const real = { leaseMs: 150 }; // the real clock: renewal runs every 50 ms
+      // The renewal runs on a timer, every third of the lease; the times it writes come from a
+      // clock moved by hand. The store is the real one, watched: each renewal the handler's
+      // timer makes is seen with the lease it set, once the store has it.
+      const own = manualClock();
+      const leaseMs = 150;
+      const watched = { leaseMs, now: own.now };
+      const renewedTo: number[] = [];
+      let renewed = () => {};
+      const store: IdempotencyStore = {
+        claim: (input) => real.claim(input),
+        complete: (held, response, expiresAt) => real.complete(held, response, expiresAt),
+        async extend(held, lockedUntil) {
+          const holds = await real.extend(held, lockedUntil);
+          renewedTo.push(lockedUntil.getTime());
+          renewed();
+          return holds;
+        },
+        release: (held) => real.release(held),
+        purge: (options) => real.purge(options),
+      };
+      const renewalTo = (until: number) =>
+        new Promise<void>((resolve) => {
+          renewed = () => {
+            if (renewedTo.some((at) => at >= until)) resolve();
+          };
+          renewed();
+        });
+      const start = own.now();
       const count = counter();
+      const gate = deferred();
+      const running = deferred();
       const slow = runIdempotent(
         store,
         request(key),
         async () => {
-          await new Promise((resolve) => setTimeout(resolve, 600));
+          running.resolve();
+          await gate.promise;
           return count.handler()();
         },
-        real,
+        watched,
       );
-      await new Promise((resolve) => setTimeout(resolve, 400));
-      const busy = await problemOf(runIdempotent(store, request(key), count.handler(), real));
+      await running.promise;
+      // Within the first lease, then a renewal from there: the key is held past the first lease.
+      own.advance(leaseMs - 50);
+      await renewalTo(start + 2 * leaseMs - 50);
+      own.advance(100);
+      const busy = await problemOf(runIdempotent(store, request(key), count.handler(), watched));
       expect(busy.code).toBe('idempotency_key_in_use');
+      gate.resolve();
       expect((await slow).status).toBe(201);
-      const replay = await runIdempotent(store, request(key), count.handler(), real);
+      const replay = await runIdempotent(store, request(key), count.handler(), watched);
       expect(replay.headers.get('Idempotent-Replayed')).toBe('true');
       expect(count.runs).toBe(1);
     });

@@ -41,25 +41,50 @@ describe('redisStore', () => {
     await Promise.all(clients.map((c) => c.quit()));
   });
 
-  it('two limiters on two connections share one bucket: burst + refill in all, not twice that', async () => {
+  // A refill of 5 an hour: nothing refills while a test runs, whatever the machine's speed, so
+  // the counts are exact. One bucket shared by both limiters admits its burst once; two
+  // buckets (one per key here, as two processes without Redis would have) admit it twice. The
+  // Redis timeout is raised: a slow answer must not be replaced by a fallback bucket's.
+  const hourly = { limit: 5, windowMs: 3_600_000, burst: 5 };
+
+  /** 40 takes of `keys[i % 2]`, alternating between the two connections, all at once. */
+  async function burst(keys: readonly [string, string]): Promise<string[]> {
     const [a, b] = clients;
     if (!a || !b) throw new Error('clients');
-    const config = { limit: 5, windowMs: 1000, burst: 5 };
-    const limiters = [a, b].map((client) => rateLimiter(config, { store: redisStore(client, { prefix }) }));
-    const started = Date.now();
-    const outcomes = await Promise.all(
-      Array.from({ length: 40 }, (_, i) =>
-        (limiters[i % 2] ?? limiters[0])?.take('key_shared').then(
+    const limiters = [a, b].map((client) =>
+      rateLimiter(hourly, { store: redisStore(client, { prefix, timeoutMs: 60_000 }) }),
+    );
+    return Promise.all(
+      Array.from({ length: 40 }, (_, i) => {
+        const limiter = limiters[i % 2];
+        if (!limiter) throw new Error('limiter');
+        return limiter.take(keys[i % 2] ?? keys[0]).then(
           () => 'admitted',
           (error: unknown) => (isProblemError(error) && error.status === 429 ? 'refused' : 'error'),
-        ),
-      ),
+        );
+      }),
     );
-    const seconds = (Date.now() - started) / 1000;
-    const admitted = outcomes.filter((o) => o === 'admitted').length;
+  }
+
+  it('two limiters on two connections share one bucket: its burst in all, not twice that', async () => {
+    const outcomes = await burst(['key_shared', 'key_shared']);
     expect(outcomes).not.toContain('error');
-    expect(admitted).toBeGreaterThanOrEqual(5);
-    expect(admitted).toBeLessThanOrEqual(Math.floor(5 + 5 * seconds));
+    expect(outcomes.filter((o) => o === 'admitted')).toHaveLength(5);
+    // Once the bucket is empty it stays empty for both connections.
+    const [a] = clients;
+    if (!a) throw new Error('client');
+    const after = await redisStore(a, { prefix }).consume(
+      'key_shared',
+      { burst: 5, perMs: 5 / 3_600_000 },
+      false,
+    );
+    expect(after.admitted).toBe(false);
+  });
+
+  it('two buckets (two keys) admit their burst each: the count above is one bucket, not a slow machine', async () => {
+    const outcomes = await burst(['key_one', 'key_two']);
+    expect(outcomes).not.toContain('error');
+    expect(outcomes.filter((o) => o === 'admitted')).toHaveLength(10);
   });
 
   it('loads the script again when Redis has forgotten it (NOSCRIPT)', async () => {
@@ -75,10 +100,12 @@ describe('redisStore', () => {
   it('expires a bucket once it would be full again', async () => {
     const [a] = clients;
     if (!a) throw new Error('client');
-    await redisStore(a, { prefix }).consume('key_ttl', { burst: 10, perMs: 0.01 }, true);
+    // One token taken at 0.00001 per ms: full again in 100,000 ms; the key lives that plus 1 s.
+    await redisStore(a, { prefix }).consume('key_ttl', { burst: 10, perMs: 0.000_01 }, true);
     const ttl = await a.pttl(`${prefix}key_ttl`);
-    expect(ttl).toBeGreaterThan(0);
-    expect(ttl).toBeLessThanOrEqual(100 + 1000);
+    expect(ttl).toBeLessThanOrEqual(100_000 + 1000);
+    // Not a fixed second: the refill sets it (only a test running for 100 s could see less).
+    expect(ttl).toBeGreaterThan(1000);
   });
 
   it("fails open to this process's own bucket while Redis is down, and shares again once it is back", async () => {

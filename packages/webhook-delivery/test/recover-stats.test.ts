@@ -156,6 +156,21 @@ it('buckets attempts by hour (24h) and by day (7d), with outcome counts and p50/
   status = 200;
   for (let i = 3; i < 6; i++) await emit(i, clock.now);
   await drain();
+  // Known latencies written into the attempt log, so the percentiles are exact (PostgreSQL's
+  // percentile_cont: interpolated between the two nearest of the sorted latencies, rounded).
+  const attempts = await db.sql<{ id: string; hour: number }[]>`
+    select id, extract(hour from created_at at time zone 'UTC')::int as hour from holdfast_delivery_attempts
+    where endpoint_id = ${endpoint.id} order by created_at, id`;
+  const latencies = new Map([
+    [8, [400, 100, 300, 200]],
+    [9, [30, 10, 20]],
+  ]);
+  for (const attempt of attempts) {
+    const ms = latencies.get(attempt.hour)?.shift();
+    if (ms === undefined) throw new Error(`an attempt at ${attempt.hour}:xx not planned for`);
+    await db.sql`update holdfast_delivery_attempts set latency_ms = ${ms} where id = ${attempt.id}`;
+  }
+  expect([...latencies.values()].flat()).toEqual([]);
   const now = start + 2 * 3_600_000; // 10:05
   const day = await endpointStats(db.sql, {
     account: ACCOUNT,
@@ -167,9 +182,22 @@ it('buckets attempts by hour (24h) and by day (7d), with outcome counts and p50/
   expect(day?.to).toBe('2026-11-20T11:00:00.000Z');
   expect(day?.from).toBe('2026-11-19T11:00:00.000Z');
   const at = (iso: string) => day?.buckets.find((b) => b.start === iso);
-  expect(at('2026-11-20T08:00:00.000Z')).toMatchObject({ succeeded: 0, failed: 2, dead: 2 });
-  expect(at('2026-11-20T09:00:00.000Z')).toMatchObject({ succeeded: 3, failed: 0, dead: 0 });
-  expect(at('2026-11-20T09:00:00.000Z')?.p95LatencyMs).toBeGreaterThanOrEqual(0);
+  // 100, 200, 300, 400: p50 between 200 and 300; p95 at 85% of the way from 300 to 400.
+  expect(at('2026-11-20T08:00:00.000Z')).toMatchObject({
+    succeeded: 0,
+    failed: 2,
+    dead: 2,
+    p50LatencyMs: 250,
+    p95LatencyMs: 385,
+  });
+  // 10, 20, 30: p50 20; p95 at 90% of the way from 20 to 30.
+  expect(at('2026-11-20T09:00:00.000Z')).toMatchObject({
+    succeeded: 3,
+    failed: 0,
+    dead: 0,
+    p50LatencyMs: 20,
+    p95LatencyMs: 29,
+  });
   expect(at('2026-11-20T10:00:00.000Z')).toMatchObject({
     succeeded: 0,
     failed: 0,
@@ -187,11 +215,14 @@ it('buckets attempts by hour (24h) and by day (7d), with outcome counts and p50/
   });
   expect(week?.buckets).toHaveLength(7);
   expect(week?.bucketSize).toBe('day');
+  // All seven: 10, 20, 30, 100, 200, 300, 400: p50 100; p95 at 70% of the way from 300 to 400.
   expect(week?.buckets.at(-1)).toMatchObject({
     start: '2026-11-20T00:00:00.000Z',
     succeeded: 3,
     failed: 2,
     dead: 2,
+    p50LatencyMs: 100,
+    p95LatencyMs: 370,
   });
   expect(
     await endpointStats(db.sql, { account: 'acct_other', endpointId: endpoint.id, window: '24h' }),

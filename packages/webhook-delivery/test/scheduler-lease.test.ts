@@ -104,58 +104,104 @@ async function arrange(c: Case): Promise<string[]> {
   return ids;
 }
 
+/**
+ * Runs the lease statement on the case's rows and checks it against pickRound; returns whether
+ * the case had more candidates than the round's limit (the branch where the statement picks).
+ */
+async function leaseMatchesPickRound(c: Case): Promise<boolean> {
+  const ids = await arrange(c);
+  const running = new Map(ids.map((id, i) => [id, c.endpoints[i]?.running ?? 0]));
+  const paused = ids.filter((_, i) => c.endpoints[i]?.pausedHere);
+  const request = { at: AT, limit: c.limit, perEndpoint: c.ceiling, share: c.share, paused, running };
+  const pacing: EndpointPacing[] = c.endpoints.map((e, i) => ({
+    id: ids[i] ?? '',
+    limit: e.limit,
+    inFlight: e.charged - Math.min(e.released, e.charged),
+    pausedUntil: e.pausedMs === null ? null : AT + e.pausedMs,
+    maxPerSecond: e.maxPerSecond,
+    tokens: e.tokens,
+    tokensAt: e.tokens === null ? null : AT - e.tokensAgo,
+    due: e.due,
+  }));
+  const expected = pickRound(pacing, request);
+  const rows = await leaseStatement(db.sql, {
+    owner: 'wrk_rule',
+    limit: c.limit,
+    perEndpoint: c.ceiling,
+    at: new Date(AT),
+    leaseMs: 60_000,
+    paused,
+    endpointShare: c.share,
+    running,
+  });
+  const got = new Map<string, number>();
+  for (const row of rows) got.set(row.endpoint_id, (got.get(row.endpoint_id) ?? 0) + 1);
+  const sum = (m: ReadonlyMap<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
+  const candidates = roundCandidates(pacing, request);
+  if (candidates.length <= c.limit) {
+    // Every candidate is served: the same parts, cut at the limit (the statement cuts
+    // anywhere, pickRound in order; uncut, they match exactly).
+    const parts = roundParts(candidates, request);
+    expect(rows.length).toBe(sum(expected));
+    expect(rows.length).toBe(Math.min(c.limit, sum(parts)));
+    for (const [id, n] of got) expect(n).toBeLessThanOrEqual(parts.get(id) ?? 0);
+    if (sum(parts) <= c.limit) expect(new Map([...got].sort())).toEqual(new Map([...expected].sort()));
+  } else {
+    // More candidates than the limit: a random `limit` of them, one delivery each. Every
+    // candidate can start one (room, share, a token, a due delivery), so exactly `limit`.
+    expect(sum(expected)).toBe(c.limit);
+    expect(rows.length).toBe(c.limit);
+    expect(got.size).toBe(c.limit);
+    const ids = new Set(candidates.map((e) => e.id));
+    for (const [id, n] of got) {
+      expect(ids.has(id)).toBe(true);
+      expect(n).toBe(1);
+    }
+  }
+  return candidates.length > c.limit;
+}
+
 describe('the lease statement', () => {
   it('starts per endpoint what pickRound starts, given the same pacing rows', async () => {
     await fc.assert(
       fc.asyncProperty(caseArb, async (c) => {
-        const ids = await arrange(c);
-        const running = new Map(ids.map((id, i) => [id, c.endpoints[i]?.running ?? 0]));
-        const paused = ids.filter((_, i) => c.endpoints[i]?.pausedHere);
-        const request = { at: AT, limit: c.limit, perEndpoint: c.ceiling, share: c.share, paused, running };
-        const pacing: EndpointPacing[] = c.endpoints.map((e, i) => ({
-          id: ids[i] ?? '',
-          limit: e.limit,
-          inFlight: e.charged - Math.min(e.released, e.charged),
-          pausedUntil: e.pausedMs === null ? null : AT + e.pausedMs,
-          maxPerSecond: e.maxPerSecond,
-          tokens: e.tokens,
-          tokensAt: e.tokens === null ? null : AT - e.tokensAgo,
-          due: e.due,
-        }));
-        const expected = pickRound(pacing, request);
-        const rows = await leaseStatement(db.sql, {
-          owner: 'wrk_rule',
-          limit: c.limit,
-          perEndpoint: c.ceiling,
-          at: new Date(AT),
-          leaseMs: 60_000,
-          paused,
-          endpointShare: c.share,
-          running,
-        });
-        const got = new Map<string, number>();
-        for (const row of rows) got.set(row.endpoint_id, (got.get(row.endpoint_id) ?? 0) + 1);
-        const sum = (m: ReadonlyMap<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
-        const candidates = roundCandidates(pacing, request);
-        if (candidates.length <= c.limit) {
-          // Every candidate is served: the same parts, cut at the limit (the statement cuts
-          // anywhere, pickRound in order; uncut, they match exactly).
-          const parts = roundParts(candidates, request);
-          expect(rows.length).toBe(sum(expected));
-          expect(rows.length).toBe(Math.min(c.limit, sum(parts)));
-          for (const [id, n] of got) expect(n).toBeLessThanOrEqual(parts.get(id) ?? 0);
-          if (sum(parts) <= c.limit) expect(new Map([...got].sort())).toEqual(new Map([...expected].sort()));
-        } else {
-          // More candidates than the limit: a random `limit` of them, one delivery each at most.
-          expect(rows.length).toBeLessThanOrEqual(c.limit);
-          const ids = new Set(candidates.map((e) => e.id));
-          for (const [id, n] of got) {
-            expect(ids.has(id)).toBe(true);
-            expect(n).toBe(1);
-          }
-        }
+        await leaseMatchesPickRound(c);
       }),
       { numRuns: 40 },
+    );
+  });
+
+  it('starts exactly `limit` deliveries, one per endpoint, when more endpoints could start one', async () => {
+    // Rare in the cases above (at most five endpoints, a limit up to 24): every endpoint here
+    // can start one (due work, room, no pause, no rate), and the limit is below their number.
+    const crowded: fc.Arbitrary<Case> = fc.record({
+      ceiling: fc.integer({ min: 1, max: 12 }),
+      share: fc.integer({ min: 1, max: 12 }),
+      endpoints: fc.array(
+        fc.record({
+          limit: fc.constant(null),
+          charged: fc.constant(0),
+          released: fc.constant(0),
+          pausedMs: fc.option(
+            fc.integer({ min: -8, max: 0 }).map((k) => k * 125),
+            { nil: null },
+          ),
+          maxPerSecond: fc.constant(null),
+          tokens: fc.constant(null),
+          tokensAgo: fc.constant(0),
+          due: fc.integer({ min: 1, max: 4 }),
+          running: fc.constant(0),
+          pausedHere: fc.constant(false),
+        }),
+        { minLength: 3, maxLength: 5 },
+      ),
+      limit: fc.integer({ min: 1, max: 2 }),
+    });
+    await fc.assert(
+      fc.asyncProperty(crowded, async (c) => {
+        expect(await leaseMatchesPickRound(c)).toBe(true);
+      }),
+      { numRuns: 15 },
     );
   });
 });

@@ -40,6 +40,13 @@ async function row(id: string) {
   return found;
 }
 
+/** The database's clock (the one its `now()` reads), in ms since the epoch. */
+async function databaseClock(): Promise<number> {
+  const [found] = await db.sql<{ at: Date }[]>`select clock_timestamp() as at`;
+  if (!found) throw new Error('no clock');
+  return found.at.getTime();
+}
+
 describe('postgresInbox().enqueue', () => {
   it('stores once per scope and id, and says duplicate with the first receipt', async () => {
     const first = await inbox.enqueue(event('msg_1', '{"type":"order.updated"}'), { scope: 'billing' });
@@ -175,12 +182,18 @@ describe('postgresInbox().process', () => {
       if (entry.webhookId === 'm4') throw new Error('downstream refused');
     };
     const log = (message: string) => logged.push(message);
+    const before = await databaseClock();
     expect(await inbox.process({ versions, handle, log, maxAttempts: 3 })).toBe(2);
+    const after = await databaseClock();
     expect((await row(ok.receipt ?? '')).status).toBe('processed');
     const first = await row(id);
     expect(first).toMatchObject({ status: 'pending', attempts: 1 });
     expect(first.last_error).toMatch(/Error: downstream refused/);
-    expect(first.next_attempt_at.getTime() - Date.now()).toBeGreaterThan(1000);
+    // Due 2 s after the round that failed it, on the database's clock, read before and after
+    // the round: however long the round took, the due time lies in that window moved by 2 s.
+    const due = first.next_attempt_at.getTime();
+    expect(due).toBeGreaterThanOrEqual(before + 2000);
+    expect(due).toBeLessThanOrEqual(after + 2000);
     // Its version was rolled back with the failure, so the retry is not mistaken for stale.
     const [version] =
       await db.sql`select count(*)::int as n from holdfast_webhook_versions where resource = 'billing ord_2'`;
