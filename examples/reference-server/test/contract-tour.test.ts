@@ -197,7 +197,11 @@ beforeAll(async () => {
     { key: SUBS_READ, account: ACCOUNT, scopes: ['subscriptions:read'] },
     { key: LIVE_KEY, account: ACCOUNT, scopes: ['*'] },
   ];
-  const receivers = JSON.stringify({ tour: { account: ACCOUNT, secrets: [RECEIVER_SECRET] } });
+  const receivers = JSON.stringify({
+    tour: { account: ACCOUNT, secrets: [RECEIVER_SECRET] },
+    // Allows only a documentation range: the tour's loopback client is refused before its body is read.
+    guarded: { account: ACCOUNT, secrets: [RECEIVER_SECRET], sources: ['203.0.113.0/24'] },
+  });
   [t, tight] = await Promise.all([
     startTestServer({
       HOLDFAST_API_KEYS: JSON.stringify(keys),
@@ -558,6 +562,9 @@ describe('the contract, every operation of /openapi.json', () => {
     );
     expect((await send(t.url, 'POST', '/hooks/tour', forged)).body.code).toBe('webhook_signature_invalid');
     expect((await send(t.url, 'POST', '/hooks/nobody', signed('nobody', 'evt_x', payload))).status).toBe(404);
+    expect((await send(t.url, 'POST', '/hooks/guarded', signed('guarded', 'evt_g', payload))).body.code).toBe(
+      'webhook_source_forbidden',
+    );
     const huge = signed('tour', 'evt_tour_in_4', `{"pad":"${'x'.repeat(MiB)}"}`);
     expect((await send(t.url, 'POST', '/hooks/tour', huge)).status).toBe(413);
     const inbound = await api('GET', '/v1/inbound-events');
@@ -686,6 +693,7 @@ describe('the contract, every operation of /openapi.json', () => {
       '/docs',
       '/dashboard',
       '/problems/invalid_cursor',
+      '/webhook-source-addresses',
     ]) {
       expect((await send(t.url, 'GET', path, { key: null })).status, path).toBe(200);
     }
