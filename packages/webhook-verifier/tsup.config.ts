@@ -10,8 +10,9 @@ const entries = {
 };
 
 // The Node build swaps the noble HMAC and ed25519 for node:crypto; everything else is the same
-// source. @holdfast/webhook-keys, @holdfast/node-bridge and @holdfast/db (private) are bundled
-// in: dist never imports them. The Express and Fastify doors run on Node only: they are in the Node build alone.
+// source. @holdfast/webhook-keys and @holdfast/node-bridge (private) are bundled in: dist never
+// imports them; @holdfast/db (the database boundary) is a dependency, never bundled.
+// The Express and Fastify doors run on Node only: they are in the Node build alone.
 const nodeCrypto: Plugin = {
   name: 'holdfast-node-crypto',
   setup(build) {
@@ -20,14 +21,13 @@ const nodeCrypto: Plugin = {
     }));
   },
 };
-const noExternal = ['@holdfast/webhook-keys', '@holdfast/node-bridge', '@holdfast/db'];
+const noExternal = ['@holdfast/webhook-keys', '@holdfast/node-bridge'];
 
 export default defineConfig([
   holdfastBuild(entries, {
     clean: false,
     platform: 'neutral',
     noExternal,
-    dts: { resolve: ['@holdfast/db'] },
   }),
   holdfastBuild(
     {

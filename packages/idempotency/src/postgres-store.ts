@@ -1,4 +1,4 @@
-import { fromPostgres } from '@holdfast/db';
+import { fromPostgres } from '@holdfast/db/postgres';
 import type postgres from 'postgres';
 import { dbIdempotencyStore } from './db-store';
 import type { IdempotencyStore } from './store';

@@ -1,18 +1,3 @@
-export {
-  type Db,
-  type DrizzleLike,
-  type DrizzleSqlTag,
-  fromDrizzle,
-  fromKysely,
-  fromPg,
-  fromPostgres,
-  fromPrisma,
-  type KyselyLike,
-  type KyselyRawQuery,
-  type PgLike,
-  type PostgresJsLike,
-  type PrismaLike,
-} from '@holdfast/db';
 export { type DeliveryWorkerUrlOptions, deliveryWorkerFromUrl } from './connect';
 export {
   type AccountRef,

@@ -1,4 +1,3 @@
-export type { Db } from '@holdfast/db';
 export { type InboxUrlOptions, type InboxUrlProcessOptions, inboxFromUrl, type UrlInbox } from './connect';
 export { type Migration, migrations } from './migrations';
 export {
