@@ -12,7 +12,7 @@ export {
   updateEndpoint,
 } from './endpoints';
 export type { EventFilter } from './filter';
-export { type Migration, migrations } from './migrations';
+export { migrations } from './migrations';
 export {
   type EventInput,
   enqueueEvent,

@@ -1,15 +1,10 @@
+import type { Migration } from '@holdfast/db/migrate';
 import { LEASE_FUNCTION } from '../sql/lease-deliveries';
 import { MATCH_FILTER_FUNCTION } from '../sql/match-filter';
 import { WRITE_OUTCOMES_FUNCTION } from '../sql/write-outcomes';
 import { schema } from './001_schema';
 import { endpointFilter } from './002_endpoint_filter';
 import { ordering } from './003_ordering';
-
-/** A versioned migration: `id` is recorded once applied; `sql` runs once, in list order. */
-export interface Migration {
-  readonly id: string;
-  readonly sql: string;
-}
 
 /** FNV-1a (32 bits) of `text`, in hex: names a version of the statements' text. */
 function fingerprint(text: string): string {
