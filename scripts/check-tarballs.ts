@@ -6,7 +6,8 @@
 // 2. A scratch project OUTSIDE the workspace (a temp dir): one `npm install` of the tarballs alone
 //    (no peers, no workspace links), where every package's root entry loads by `import` and by
 //    `require` (so an optional peer, such as ioredis for @holdfast/rate-limit, is never needed
-//    at the root); then one more `npm install` of the peers the README examples import, from the
+//    at the root), and where @holdfast/db is installed once, no other package's dist carrying an
+//    adapter of its own; then one more `npm install` of the peers the README examples import, from the
 //    registry, at the versions the workspace uses.
 // 3. Every ```ts runnable example of every packages/<name>/README.md, transpiled to an ES module
 //    and to CommonJS (wrapped in an async function, since CommonJS has no top-level await) and
@@ -19,6 +20,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
   copyFileSync,
+  existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -207,6 +209,25 @@ try {
       );
     }
   }
+
+  // The database boundary exists once in the tree: one @holdfast/db, and no other package's
+  // dist carries an adapter of its own (a bundled copy numbered or named its statements apart).
+  const installed = readdirSync(join(project, 'node_modules', '@holdfast'));
+  if (!installed.includes('db')) fail('@holdfast/db is not installed with the tarballs');
+  const ADAPTER = /sqlFragments|\$queryRawUnsafe|function fromPg\b|function fromPostgres\b/;
+  const filesUnder = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+      entry.isDirectory() ? filesUnder(join(dir, entry.name)) : [join(dir, entry.name)],
+    );
+  for (const name of installed.filter((n) => n !== 'db')) {
+    const dist = join(project, 'node_modules', '@holdfast', name, 'dist');
+    for (const file of filesUnder(dist).filter((f) => /\.(c|m)?js$/.test(f)))
+      if (ADAPTER.test(readFileSync(file, 'utf8')))
+        fail(`@holdfast/${name}: ${file.slice(dist.length + 1)} carries a copy of a @holdfast/db adapter`);
+    const nested = join(project, 'node_modules', '@holdfast', name, 'node_modules', '@holdfast', 'db');
+    if (existsSync(nested)) fail(`@holdfast/${name} has a @holdfast/db of its own`);
+  }
+  console.log('✓ one @holdfast/db in the tree, no adapter bundled elsewhere');
 
   // Then the peers the examples import, at the workspace's versions.
   const rootManifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));

@@ -6,12 +6,7 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-
-/** One entry of a package's `migrations` list. */
-export interface Migration {
-  readonly id: string;
-  readonly sql: string;
-}
+import type { Migration } from '@holdfast/db/migrate';
 
 /** One file of `migrations/`: its name (`NNN_name.sql`) and contents. */
 export interface MigrationFile {

@@ -12,7 +12,10 @@
 // (`fromPg(client)`), each on its own single connection, printed side by side.
 import { randomBytes } from 'node:crypto';
 import { createServer, connect as netConnect } from 'node:net';
-import { type Db, fromPg, fromPostgres, type IdempotentRequest, idempotent } from '@holdfast/idempotency';
+import type { Db } from '@holdfast/db';
+import { fromPg } from '@holdfast/db/pg';
+import { fromPostgres } from '@holdfast/db/postgres';
+import { type IdempotentRequest, idempotent } from '@holdfast/idempotency';
 import { withIdempotency } from '@holdfast/idempotency/hono';
 import { migrations } from '@holdfast/idempotency/postgres';
 import { migrate } from '@holdfast/pg-migrate';

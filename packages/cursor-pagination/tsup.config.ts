@@ -1,6 +1,7 @@
 import { defineConfig, holdfastBuild } from '../../tsup.config.base';
 
-// @holdfast/db and @holdfast/node-bridge (private) are bundled in: dist never imports them.
+// @holdfast/node-bridge (private) is bundled in: dist never imports it. @holdfast/db (the
+// database boundary) is a dependency, never bundled, so an installed tree holds one copy.
 export default defineConfig(
   holdfastBuild(
     {
@@ -11,6 +12,6 @@ export default defineConfig(
       express: 'src/express.ts',
       fastify: 'src/fastify.ts',
     },
-    { noExternal: ['@holdfast/db', '@holdfast/node-bridge'], dts: { resolve: ['@holdfast/db'] } },
+    { noExternal: ['@holdfast/node-bridge'] },
   ),
 );

@@ -1,6 +1,7 @@
 import { defineConfig, holdfastBuild } from '../../tsup.config.base';
 
-// @holdfast/node-bridge and @holdfast/db (private) are bundled in: dist never imports them.
+// @holdfast/node-bridge (private) is bundled in: dist never imports it. @holdfast/db (the
+// database boundary) is a dependency, never bundled, so an installed tree holds one copy.
 export default defineConfig(
   holdfastBuild(
     {
@@ -10,6 +11,6 @@ export default defineConfig(
       express: 'src/express.ts',
       fastify: 'src/fastify.ts',
     },
-    { noExternal: ['@holdfast/node-bridge', '@holdfast/db'], dts: { resolve: ['@holdfast/db'] } },
+    { noExternal: ['@holdfast/node-bridge'] },
   ),
 );

@@ -11,9 +11,10 @@ const entries = {
   hono: 'src/hono.ts',
 };
 
-// The Node build swaps the portable HMAC and ed25519 (WebCrypto) for node:crypto; everything else is the same
-// source. @holdfast/webhook-keys, @holdfast/node-bridge and @holdfast/db (private) are bundled
-// in: dist never imports them. The Express and Fastify doors run on Node only: they are in the Node build alone.
+// The Node build swaps the portable HMAC and ed25519 (WebCrypto) for node:crypto; everything else
+// is the same source. @holdfast/webhook-keys and @holdfast/node-bridge (private) are bundled in:
+// dist never imports them; @holdfast/db (the database boundary) is a dependency, never bundled.
+// The Express and Fastify doors run on Node only: they are in the Node build alone.
 const nodeCrypto: Plugin = {
   name: 'holdfast-node-crypto',
   setup(build) {
@@ -22,7 +23,7 @@ const nodeCrypto: Plugin = {
     }));
   },
 };
-const noExternal = ['@holdfast/webhook-keys', '@holdfast/node-bridge', '@holdfast/db'];
+const noExternal = ['@holdfast/webhook-keys', '@holdfast/node-bridge'];
 
 const nodeEntries = {
   index: entries.index,
@@ -36,7 +37,6 @@ const portable: Partial<Options> = {
   clean: false,
   platform: 'neutral',
   noExternal,
-  dts: { resolve: ['@holdfast/db'] },
 };
 const node: Partial<Options> = {
   clean: false,

@@ -1,11 +1,7 @@
+import { type Migration, migrate as runMigrations } from '@holdfast/db/migrate';
+import { fromPostgres } from '@holdfast/db/postgres';
 import { migrations as verifierMigrations } from '@holdfast/webhook-verifier/postgres';
 import type { Sql } from 'postgres';
-
-/** A versioned migration: applied once, in order, and recorded by `id`. */
-export interface Migration {
-  readonly id: string;
-  readonly sql: string;
-}
 
 // What this service keeps of the orders it hears about: the business table the inbox feeds.
 const ordersTable: Migration = {
@@ -32,10 +28,11 @@ create table received_orders (
 export const migrations: readonly Migration[] = [...verifierMigrations, ordersTable];
 
 /**
- * The least migration runner: applies each migration not yet recorded in `holdfast_migrations`,
- * in order, in one transaction held under an advisory lock, so two instances starting together
- * never apply one twice. A team with its own runner (node-pg-migrate, Flyway, Prisma Migrate)
- * applies the same list, or the `.sql` files the verifier's tarball ships, with that instead.
+ * Applies each migration not yet recorded, in order, with the runner of `@holdfast/db`: each in
+ * its own transaction under an advisory lock, so two instances starting together never apply
+ * one twice, and an edited applied migration is refused by its checksum. A team with its own
+ * runner (node-pg-migrate, Flyway, Prisma Migrate) applies the same list, or the `.sql` files
+ * the verifier's tarball ships, with that instead.
  *
  * @example
  * ```ts
@@ -43,20 +40,6 @@ export const migrations: readonly Migration[] = [...verifierMigrations, ordersTa
  * await migrate(sql);
  * ```
  */
-export async function migrate(sql: Sql, list: readonly Migration[] = migrations): Promise<string[]> {
-  return sql.begin(async (tx) => {
-    await tx`select pg_advisory_xact_lock(7346522001)`;
-    await tx`create table if not exists holdfast_migrations (id text primary key, applied_at timestamptz not null default now())`;
-    const applied = new Set(
-      (await tx<{ id: string }[]>`select id from holdfast_migrations`).map((row) => row.id),
-    );
-    const now: string[] = [];
-    for (const migration of list) {
-      if (applied.has(migration.id)) continue;
-      await tx.unsafe(migration.sql);
-      await tx`insert into holdfast_migrations (id) values (${migration.id})`;
-      now.push(migration.id);
-    }
-    return now;
-  });
+export function migrate(sql: Sql, list: readonly Migration[] = migrations): Promise<string[]> {
+  return runMigrations(fromPostgres(sql), list);
 }

@@ -1,5 +1,6 @@
-import { fromPg, type Keyring, paginate } from '@holdfast/cursor-pagination';
-import { type IdempotencyTransaction, withIdempotency } from '@holdfast/idempotency/fastify';
+import { type Keyring, paginate } from '@holdfast/cursor-pagination';
+import { fromPg, pgTransaction } from '@holdfast/db/pg';
+import { withIdempotency } from '@holdfast/idempotency/fastify';
 import { problem } from '@holdfast/problem-details';
 import { notFoundProblem, onProblem } from '@holdfast/problem-details/fastify';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
@@ -58,27 +59,6 @@ function listQuery(query: Record<string, string | string[] | undefined>): Record
   }
   if (errors.length > 0) throw problem('validation_failed', { detail: 'The query is not valid.', errors });
   return values;
-}
-
-/**
- * One node-postgres transaction, as the idempotency door runs its flow in: `work` gets the
- * client and the same client as a `Db`; committed when `work` resolves, rolled back when it throws.
- */
-function pgTransaction(pool: pg.Pool): IdempotencyTransaction<pg.PoolClient> {
-  return async (work) => {
-    const client = await pool.connect();
-    try {
-      await client.query('begin');
-      const result = await work(client, fromPg(client));
-      await client.query('commit');
-      return result;
-    } catch (error) {
-      await client.query('rollback');
-      throw error;
-    } finally {
-      client.release();
-    }
-  };
 }
 
 function defaultId(): string {

@@ -1,11 +1,7 @@
+import { type Migration, migrate as runMigrations } from '@holdfast/db/migrate';
+import { fromPg } from '@holdfast/db/pg';
 import { migrations as idempotencyMigrations } from '@holdfast/idempotency/postgres';
 import type pg from 'pg';
-
-/** A versioned migration: applied once, in order, and recorded by `id`. */
-export interface Migration {
-  readonly id: string;
-  readonly sql: string;
-}
 
 // The index serves the default sort (-createdAt) after the tenant column, exactly its ORDER BY
 // terms, as @holdfast/cursor-pagination's README says.
@@ -36,38 +32,16 @@ create index orders_account_created on orders (account_id, created_at desc nulls
 export const migrations: readonly Migration[] = [...idempotencyMigrations, ordersTable];
 
 /**
- * The least migration runner, on node-postgres: applies each migration not yet recorded in
- * `holdfast_migrations`, in order, in one transaction held under an advisory lock. A team with
- * its own runner applies the same list (or the `.sql` files in the idempotency tarball) with it.
+ * Applies each migration not yet recorded, in order, with the runner of `@holdfast/db` on the
+ * node-postgres pool: each in its own transaction under an advisory lock, an edited applied
+ * migration refused by its checksum. A team with its own runner applies the same list (or the
+ * `.sql` files in the idempotency tarball) with it.
  *
  * @example
  * ```ts
  * await migrate(new pg.Pool({ connectionString: process.env.DATABASE_URL }));
  * ```
  */
-export async function migrate(pool: pg.Pool, list: readonly Migration[] = migrations): Promise<string[]> {
-  const client = await pool.connect();
-  try {
-    await client.query('begin');
-    await client.query('select pg_advisory_xact_lock(7346522002)');
-    await client.query(
-      'create table if not exists holdfast_migrations (id text primary key, applied_at timestamptz not null default now())',
-    );
-    const { rows } = await client.query<{ id: string }>('select id from holdfast_migrations');
-    const applied = new Set(rows.map((row) => row.id));
-    const now: string[] = [];
-    for (const migration of list) {
-      if (applied.has(migration.id)) continue;
-      await client.query(migration.sql);
-      await client.query('insert into holdfast_migrations (id) values ($1)', [migration.id]);
-      now.push(migration.id);
-    }
-    await client.query('commit');
-    return now;
-  } catch (error) {
-    await client.query('rollback');
-    throw error;
-  } finally {
-    client.release();
-  }
+export function migrate(pool: pg.Pool, list: readonly Migration[] = migrations): Promise<string[]> {
+  return runMigrations(fromPg(pool), list, { lockId: 7346522002 });
 }

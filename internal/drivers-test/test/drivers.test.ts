@@ -124,6 +124,10 @@ describe.skipIf(!realPostgres).each(makers)(
     }, 120_000);
     afterAll(() => driver.close());
 
+    it("hands the driver's own transaction, typed, and the same transaction as a Db", async () => {
+      expect(await driver.native()).toEqual([42, 42]);
+    });
+
     it('commits the business write, the idempotency record and the outbox event together', async () => {
       const key = randomUUID();
       const response = await placeOrder(driver, key, 42, { count: 0 });

@@ -2,10 +2,15 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type Db, fromDrizzle, fromKysely, fromPg, fromPostgres, fromPrisma } from '@holdfast/db';
+import type { Db } from '@holdfast/db';
+import { drizzleTransaction } from '@holdfast/db/drizzle';
+import { kyselyTransaction } from '@holdfast/db/kysely';
+import { pgTransaction } from '@holdfast/db/pg';
+import { postgresTransaction } from '@holdfast/db/postgres';
+import { prismaTransaction } from '@holdfast/db/prisma';
 import { sql as drizzleSql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely, sql as kyselySql, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import postgres from 'postgres';
 
@@ -14,6 +19,11 @@ export interface Driver {
   readonly name: string;
   /** Runs `work` in one transaction of this driver; a throw rolls it back and rethrows. */
   transaction<T>(work: (db: Db) => Promise<T>): Promise<T>;
+  /**
+   * `select 41 + 1` through the driver's own transaction API (the `tx` the typed transaction
+   * helper hands over, used without a cast) and the same through the Db beside it.
+   */
+  native(): Promise<[number, number]>;
   close(): Promise<void>;
 }
 
@@ -28,44 +38,51 @@ const POOL = 25;
 
 export function postgresJsDriver(url: string): Driver {
   const sql = postgres(url, { max: POOL, onnotice: () => {} });
+  const transaction = postgresTransaction(sql);
   return {
     name: 'postgres.js',
-    transaction: async (work) =>
-      (await sql.begin((tx) => work(fromPostgres(tx)))) as Awaited<ReturnType<typeof work>>,
+    transaction: (work) => transaction((_, db) => work(db)),
+    native: () =>
+      transaction(async (tx, db) => {
+        const [row] = await tx<{ n: number }[]>`select 41 + ${1}::int as n`;
+        return [row?.n ?? 0, await one(db)];
+      }),
     close: () => sql.end({ timeout: 5 }),
   };
 }
 
-async function pgTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  try {
-    await client.query('begin');
-    const result = await work(client);
-    await client.query('commit');
-    return result;
-  } catch (error) {
-    await client.query('rollback');
-    throw error;
-  } finally {
-    client.release();
-  }
+/** `select 41 + 1` through the Db. */
+async function one(db: Db): Promise<number> {
+  const [row] = await db.query<{ n: number }>('select (41 + $1::int) as n', [1]);
+  return row?.n ?? 0;
 }
 
 export function pgDriver(url: string): Driver {
   const pool = new pg.Pool({ connectionString: url, max: POOL });
+  const transaction = pgTransaction(pool);
   return {
     name: 'node-postgres',
-    transaction: (work) => pgTransaction(pool, (client) => work(fromPg(client))),
+    transaction: (work) => transaction((_, db) => work(db)),
+    native: () =>
+      transaction(async (client, db) => {
+        const { rows } = await client.query<{ n: number }>('select (41 + $1::int) as n', [1]);
+        return [rows[0]?.n ?? 0, await one(db)];
+      }),
     close: () => pool.end(),
   };
 }
 
 export function drizzleDriver(url: string): Driver {
   const pool = new pg.Pool({ connectionString: url, max: POOL });
-  const db = drizzle(pool);
+  const transaction = drizzleTransaction(drizzle(pool), drizzleSql);
   return {
     name: 'Drizzle (node-postgres)',
-    transaction: (work) => db.transaction((tx) => work(fromDrizzle(tx, drizzleSql))),
+    transaction: (work) => transaction((_, db) => work(db)),
+    native: () =>
+      transaction(async (tx, db) => {
+        const { rows } = await tx.execute<{ n: number }>(drizzleSql`select (41 + ${1}::int) as n`);
+        return [rows[0]?.n ?? 0, await one(db)];
+      }),
     close: () => pool.end(),
   };
 }
@@ -74,9 +91,15 @@ export function kyselyDriver(url: string): Driver {
   const db = new Kysely<Record<string, never>>({
     dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: POOL }) }),
   });
+  const transaction = kyselyTransaction(db);
   return {
     name: 'Kysely (node-postgres)',
-    transaction: (work) => db.transaction().execute((trx) => work(fromKysely(trx))),
+    transaction: (work) => transaction((_, hf) => work(hf)),
+    native: () =>
+      transaction(async (trx, hf) => {
+        const { rows } = await kyselySql<{ n: number }>`select (41 + ${1}::int) as n`.execute(trx);
+        return [rows[0]?.n ?? 0, await one(hf)];
+      }),
     close: () => db.destroy(),
   };
 }
@@ -85,7 +108,7 @@ export function kyselyDriver(url: string): Driver {
 interface PrismaClientLike {
   $transaction<T>(
     work: (tx: { $queryRawUnsafe(text: string, ...values: unknown[]): Promise<unknown> }) => Promise<T>,
-    options: { maxWait: number; timeout: number },
+    options?: { maxWait?: number; timeout?: number },
   ): Promise<T>;
   $disconnect(): Promise<void>;
 }
@@ -114,10 +137,19 @@ export async function prismaDriver(url: string): Promise<Driver> {
   };
   const { PrismaPg } = await import('@prisma/adapter-pg');
   const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: url, max: POOL }) });
+  const transaction = prismaTransaction(prisma, { maxWait: 30_000, timeout: 30_000 });
   return {
     name: 'Prisma 7 (adapter-pg)',
-    transaction: (work) =>
-      prisma.$transaction((tx) => work(fromPrisma(tx)), { maxWait: 30_000, timeout: 30_000 }),
+    transaction: (work) => transaction((_, db) => work(db)),
+    native: () =>
+      transaction(async (tx, db) => {
+        const rows = await tx.$queryRawUnsafe('select (41 + $1::int) as n', 1);
+        const n =
+          Array.isArray(rows) && typeof rows[0] === 'object' && rows[0] !== null && 'n' in rows[0]
+            ? rows[0].n
+            : 0;
+        return [Number(n), await one(db)];
+      }),
     close: () => prisma.$disconnect(),
   };
 }

@@ -1,4 +1,5 @@
-import { fromPg } from '@holdfast/db';
+import { statementName } from '@holdfast/db';
+import { fromPg } from '@holdfast/db/pg';
 import { realPostgres } from '@holdfast/pg/testing';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -17,9 +18,11 @@ async function connect(): Promise<pg.Client> {
 }
 
 async function prepared(client: pg.Client): Promise<string[]> {
-  const { rows } = await client.query<{ statement: string }>(
-    `select statement from pg_prepared_statements where name like 'holdfast\\_%' order by prepare_time`,
+  const { rows } = await client.query<{ name: string; statement: string }>(
+    `select name, statement from pg_prepared_statements where name like 'hf\\_%' order by prepare_time`,
   );
+  // Each under the name its text gives, whichever module or package prepared it.
+  for (const row of rows) expect(row.name).toBe(statementName(row.statement));
   return rows.map((row) => row.statement);
 }
 

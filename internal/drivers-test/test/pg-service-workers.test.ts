@@ -1,7 +1,8 @@
 // A service on node-postgres runs the verifier's inbox (receive, process, purge) and the
 // idempotency purge: this file's service code imports pg and @holdfast packages only, never
 // postgres.js (the test's own setup opens the schema through the shared test database).
-import { dbIdempotencyStore, fromPg, schedulePurge } from '@holdfast/idempotency';
+import { fromPg } from '@holdfast/db/pg';
+import { dbIdempotencyStore, schedulePurge } from '@holdfast/idempotency';
 import { migrations as idempotencyMigrations } from '@holdfast/idempotency/postgres';
 import { createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
 import { inboxFromUrl, migrations as verifierMigrations } from '@holdfast/webhook-verifier/postgres';

@@ -2,12 +2,12 @@
 // never postgres.js (the test's own setup opens the schema through the shared test database).
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { fromPg } from '@holdfast/db/pg';
 import { createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
 import {
   createEndpoint,
   deliveryWorkerFromUrl,
   enqueueEvent,
-  fromPg,
   migrations,
   purgeDeliveryHistory,
 } from '@holdfast/webhook-delivery/postgres';

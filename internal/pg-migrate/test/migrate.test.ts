@@ -50,23 +50,26 @@ describe('migrate', () => {
     expect(await migrate(db.sql, three, { table })).toEqual([]);
     const [count] = await db.sql<{ n: number }[]>`select count(*)::int as n from pgm_a`;
     expect(count?.n).toBe(1);
-    // An id is what counts: a recorded id with other SQL is still not applied.
-    expect(await migrate(db.sql, [{ id: '001_a', sql: 'select 1 / 0' }], { table })).toEqual([]);
+    // A recorded id whose SQL changed since is refused, not applied again.
+    await expect(migrate(db.sql, [{ id: '001_a', sql: 'select 1 / 0' }], { table })).rejects.toThrow(
+      /001_a changed since/,
+    );
   });
 
-  it('a failing migration rolls the whole run back and records nothing', async () => {
+  it('a failing migration leaves nothing of itself; those before it stay applied', async () => {
     const table = 'm_rollback';
     const broken = [
       { id: '001_table', sql: 'create table holdfast_rollback_probe (id int)' },
-      { id: '002_broken', sql: 'select * from no_such_table' },
+      { id: '002_broken', sql: 'create table holdfast_rollback_half (id int); select * from no_such_table' },
     ];
     await expect(migrate(db.sql, broken, { table })).rejects.toThrow();
     const [probe] = await db.sql`select to_regclass('holdfast_rollback_probe') as name`;
-    expect(probe?.name).toBeNull();
-    // Even the table of applied ids, created in the same transaction, is gone: nothing recorded.
-    const [recorded] = await db.sql`select to_regclass(${table}) as name`;
-    expect(recorded?.name).toBeNull();
-    expect(await migrate(db.sql, broken.slice(0, 1), { table })).toEqual(['001_table']);
+    expect(probe?.name).toBe('holdfast_rollback_probe');
+    const [half] = await db.sql`select to_regclass('holdfast_rollback_half') as name`;
+    expect(half?.name).toBeNull();
+    const recorded = await db.sql.unsafe(`select id from ${table}`);
+    expect(recorded.map((row) => row.id)).toEqual(['001_table']);
+    expect(await migrate(db.sql, broken.slice(0, 1), { table })).toEqual([]);
   });
 
   it('refuses duplicate and empty ids before touching the database', async () => {

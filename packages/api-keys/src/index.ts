@@ -5,6 +5,7 @@ export {
   insufficientScope,
   type Principal,
 } from './authenticate';
+export { dbApiKeyStore } from './db-store';
 export { generateKey, hashKey, type KeyMode, parseBearer } from './key';
 export { hasScope, type Scoped, scopeFor } from './scope';
 export { type ApiKeyRecord, type ApiKeyStore, createKey, memoryApiKeyStore, type NewApiKey } from './store';

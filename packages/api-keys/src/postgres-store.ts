@@ -1,13 +1,8 @@
+import type { Migration } from '@holdfast/db/migrate';
+import { fromPostgres } from '@holdfast/db/postgres';
 import type { ISql as Sql } from 'postgres';
-import { opaqueId } from './id';
-import { hashKey } from './key';
+import { dbApiKeyStore } from './db-store';
 import type { ApiKeyStore } from './store';
-
-/** One versioned migration: record `id` once `sql` is applied, never apply it again. */
-export interface Migration {
-  readonly id: string;
-  readonly sql: string;
-}
 
 /**
  * The keys' table as versioned migrations, for any runner that records applied ids (each is also
@@ -17,8 +12,8 @@ export interface Migration {
  *
  * @example
  * ```ts
- * import { migrate } from './your-migration-runner';
- * await migrate(sql, [...migrations, ...yourOwnMigrations]);
+ * import { migrate } from '@holdfast/db/migrate';
+ * await migrate(fromPostgres(sql), [...migrations, ...yourOwnMigrations]);
  * ```
  */
 export const migrations: readonly Migration[] = [
@@ -39,7 +34,8 @@ create index if not exists holdfast_api_keys_account on holdfast_api_keys (accou
 ];
 
 /**
- * Keys in `holdfast_api_keys` (see {@link migrations}); ids are `key_` opaque ids.
+ * Keys in `holdfast_api_keys` (see {@link migrations}) on a postgres.js pool: the statements of
+ * `dbApiKeyStore` (the root), sent through postgres.js. Ids are `key_` opaque ids.
  *
  * @example
  * ```ts
@@ -48,17 +44,5 @@ create index if not exists holdfast_api_keys_account on holdfast_api_keys (accou
  * ```
  */
 export function postgresApiKeyStore(sql: Sql): ApiKeyStore {
-  return {
-    async find(hash) {
-      const [row] = await sql<{ id: string; account: string; scopes: string[] }[]>`
-        select id, account, scopes from holdfast_api_keys where key_hash = ${hash}`;
-      return row;
-    },
-    async save({ key, account, scopes }) {
-      await sql`
-        insert into holdfast_api_keys (id, key_hash, key_prefix, account, scopes)
-        values (${opaqueId('key')}, ${hashKey(key)}, ${key.slice(0, 12)}, ${account}, ${sql.array([...scopes])})
-        on conflict (key_hash) do update set account = excluded.account, scopes = excluded.scopes`;
-    },
-  };
+  return dbApiKeyStore(fromPostgres(sql));
 }

@@ -1,1 +1,1 @@
-export { type Migration, migrations, postgresApiKeyStore } from './postgres-store';
+export { migrations, postgresApiKeyStore } from './postgres-store';

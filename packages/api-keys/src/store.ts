@@ -14,7 +14,10 @@ export interface NewApiKey {
   readonly scopes: readonly string[];
 }
 
-/** Where keys live: `postgresApiKeyStore(sql)` (`/postgres`) or {@link memoryApiKeyStore}. */
+/**
+ * Where keys live: `dbApiKeyStore(db)` (any driver), `postgresApiKeyStore(sql)` (`/postgres`)
+ * or {@link memoryApiKeyStore}.
+ */
 export interface ApiKeyStore {
   /** The key whose {@link hashKey} is `hash`, or `undefined`. */
   find(hash: string): Promise<ApiKeyRecord | undefined>;

@@ -1,15 +1,18 @@
-import { createTestDatabase, type TestDatabase } from '@holdfast/pg/testing';
-import { migrate } from '@holdfast/pg-migrate';
+import { migrate } from '@holdfast/db/migrate';
+import { fromPg } from '@holdfast/db/pg';
+import { fromPostgres } from '@holdfast/db/postgres';
+import { createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKey, hashKey } from '../src/index';
+import { createKey, dbApiKeyStore, hashKey } from '../src/index';
 import { migrations, postgresApiKeyStore } from '../src/postgres';
 
 let db: TestDatabase;
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  await migrate(db.sql, migrations);
-  expect(await migrate(db.sql, migrations)).toEqual([]);
+  await migrate(fromPostgres(db.sql), migrations);
+  expect(await migrate(fromPostgres(db.sql), migrations)).toEqual([]);
 });
 afterAll(() => db?.close());
 
@@ -37,5 +40,40 @@ describe(`postgresApiKeyStore (${process.env.DATABASE_URL ? 'PostgreSQL' : 'PGli
       account: 'acct_3',
       scopes: ['orders:read', 'orders:write'],
     });
+  });
+});
+
+describe.skipIf(!realPostgres)('on a fresh client that has run nothing else (needs DATABASE_URL)', () => {
+  it('postgres.js: createKey stores the scopes as text[]', async () => {
+    const fresh = await db.connectAgain(1);
+    try {
+      const store = postgresApiKeyStore(fresh.sql);
+      const key = await createKey(store, 'acct_fresh_js', ['orders:read', 'orders:write'], 'test');
+      expect(await store.find(hashKey(key))).toMatchObject({
+        account: 'acct_fresh_js',
+        scopes: ['orders:read', 'orders:write'],
+      });
+    } finally {
+      await fresh.close();
+    }
+  });
+
+  it('node-postgres: dbApiKeyStore keeps the keys on the service pool', async () => {
+    const url = new URL(process.env.DATABASE_URL ?? '');
+    url.searchParams.set('options', `-c search_path=${db.schema}`);
+    const pool = new pg.Pool({ connectionString: url.toString(), max: 2 });
+    try {
+      const store = dbApiKeyStore(fromPg(pool));
+      const key = await createKey(store, 'acct_fresh_pg', ['*'], 'live');
+      expect(await store.find(hashKey(key))).toMatchObject({ account: 'acct_fresh_pg', scopes: ['*'] });
+      await store.save({ key, account: 'acct_fresh_pg', scopes: [] });
+      expect(await store.find(hashKey(key))).toMatchObject({ scopes: [] });
+      // The same statements as the postgres.js store: one path, either driver reads the other's rows.
+      expect(await postgresApiKeyStore(db.sql).find(hashKey(key))).toMatchObject({
+        account: 'acct_fresh_pg',
+      });
+    } finally {
+      await pool.end();
+    }
   });
 });

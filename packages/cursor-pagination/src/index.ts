@@ -1,19 +1,4 @@
 export {
-  type Db,
-  type DrizzleLike,
-  type DrizzleSqlTag,
-  fromDrizzle,
-  fromKysely,
-  fromPg,
-  fromPostgres,
-  fromPrisma,
-  type KyselyLike,
-  type KyselyRawQuery,
-  type PgLike,
-  type PostgresJsLike,
-  type PrismaLike,
-} from '@holdfast/db';
-export {
   type CursorBindingInput,
   type CursorExpectation,
   type CursorPayload,

@@ -1,4 +1,4 @@
-import { fromPostgres } from '@holdfast/db';
+import { fromPostgres } from '@holdfast/db/postgres';
 import {
   type DoorCase,
   listenFastify,

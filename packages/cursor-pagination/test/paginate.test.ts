@@ -1,3 +1,4 @@
+import { fromPostgres } from '@holdfast/db/postgres';
 import { createTestDatabase, type TestDatabase } from '@holdfast/pg/testing';
 import { isProblemError } from '@holdfast/problem-details';
 import { onProblem } from '@holdfast/problem-details/hono';
@@ -7,7 +8,7 @@ import { orderBy } from '@holdfast/sort-allowlist/postgres';
 import fc from 'fast-check';
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
-import { fromPostgres, type Page, paginate as paginateDb } from '../src/index';
+import { type Page, paginate as paginateDb } from '../src/index';
 import { paginate } from '../src/postgres';
 import {
   createItems,

@@ -9,7 +9,7 @@ import type { IdempotentRequest } from './request';
 import { type IdempotentWrite, idempotentStatement } from './statement';
 import type { IdempotencyStore } from './store';
 
-export type { IdempotencyTransaction, WithIdempotencyTransactionOptions } from './in-transaction';
+export type { WithIdempotencyTransactionOptions } from './in-transaction';
 
 declare global {
   namespace Express {

@@ -1,40 +1,8 @@
-import type { Db } from '@holdfast/db';
+import type { Transaction } from '@holdfast/db';
 import { idempotent } from './idempotent-db';
 import type { IdempotencyOptions } from './options';
 import type { IdempotentRequest } from './request';
 import type { HandlerResult } from './response';
-
-/**
- * One transaction of your own driver, as the doors' `transaction` option takes it: run `work`
- * with your transaction (`tx`, what the route's handler writes through) and the same
- * transaction as a {@link Db}; commit when `work` resolves; roll back and rethrow what it threw
- * when it throws. One line per driver (`fromPg(client)`, `fromDrizzle(tx, sql)`,
- * `fromKysely(trx)`, `fromPrisma(tx)`, `fromPostgres(tx)` give the `Db`).
- *
- * @example
- * ```ts
- * // node-postgres, which has no transaction helper of its own
- * const pgTransaction: IdempotencyTransaction<pg.PoolClient> = async (work) => {
- *   const client = await pool.connect();
- *   try {
- *     await client.query('begin');
- *     const answer = await work(client, fromPg(client));
- *     await client.query('commit');
- *     return answer;
- *   } catch (error) {
- *     await client.query('rollback');
- *     throw error;
- *   } finally {
- *     client.release();
- *   }
- * };
- * // Drizzle, Kysely, Prisma: their own transaction, and the same transaction as a Db
- * const drizzleTransaction: IdempotencyTransaction<DrizzleTx> = (work) => db.transaction((tx) => work(tx, fromDrizzle(tx, sql)));
- * const kyselyTransaction: IdempotencyTransaction<Transaction<DB>> = (work) => kysely.transaction().execute((trx) => work(trx, fromKysely(trx)));
- * const prismaTransaction: IdempotencyTransaction<Prisma.TransactionClient> = (work) => prisma.$transaction((tx) => work(tx, fromPrisma(tx)));
- * ```
- */
-export type IdempotencyTransaction<Tx> = (work: (tx: Tx, db: Db) => Promise<Response>) => Promise<Response>;
 
 /**
  * Options of a door's `withIdempotency` on your own driver: the same in the Hono, Express and
@@ -42,12 +10,18 @@ export type IdempotencyTransaction<Tx> = (work: (tx: Tx, db: Db) => Promise<Resp
  *
  * @example
  * ```ts
- * const options: WithIdempotencyTransactionOptions<pg.PoolClient> = { transaction: pgTransaction, account: 'acct_1', required: true };
+ * const options: WithIdempotencyTransactionOptions<pg.PoolClient> = { transaction: pgTransaction(pool), account: 'acct_1', required: true };
  * ```
  */
 export interface WithIdempotencyTransactionOptions<Tx> extends IdempotencyOptions {
-  /** Runs the whole flow (claim, handler, stored answer) in one transaction of yours. */
-  transaction: IdempotencyTransaction<Tx>;
+  /**
+   * Runs the whole flow (claim, handler, stored answer) in one transaction of yours: BEGIN,
+   * `work(tx, db)` with your driver's transaction and the same as a `Db`, COMMIT; ROLLBACK and
+   * rethrow when `work` throws. `@holdfast/db` builds one per driver, typed with its
+   * transaction: `pgTransaction(pool)` (`tx`: `pg.PoolClient`), `drizzleTransaction(db, sql)`,
+   * `kyselyTransaction(db)`, `prismaTransaction(prisma)`, `postgresTransaction(sql)`.
+   */
+  transaction: Transaction<Tx>;
   /** The authenticated account of the request (keys are scoped to it). */
   account: string;
   /** Answer 400 `idempotency_key_required` without a key. @defaultValue false */
@@ -80,7 +54,7 @@ class ServerErrorAnswer extends Error {
  *   const body = await request.json();
  *   const key = request.headers.get('Idempotency-Key');
  *   return idempotentInTransaction(
- *     pgTransaction, // see IdempotencyTransaction
+ *     pgTransaction(pool), // from @holdfast/db/pg
  *     { key, account: 'acct_1', method: 'POST', path: '/v1/orders', body, required: true },
  *     async (client) => {
  *       await client.query('insert into orders (id, total) values ($1, $2)', [id, body.total]);
@@ -91,7 +65,7 @@ class ServerErrorAnswer extends Error {
  * ```
  */
 export async function idempotentInTransaction<Tx>(
-  transaction: IdempotencyTransaction<Tx>,
+  transaction: Transaction<Tx>,
   request: IdempotentRequest,
   handler: (tx: Tx) => HandlerResult | Promise<HandlerResult>,
   options: IdempotencyOptions = {},

@@ -1,26 +1,7 @@
-export {
-  type Db,
-  type DrizzleLike,
-  type DrizzleSqlTag,
-  fromDrizzle,
-  fromKysely,
-  fromPg,
-  fromPostgres,
-  fromPrisma,
-  type KyselyLike,
-  type KyselyRawQuery,
-  type PgLike,
-  type PostgresJsLike,
-  type PrismaLike,
-} from '@holdfast/db';
 export { dbIdempotencyStore } from './db-store';
 export { canonicalJson, type FingerprintInput, requestFingerprint } from './fingerprint';
 export { idempotent } from './idempotent-db';
-export {
-  type IdempotencyTransaction,
-  idempotentInTransaction,
-  type WithIdempotencyTransactionOptions,
-} from './in-transaction';
+export { idempotentInTransaction, type WithIdempotencyTransactionOptions } from './in-transaction';
 export { MAX_KEY_LENGTH, type ParsedIdempotencyKey, parseIdempotencyKey } from './key';
 export { memoryIdempotencyStore } from './memory-store';
 export {

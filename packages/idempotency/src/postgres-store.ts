@@ -1,13 +1,8 @@
-import { fromPostgres } from '@holdfast/db';
+import type { Migration } from '@holdfast/db/migrate';
+import { fromPostgres } from '@holdfast/db/postgres';
 import type postgres from 'postgres';
 import { dbIdempotencyStore } from './db-store';
 import type { IdempotencyStore } from './store';
-
-/** One versioned migration: record `id` once `sql` is applied, never apply it again. */
-export interface Migration {
-  readonly id: string;
-  readonly sql: string;
-}
 
 /**
  * The store's table as versioned migrations, for any runner that records applied ids (each is

@@ -1,4 +1,6 @@
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import type { Transaction } from '@holdfast/db';
+import { pgTransaction as pgTransactionOf } from '@holdfast/db/pg';
 import {
   type DoorCase,
   listenFastify,
@@ -22,9 +24,7 @@ import * as expressDoor from '../src/express';
 import * as fastifyDoor from '../src/fastify';
 import * as honoDoor from '../src/hono';
 import {
-  fromPg,
   type HandlerResult,
-  type IdempotencyTransaction,
   idempotentInTransaction,
   memoryIdempotencyStore,
   runIdempotent,
@@ -269,21 +269,8 @@ function database(): pg.Pool {
   return pool;
 }
 
-/** One node-postgres transaction, as a service on pg writes it once: what `{ transaction }` takes. */
-const pgTransaction: IdempotencyTransaction<pg.PoolClient> = async (work) => {
-  const client = await database().connect();
-  try {
-    await client.query('begin');
-    const answer = await work(client, fromPg(client));
-    await client.query('commit');
-    return answer;
-  } catch (error) {
-    await client.query('rollback');
-    throw error;
-  } finally {
-    client.release();
-  }
-};
+/** One node-postgres transaction, from @holdfast/db/pg: what `{ transaction }` takes. */
+const pgTransaction: Transaction<pg.PoolClient> = (work) => pgTransactionOf(database())(work);
 
 // The routes' behaviour on pg, written once; `runs` counts the order handler's runs, so a
 // replay shows the first run's number and a race shows one run.

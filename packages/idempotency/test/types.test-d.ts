@@ -1,12 +1,16 @@
 // Type tests, checked by `tsc -p tsconfig.json` (not run by vitest).
+
+import type { Transaction } from '@holdfast/db';
+import { pgTransaction } from '@holdfast/db/pg';
 import type { Request as ExpressRequest, Response as ExpressResponse } from 'express';
 import type { FastifyRequest } from 'fastify';
 import type { Context } from 'hono';
+import type pg from 'pg';
 import type postgres from 'postgres';
 import { withIdempotency as withExpressIdempotency } from '../src/express';
 import { withIdempotency as withFastifyIdempotency } from '../src/fastify';
 import { withIdempotency } from '../src/hono';
-import { type HandlerResult, type IdempotencyTransaction, idempotentInTransaction } from '../src/index';
+import { type HandlerResult, idempotentInTransaction } from '../src/index';
 import { idempotent } from '../src/postgres';
 
 declare const sql: postgres.Sql;
@@ -41,7 +45,7 @@ void missingStatus;
 interface OwnClient {
   query(text: string, values: unknown[]): Promise<{ rows: unknown[] }>;
 }
-declare const ownTransaction: IdempotencyTransaction<OwnClient>;
+declare const ownTransaction: Transaction<OwnClient>;
 void withIdempotency(c, { transaction: ownTransaction, account: 'acct_1' }, async (client) => {
   await client.query('insert into orders (id) values ($1)', ['ord_1']);
   return { status: 201 };
@@ -71,5 +75,13 @@ void withIdempotency(c, { sql, transaction: ownTransaction, account: 'acct_1' },
 // A Fetch handler: the same flow from the root.
 void idempotentInTransaction(ownTransaction, request, async (client) => {
   await client.query('select 1', []);
+  return { status: 201 };
+});
+
+// The typed transaction of @holdfast/db: the handler's client is a pg.PoolClient, inferred.
+declare const pool: pg.Pool;
+void withIdempotency(c, { transaction: pgTransaction(pool), account: 'acct_1' }, async (client) => {
+  const inferred: pg.PoolClient = client;
+  await inferred.query('select 1');
   return { status: 201 };
 });

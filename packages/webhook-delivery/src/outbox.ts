@@ -1,4 +1,5 @@
-import { type Db, fromPostgres } from '@holdfast/db';
+import type { Db } from '@holdfast/db';
+import { fromPostgres } from '@holdfast/db/postgres';
 import type { ISql as Sql } from 'postgres';
 import type { AccountRef } from './endpoints';
 import { opaqueId } from './id';

@@ -1,18 +1,3 @@
-export {
-  type Db,
-  type DrizzleLike,
-  type DrizzleSqlTag,
-  fromDrizzle,
-  fromKysely,
-  fromPg,
-  fromPostgres,
-  fromPrisma,
-  type KyselyLike,
-  type KyselyRawQuery,
-  type PgLike,
-  type PostgresJsLike,
-  type PrismaLike,
-} from '@holdfast/db';
 export { type DeliveryWorkerUrlOptions, deliveryWorkerFromUrl } from './connect';
 export { type AccountsNotice, notifyAccounts } from './egress-notifications';
 export {
@@ -29,7 +14,7 @@ export {
   updateEndpoint,
 } from './endpoints';
 export type { EventFilter } from './filter';
-export { type Migration, migrations } from './migrations';
+export { migrations } from './migrations';
 export {
   type EventInput,
   enqueueEvent,

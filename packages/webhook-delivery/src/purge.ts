@@ -1,4 +1,5 @@
-import { type Db, fromPostgres } from '@holdfast/db';
+import type { Db } from '@holdfast/db';
+import { fromPostgres } from '@holdfast/db/postgres';
 import type postgres from 'postgres';
 import { DAY_MS } from './health';
 

@@ -1,4 +1,6 @@
-/**
+import type { Migration } from '@holdfast/db/migrate';
+
+/*
  * The receiver toolkit's PostgreSQL tables as versioned migrations, applied once each and in
  * order by the app's migration runner (which records each `id`), never "create if not exists"
  * at every start.
@@ -9,10 +11,6 @@
  * - `holdfast_webhook_inbox` is the durable inbox: every verified event, its exact bytes and a
  *   JSON view, processed in the background with retries and failure records.
  */
-export interface Migration {
-  readonly id: string;
-  readonly sql: string;
-}
 
 // 001 is the DDL the package used to apply at every start ("if not exists" kept, so databases
 // that already hold these tables take it as a no-op).

@@ -1,6 +1,5 @@
-export type { Db } from '@holdfast/db';
 export { type InboxUrlOptions, type InboxUrlProcessOptions, inboxFromUrl, type UrlInbox } from './connect';
-export { type Migration, migrations } from './migrations';
+export { migrations } from './migrations';
 export {
   type InboxEntry,
   type InboxProcessOptions,

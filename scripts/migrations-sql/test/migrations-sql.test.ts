@@ -3,9 +3,10 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Migration } from '@holdfast/db/migrate';
 import { createTestDatabase, type Sql, type TestDatabase } from '@holdfast/pg/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Migration, packageMigrations, writeMigrationFiles } from '../../migrations-sql';
+import { packageMigrations, writeMigrationFiles } from '../../migrations-sql';
 
 const PACKAGES = fileURLToPath(new URL('../../../packages', import.meta.url));
 

@@ -1,3 +1,4 @@
+import type { Migration } from '@holdfast/db/migrate';
 import { LEASE_FUNCTION } from '../sql/lease-deliveries';
 import { MATCH_FILTER_FUNCTION } from '../sql/match-filter';
 import { WRITE_OUTCOMES_FUNCTION } from '../sql/write-outcomes';
@@ -5,12 +6,6 @@ import { schema } from './001_schema';
 import { endpointFilter } from './002_endpoint_filter';
 import { ordering } from './003_ordering';
 import { statusSorts } from './004_status_sorts';
-
-/** A versioned migration: `id` is recorded once applied; `sql` runs once, in list order. */
-export interface Migration {
-  readonly id: string;
-  readonly sql: string;
-}
 
 /** FNV-1a (32 bits) of `text`, in hex: names a version of the statements' text. */
 function fingerprint(text: string): string {

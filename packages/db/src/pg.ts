@@ -1,0 +1,82 @@
+import type { Pool, PoolClient } from 'pg';
+import type { Db, Transaction } from './index';
+import { rowsOf } from './rows';
+import { statementName } from './statement-name';
+
+/** The slice of a node-postgres `Pool`, `Client` or `PoolClient` an adapter needs. */
+export interface PgLike {
+  query(config: { name?: string; text: string; values: unknown[] }): PromiseLike<{ rows: unknown[] }>;
+}
+
+/** Options of {@link fromPg} and {@link pgTransaction}. */
+export interface PgOptions {
+  /**
+   * Prepare each statement once per connection under {@link statementName} of its text. Turn
+   * it off behind a pooler that cannot keep named statements (PgBouncer in transaction mode
+   * before 1.21). @defaultValue true
+   */
+  readonly prepare?: boolean;
+}
+
+/**
+ * A node-postgres `Pool`, `Client` or `PoolClient` as a {@link Db}. Pass the client that ran
+ * `BEGIN` to work in its transaction (a `Pool` runs each statement on any connection), or use
+ * {@link pgTransaction}.
+ *
+ * Each statement is prepared once per connection (a named statement, as postgres.js does by
+ * default), so later runs skip parsing and planning it again. The name is a hash of the text,
+ * so every package and every copy of this one on the same pool agree on it.
+ *
+ * @example
+ * ```ts
+ * const page = await paginate(fromPg(pool), { from: 'orders', select: 'id', ... });
+ * ```
+ */
+export function fromPg(client: PgLike, options: PgOptions = {}): Db {
+  const prepare = options.prepare ?? true;
+  return {
+    async query<Row>(text: string, values: readonly unknown[] = []) {
+      const config = prepare
+        ? { name: statementName(text), text, values: [...values] }
+        : { text, values: [...values] };
+      return rowsOf<Row>(await client.query(config));
+    },
+  };
+}
+
+/**
+ * Transactions of a node-postgres pool as a {@link Transaction}: one client of the pool,
+ * `BEGIN`, `work(client, db)`, then `COMMIT`, or `ROLLBACK` and the error rethrown; the client
+ * goes back to the pool either way (destroyed when even the rollback failed, since its
+ * connection is then in no known state).
+ *
+ * @example
+ * ```ts
+ * const transaction = pgTransaction(pool);
+ * await transaction(async (client, db) => {
+ *   await client.query('insert into orders (id) values ($1)', [id]);
+ *   await enqueueEvent(db, event);
+ * });
+ * ```
+ */
+export function pgTransaction(pool: Pool, options: PgOptions = {}): Transaction<PoolClient> {
+  return async <T>(work: (tx: PoolClient, db: Db) => Promise<T>): Promise<T> => {
+    const client = await pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query('begin');
+      const answer = await work(client, fromPg(client, options));
+      await client.query('commit');
+      return answer;
+    } catch (error) {
+      try {
+        await client.query('rollback');
+      } catch (rollback) {
+        broken = rollback instanceof Error ? rollback : new Error(String(rollback));
+      }
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  };
+}
