@@ -1,9 +1,6 @@
-import {
-  createDeliveryWorker,
-  type Db,
-  fromPostgres,
-  purgeDeliveryHistory,
-} from '@holdfast/webhook-delivery/postgres';
+import type { Db } from '@holdfast/db';
+import { fromPostgres } from '@holdfast/db/postgres';
+import { createDeliveryWorker, purgeDeliveryHistory } from '@holdfast/webhook-delivery/postgres';
 import { postgresDedupStore } from '@holdfast/webhook-verifier/postgres';
 import type postgres from 'postgres';
 import type { Deps } from './context';

@@ -1,4 +1,5 @@
-import { cursorBinding, type Db, encodeCursor, paginate } from '@holdfast/cursor-pagination';
+import { cursorBinding, encodeCursor, paginate } from '@holdfast/cursor-pagination';
+import type { Db } from '@holdfast/db';
 import { createTestDatabase, type TestDatabase } from '@holdfast/pg/testing';
 import { migrate } from '@holdfast/pg-migrate';
 import { acceptedSorts, parseSort, type SortAllowlist } from '@holdfast/sort-allowlist';
