@@ -29,7 +29,10 @@ export interface AddressCapOptions {
    * The server's whole connection budget (`server.maxConnections`). With it, the last `reserved`
    * connections are kept for clients holding fewer than `busyAt`: once the server holds
    * `maxConnections - reserved`, a new connection from a client already holding `busyAt` or
-   * more is refused, so a few clients together cannot fill the server. Absent: no reserve.
+   * more is refused, so a few clients together cannot fill the server. An address that itself
+   * holds fewer than `busyAt` is admitted from the reserve even where its network is at its cap
+   * (a fresh client beside a busy one on the same /24); such admissions together never exceed
+   * `reserved`. Absent: no reserve.
    */
   readonly maxConnections?: number;
   /** Connections kept for clients holding few. @defaultValue a quarter of `maxConnections` */
@@ -108,7 +111,8 @@ function ipv4Prefix(address: string, length: number): string {
  * Counts are per IPv4 /24 (`ipv4PrefixLength`) and per IPv6 /64 ({@link addressKey}). With
  * `maxConnections`, the last quarter of the server's budget (`reserved`) goes only to clients
  * holding few connections (under `busyAt`), so that four clients at their cap cannot fill a
- * server of four caps and lock everyone else out. Behind a reverse proxy every connection comes
+ * server of four caps and lock everyone else out; an address holding few is served from that
+ * reserve even when its own /24 is full. Behind a reverse proxy every connection comes
  * from the proxy: cap connections per real client at the proxy, and here set `maxPerAddress` to
  * the proxy's own connection limit.
  *
@@ -150,18 +154,31 @@ export function limitConnectionsPerAddress(server: ConnectionServer, options: Ad
   const reserveFrom =
     maxConnections === undefined || reserved === 0 ? Number.POSITIVE_INFINITY : maxConnections - reserved;
   const open = new Map<string, number>();
+  // Connections per address itself (IPv4 alone, IPv6 by /64 as above): an address holding few
+  // may use the reserve even where its network is full, so a fresh client beside a busy one on
+  // the same /24 is still served. Such admissions together never exceed the reserve.
+  const exact = new Map<string, number>();
   let total = 0;
+  let admittedFromReserve = 0;
   server.on('connection', (socket) => {
     // Node gives no address for a socket already closed: there is nothing to count or refuse.
     if (socket.remoteAddress === undefined) return;
     const key = addressKey(socket.remoteAddress, ipv4PrefixLength);
+    const own = addressKey(socket.remoteAddress);
     const count = open.get(key) ?? 0;
-    const refusal =
+    const ownCount = exact.get(own) ?? 0;
+    const byGroup =
       count >= maxPerAddress
         ? `Your network already holds ${maxPerAddress} open connections, the most one client may.`
         : total >= reserveFrom && count >= busyAt
           ? `The server is near its connection limit, and the rest is kept for clients holding fewer than ${busyAt}; your network holds ${count}.`
           : undefined;
+    const fromReserve =
+      byGroup !== undefined &&
+      ownCount < busyAt &&
+      admittedFromReserve < reserved &&
+      (maxConnections === undefined || total < maxConnections);
+    const refusal = fromReserve ? undefined : byGroup;
     if (refusal !== undefined) {
       const problem = holdfastProblems.create('service_unavailable', {
         detail: `${refusal} Reuse your open connections, or retry once one has closed.`,
@@ -181,13 +198,21 @@ export function limitConnectionsPerAddress(server: ConnectionServer, options: Ad
       return;
     }
     open.set(key, count + 1);
+    exact.set(own, ownCount + 1);
     total += 1;
+    if (fromReserve) admittedFromReserve += 1;
     socket.once('close', () => {
       total -= 1;
-      const left = (open.get(key) ?? 1) - 1;
-      if (left > 0) open.set(key, left);
-      else open.delete(key);
+      if (fromReserve) admittedFromReserve -= 1;
+      release(open, key);
+      release(exact, own);
     });
   });
   return { openFrom: (address) => open.get(addressKey(address, ipv4PrefixLength)) ?? 0, open: () => total };
+}
+
+function release(counts: Map<string, number>, key: string): void {
+  const left = (counts.get(key) ?? 1) - 1;
+  if (left > 0) counts.set(key, left);
+  else counts.delete(key);
 }

@@ -98,14 +98,36 @@ describe('connections per client', () => {
     expect(addressKey('2001:db8:1:2:aa::1', 24)).toBe('2001:db8:1:2::/64');
   });
 
-  it('clients of one /24 share one cap; another /24 has its own', async () => {
+  it('clients of one /24 share one cap; an address of it holding none gets one place of the reserve', async () => {
     await start(createHonoServer(app().fetch, { hostname: '127.0.0.1', limits: limits(64, 3) }));
     const admitted: boolean[] = [];
-    for (const address of ['127.0.9.1', '127.0.9.2', '127.0.9.3', '127.0.9.4', '127.0.9.5']) {
+    for (const address of ['127.0.9.1', '127.0.9.1', '127.0.9.1', '127.0.9.1', '127.0.9.2', '127.0.9.2']) {
       admitted.push(await slow(address));
     }
-    expect(admitted).toEqual([true, true, true, false, false]);
+    // 127.0.9.1 fills the /24's cap of 3; 127.0.9.2, holding none, comes in from the reserve, once.
+    expect(admitted).toEqual([true, true, true, false, true, false]);
     expect(await served('127.0.10.1')).toBe(200);
+  });
+
+  it('what one /24 takes from the reserve never exceeds the reserve', async () => {
+    // 8 in all, 2 per /24, the last 2 kept: six fresh addresses of one /24 get 2 + 2.
+    await start(createHonoServer(app().fetch, { hostname: '127.0.0.1', limits: limits(8, 2) }));
+    const admitted: boolean[] = [];
+    for (let host = 1; host <= 6; host += 1) admitted.push(await slow(`127.0.8.${host}`));
+    expect(admitted).toEqual([true, true, true, true, false, false]);
+    expect(await served('127.0.11.1')).toBe(200);
+  });
+
+  it('serves a fifth address while four addresses of its own /24 hold as many slow connections as they may', async () => {
+    await start(createHonoServer(app().fetch, { hostname: '127.0.0.1', limits: limits(16, 4) }));
+    const holders = ['127.0.12.2', '127.0.12.3', '127.0.12.4', '127.0.12.5'];
+    let admitted = 0;
+    for (let round = 0; round < 6; round += 1) {
+      for (const address of holders) if (await slow(address)) admitted += 1;
+    }
+    // The /24's cap (4) is all the holders get; the reserve (4) takes none of theirs.
+    expect(admitted).toBe(4);
+    expect(await served('127.0.12.6')).toBe(200);
   });
 
   it('serves a client on a fifth network while four hold as many slow connections as they may', async () => {
@@ -128,7 +150,7 @@ describe('connections per client', () => {
   it('answers a refused connection 503 with Retry-After before any request is read', async () => {
     await start(createHonoServer(app().fetch, { hostname: '127.0.0.1', limits: limits(64, 1) }));
     expect(await slow('127.0.7.1')).toBe(true);
-    const socket = connect({ port, host: '127.0.0.1', localAddress: '127.0.7.2' });
+    const socket = connect({ port, host: '127.0.0.1', localAddress: '127.0.7.1' });
     clients.push(socket);
     let text = '';
     socket.setEncoding('latin1');
