@@ -33,4 +33,5 @@ export interface Db {
 export type Transaction<Tx> = <T>(work: (tx: Tx, db: Db) => Promise<T>) => Promise<T>;
 
 export { fromHex, toHex } from './hex';
+export { type GuardedJob, unlessRunning } from './periodic';
 export { statementName } from './statement-name';

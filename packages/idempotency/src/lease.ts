@@ -1,5 +1,5 @@
+import { unlessRunning } from '@holdfast/db';
 import type { ResolvedIdempotencyOptions } from './options';
-import { unlessRunning } from './periodic';
 import type { HeldKey, IdempotencyStore } from './store';
 
 /**

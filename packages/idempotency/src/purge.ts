@@ -1,4 +1,4 @@
-import { unlessRunning } from './periodic';
+import { unlessRunning } from '@holdfast/db';
 import type { IdempotencyStore } from './store';
 
 /** Options of {@link schedulePurge}. */
