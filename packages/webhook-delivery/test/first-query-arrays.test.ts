@@ -29,9 +29,9 @@ it.skipIf(!realPostgres)('endpointConcurrency is the first query of a new client
   const fresh = await db.connectAgain(1);
   try {
     const limits = await endpointConcurrency(fresh.sql, [id, 'we_missing']);
-    // The endpoint's own row (its ceiling of 7, no adaptive limit yet: the ceiling), and
-    // nothing for the id that does not exist.
-    expect(limits).toEqual(new Map([[id, { current: 7, max: 7 }]]));
+    // The endpoint's own row (its ceiling of 7; a new endpoint starts at 4 and earns the rest),
+    // and nothing for the id that does not exist.
+    expect(limits).toEqual(new Map([[id, { current: 4, max: 7 }]]));
   } finally {
     await fresh.close();
   }
