@@ -24,6 +24,11 @@ export interface DeliveryLimits {
   readonly perEndpoint: number;
   /** Idle wait between polls (`HOLDFAST_DELIVERY_POLL`, default 100 ms). */
   readonly pollMs: number;
+  /**
+   * The share of `concurrency` one account's endpoints hold while another account waits
+   * (`HOLDFAST_DELIVERY_ACCOUNT_SHARE`, default 0.25): above 0, at most 1.
+   */
+  readonly accountShare: number;
 }
 
 /** Node HTTP server limits against slow and greedy clients. */
@@ -205,6 +210,14 @@ function parseHttpLimits(env: Readonly<Record<string, string | undefined>>): Htt
     burst: 100,
   });
   return { ...limits, maxConnectionsPerAddress, ipv4PrefixLength, maxPipelined, publicRateLimit };
+}
+
+/** A fraction above 0 and at most 1 from `raw` (`0.25`), `fallback` when unset. */
+function parseShare(raw: string | undefined, name: string, fallback: number): number {
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const value = Number(raw);
+  if (!(value > 0 && value <= 1)) throw new ConfigError(`${name} must be a number above 0 and at most 1`);
+  return value;
 }
 
 /** A positive integer from `raw`, `fallback` when unset. */
@@ -451,6 +464,7 @@ export function loadConfig(
       concurrency: positiveInteger(env.HOLDFAST_DELIVERY_CONCURRENCY, 'HOLDFAST_DELIVERY_CONCURRENCY', 128),
       perEndpoint: positiveInteger(env.HOLDFAST_DELIVERY_PER_ENDPOINT, 'HOLDFAST_DELIVERY_PER_ENDPOINT', 200),
       pollMs: parseDuration(env.HOLDFAST_DELIVERY_POLL || '100ms', 'HOLDFAST_DELIVERY_POLL'),
+      accountShare: parseShare(env.HOLDFAST_DELIVERY_ACCOUNT_SHARE, 'HOLDFAST_DELIVERY_ACCOUNT_SHARE', 0.25),
     },
     redisUrl: env.HOLDFAST_REDIS_URL || undefined,
     redisTimeoutMs: parseDuration(env.HOLDFAST_REDIS_TIMEOUT || '250ms', 'HOLDFAST_REDIS_TIMEOUT'),

@@ -134,6 +134,7 @@ export function startWebhookWorkers(deps: Deps): Loop {
     concurrency: config.delivery.concurrency,
     perEndpointConcurrency: config.delivery.perEndpoint,
     pollMs: config.delivery.pollMs,
+    accountShare: config.delivery.accountShare,
     onAttempt: observeAttempt(deps.metrics, deps.now),
     ...(config.egress ? { egress: config.egress } : {}),
   });

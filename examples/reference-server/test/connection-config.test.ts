@@ -35,3 +35,21 @@ describe('HOLDFAST_IPV4_PREFIX, HOLDFAST_MAX_PIPELINED, HOLDFAST_PUBLIC_RATE_LIM
     expect(() => loadConfig({ [name]: value })).toThrow(name);
   });
 });
+
+describe('HOLDFAST_DELIVERY_ACCOUNT_SHARE', () => {
+  it('defaults to a quarter of the slots and takes what is set', () => {
+    expect(loadConfig({}).delivery.accountShare).toBe(0.25);
+    expect(loadConfig({ HOLDFAST_DELIVERY_ACCOUNT_SHARE: '0.5' }).delivery.accountShare).toBe(0.5);
+    expect(loadConfig({ HOLDFAST_DELIVERY_ACCOUNT_SHARE: '1' }).delivery.accountShare).toBe(1);
+  });
+
+  it.each(['0', '-0.1', '1.5', 'half'])(
+    'refuses HOLDFAST_DELIVERY_ACCOUNT_SHARE=%s at start, naming it',
+    (value) => {
+      expect(() => loadConfig({ HOLDFAST_DELIVERY_ACCOUNT_SHARE: value })).toThrow(ConfigError);
+      expect(() => loadConfig({ HOLDFAST_DELIVERY_ACCOUNT_SHARE: value })).toThrow(
+        'HOLDFAST_DELIVERY_ACCOUNT_SHARE',
+      );
+    },
+  );
+});
