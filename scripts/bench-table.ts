@@ -28,6 +28,11 @@ const ROWS: readonly { readonly bench: string; readonly script: string; readonly
   { bench: 'delivery', script: 'run', what: 'deliveries/s with one and two workers vs the bare limit' },
   {
     bench: 'delivery',
+    script: 'fairness',
+    what: "one account's deliveries beside another's hanging receivers, p99 vs alone",
+  },
+  {
+    bench: 'delivery',
     script: 'run.ordered',
     what: 'deliveries/s to a per-resource endpoint vs an unordered one, and beside a stuck resource',
   },
