@@ -1,4 +1,4 @@
-// Bounds on what a problem may carry (CONTRACT section 11, "Bounded answers"): a hostile request
+// Bounds on what a problem may carry: a hostile request
 // must not turn into a large answer, or into work proportional to its size, however many fields
 // it gets wrong or however long a name it sends.
 

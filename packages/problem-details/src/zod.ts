@@ -55,7 +55,7 @@ const plural = (count: number, one: string, many: string) => (count === 1 ? one 
  * Converts a zod validation error into a 400 problem. Each unknown key becomes its own
  * `unknown_field` entry (and the problem's code is `unknown_field` when there is any); every
  * other issue becomes an entry with zod's issue code and the field path, under
- * `validation_failed`. Bounded whatever the input (CONTRACT section 11): at most 20 entries are
+ * `validation_failed`. Bounded whatever the input: at most 20 entries are
  * built (`MAX_ERRORS`), `detail` says how many more there were, and each echoed name is cut to
  * 100 characters, so 100,000 unknown keys cost 20 entries, not 100,000.
  *
