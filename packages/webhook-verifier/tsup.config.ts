@@ -1,54 +1,35 @@
-import { resolve } from 'node:path';
-import type { Plugin } from 'esbuild';
-import type { Options } from 'tsup';
 import { defineConfig, holdfastBuild } from '../../tsup.config.base';
 
+// One build serves every runtime: the crypto differs by file, not by build. `#hmac` and
+// `#ed25519` (package.json "imports") resolve to node:crypto on Node, Deno and Bun (the `node`
+// condition) and to the portable HMAC and WebCrypto elsewhere, so no entry is built twice.
+// @holdfast/webhook-keys and @holdfast/node-bridge (private) are bundled in: dist never imports
+// them; @holdfast/db (the database boundary) is an optional peer, never bundled.
 const entries = {
   index: 'src/index.ts',
   v1: 'src/v1.ts',
   receiver: 'src/receiver.ts',
   postgres: 'src/postgres.ts',
   hono: 'src/hono.ts',
-};
-
-// The Node build swaps the portable HMAC and ed25519 (WebCrypto) for node:crypto; everything else
-// is the same source. @holdfast/webhook-keys and @holdfast/node-bridge (private) are bundled in:
-// dist never imports them; @holdfast/db (the database boundary) is a dependency, never bundled.
-// The Express and Fastify doors run on Node only: they are in the Node build alone.
-const nodeCrypto: Plugin = {
-  name: 'holdfast-node-crypto',
-  setup(build) {
-    build.onResolve({ filter: /^\.\/(hmac|ed25519)$/ }, (args) => ({
-      path: resolve(args.resolveDir, `${args.path.slice(2)}-node.ts`),
-    }));
-  },
-};
-const noExternal = ['@holdfast/webhook-keys', '@holdfast/node-bridge'];
-
-const nodeEntries = {
-  index: entries.index,
-  v1: entries.v1,
-  receiver: entries.receiver,
-  hono: entries.hono,
   express: 'src/express.ts',
   fastify: 'src/fastify.ts',
 };
-const portable: Partial<Options> = {
-  clean: false,
-  platform: 'neutral',
-  noExternal,
+const crypto = {
+  hmac: 'src/hmac.ts',
+  'hmac-node': 'src/hmac-node.ts',
+  ed25519: 'src/ed25519.ts',
+  'ed25519-node': 'src/ed25519-node.ts',
 };
-const node: Partial<Options> = {
+const shared = {
   clean: false,
-  outDir: 'dist/node',
-  platform: 'node',
-  esbuildPlugins: [nodeCrypto],
-  noExternal,
+  platform: 'neutral' as const,
+  noExternal: ['@holdfast/webhook-keys', '@holdfast/node-bridge'],
+  external: ['#hmac', '#ed25519', /^node:/],
 };
 
 // The entries share the code they have in common (the verifier, the receiver) in chunks instead
-// of a copy each: about half of what the package installs.
+// of a copy each. The crypto files are loaded through "imports" alone: no declarations.
 export default defineConfig([
-  holdfastBuild(entries, { ...portable, splitting: true }),
-  holdfastBuild(nodeEntries, { ...node, splitting: true }),
+  holdfastBuild(entries, { ...shared, splitting: true }),
+  holdfastBuild(crypto, { ...shared, dts: false }),
 ]);

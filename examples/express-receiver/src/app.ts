@@ -1,3 +1,4 @@
+import { fromPostgres, postgresTransaction } from '@holdfast/db/postgres';
 import { problem } from '@holdfast/problem-details';
 import { notFoundProblem, onProblem } from '@holdfast/problem-details/express';
 import { webhookReceiver } from '@holdfast/webhook-verifier/express';
@@ -54,7 +55,7 @@ async function applyOrder(entry: InboxEntry, tx: TransactionSql): Promise<void> 
  * ```
  */
 export function createReceiverApp(options: ReceiverAppOptions): ReceiverApp {
-  const inbox = postgresInbox(options.sql);
+  const inbox = postgresInbox(fromPostgres(options.sql));
   const app = express();
   app.post(
     '/hooks/:name',
@@ -83,6 +84,7 @@ export function createReceiverApp(options: ReceiverAppOptions): ReceiverApp {
     app,
     processInbox: () =>
       inbox.process({
+        transaction: postgresTransaction(options.sql),
         types: ORDER_EVENT_TYPES,
         versions: (entry) => eventVersion(entry.payload),
         handle: applyOrder,

@@ -25,7 +25,7 @@ create table received_orders (
  * await migrate(sql, migrations);
  * ```
  */
-export const migrations: readonly Migration[] = [...verifierMigrations, ordersTable];
+export const migrations: readonly Migration[] = [...verifierMigrations(), ordersTable];
 
 /**
  * Applies each migration not yet recorded, in order, with the runner of `@holdfast/db`: each in

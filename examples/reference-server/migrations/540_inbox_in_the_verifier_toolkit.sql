@@ -32,14 +32,8 @@ where sequence is not null or updated_at is not null
 on conflict (resource) do update
   set version = greatest(holdfast_webhook_versions.version, excluded.version);
 
--- GET /v1/inbound-events lists one tenant's events by received_at, either way, and by status
--- (the indexes migration 520 made for the old table).
-create index holdfast_webhook_inbox_tenant_received
-  on holdfast_webhook_inbox (tenant, received_at desc nulls last, id desc nulls last);
-create index holdfast_webhook_inbox_tenant_received_asc
-  on holdfast_webhook_inbox (tenant, received_at asc nulls last, id desc nulls last);
-create index holdfast_webhook_inbox_tenant_status_received
-  on holdfast_webhook_inbox (tenant, status, received_at desc nulls last, id desc nulls last);
+-- GET /v1/inbound-events lists one tenant's events by received_at, either way, and by status:
+-- the indexes for that are the verifier's own (@holdfast/webhook-verifier/003_inbox_by_tenant).
 
 drop table holdfast_inbound_resource_versions;
 drop table holdfast_inbound_events;

@@ -96,7 +96,7 @@ export async function allMigrations(): Promise<Migration[]> {
     ...apiKeyMigrations,
     ...idempotencyMigrations,
     ...deliveryMigrations,
-    ...verifierMigrations,
+    ...verifierMigrations(),
     ...(await migrationFiles()),
   ];
 }

@@ -1,3 +1,4 @@
+import { fromPostgres, postgresTransaction } from '@holdfast/db/postgres';
 import { opaqueId } from '@holdfast/request-guards';
 import { type PostgresInbox, postgresInbox } from '@holdfast/webhook-verifier/postgres';
 import { eventVersion } from '@holdfast/webhook-verifier/receiver';
@@ -22,7 +23,7 @@ const KNOWN_TYPE = /^(order|refund|payment|payment_method|subscription)\.[a-z_]+
 
 /** The server's inbox: ids shaped as the API shows them (`inb_...`). */
 export function serverInbox(sql: postgres.Sql): PostgresInbox {
-  return postgresInbox(sql, { newId: () => opaqueId('inb') });
+  return postgresInbox(fromPostgres(sql), { newId: () => opaqueId('inb') });
 }
 
 /**
@@ -40,6 +41,7 @@ export function processInbox(
   log: (message: string) => void = (message) => console.error(message),
 ): Promise<number> {
   return serverInbox(sql).process({
+    transaction: postgresTransaction(sql),
     types: (type) => KNOWN_TYPE.test(type),
     versions: (entry) => eventVersion(entry.payload),
     batch,

@@ -148,7 +148,7 @@ export function startWebhookWorkers(deps: Deps): Loop {
       // Inbound ids past their retention: the receiver's inbox still refuses them twice.
       await sql.begin(async (tx) => {
         await limitStatements(tx);
-        await postgresDedupStore(tx).purge(deps.now());
+        await postgresDedupStore(fromPostgres(tx)).purge(deps.now());
       });
       return 0;
     },

@@ -1,11 +1,15 @@
 // A service on node-postgres runs the verifier's inbox (receive, process, purge) and the
 // idempotency purge: this file's service code imports pg and @holdfast packages only, never
 // postgres.js (the test's own setup opens the schema through the shared test database).
-import { fromPg } from '@holdfast/db/pg';
+import { fromPg, pgTransaction } from '@holdfast/db/pg';
 import { dbIdempotencyStore, schedulePurge } from '@holdfast/idempotency';
 import { migrations as idempotencyMigrations } from '@holdfast/idempotency/postgres';
 import { createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
-import { inboxFromUrl, migrations as verifierMigrations } from '@holdfast/webhook-verifier/postgres';
+import {
+  postgresDedupStore,
+  postgresInbox,
+  migrations as verifierMigrations,
+} from '@holdfast/webhook-verifier/postgres';
 import type { WebhookEvent } from '@holdfast/webhook-verifier/receiver';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,7 +25,7 @@ function schemaUrl(schema: string): string {
 beforeAll(async () => {
   if (!realPostgres) return;
   db = await createTestDatabase();
-  for (const migration of [...verifierMigrations, ...idempotencyMigrations])
+  for (const migration of [...verifierMigrations(), ...idempotencyMigrations])
     await db.sql.unsafe(migration.sql);
   await db.sql`create table paid (webhook_id text primary key)`;
 });
@@ -34,15 +38,16 @@ function event(id: string, payload: unknown): WebhookEvent {
   return { id, timestamp: 0, type: undefined, payload, body: new TextEncoder().encode(text) };
 }
 
-// Real PostgreSQL only: the inbox opens its own pool from a connection string, beside the
-// service's node-postgres pool, and PGlite serves one connection.
+// Real PostgreSQL only: node-postgres needs a server to connect to, and PGlite serves one
+// connection.
 describe.skipIf(!realPostgres)(
-  'a service on node-postgres runs the workers from a connection string (needs DATABASE_URL)',
+  'a service on node-postgres runs the workers on its own pool (needs DATABASE_URL)',
   () => {
-    it('inboxFromUrl: receives once per id, the handler writes through db in the entry transaction, a throw rolls its write back, purge deletes expired ids', async () => {
+    it('the inbox on the service pool: receives once per id, the handler writes in the entry transaction, a throw rolls its write back, purge deletes expired ids', async () => {
       let clock = 1_700_000_000_000;
-      const inbox = inboxFromUrl({ connectionString: schemaUrl(db.schema), max: 2, now: () => clock });
       const pool = new pg.Pool({ connectionString: schemaUrl(db.schema), max: 2 });
+      const inbox = postgresInbox(fromPg(pool), { now: () => clock });
+      const accepted = postgresDedupStore(fromPg(pool), { now: () => clock });
       try {
         expect(
           (await inbox.enqueue(event('msg_1', { type: 'order.paid' }), { scope: 'orders' })).duplicate,
@@ -57,8 +62,9 @@ describe.skipIf(!realPostgres)(
         const logged: string[] = [];
         const handled = await inbox.process({
           log: (message) => logged.push(message),
-          async handle(entry, tx) {
-            await tx.query('insert into paid (webhook_id) values ($1::text)', [entry.webhookId]);
+          transaction: pgTransaction(pool),
+          async handle(entry, client) {
+            await client.query('insert into paid (webhook_id) values ($1::text)', [entry.webhookId]);
             if (entry.webhookId === 'msg_2') throw new Error('the handler failed after its write');
           },
         });
@@ -76,15 +82,15 @@ describe.skipIf(!realPostgres)(
         ]);
 
         // Nothing has expired yet; past the retention, both accepted ids go.
-        expect(await inbox.purge()).toBe(0);
+        expect(await accepted.purge(clock)).toBe(0);
         clock += 8 * 86_400_000;
-        expect(await inbox.purge()).toBe(2);
+        expect(await accepted.purge(clock)).toBe(2);
         const dedup = await pool.query<{ n: number }>(
           'select count(*)::int as n from holdfast_webhook_dedup',
         );
         expect(dedup.rows[0]?.n).toBe(0);
       } finally {
-        await Promise.all([inbox.end(), pool.end()]);
+        await pool.end();
       }
     });
 

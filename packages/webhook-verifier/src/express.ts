@@ -2,9 +2,6 @@ import { toRequest, writeResponse } from '@holdfast/node-bridge';
 import type { Request, RequestHandler } from 'express';
 import { type WebhookHandlerOptions, webhookHandler } from './receiver-handler';
 
-export type { Acknowledgement, HandOff, WebhookEvent } from './receive';
-export type { ReceiverProblem } from './receiver-handler';
-
 /** Options of {@link webhookReceiver}: the core's options, its hooks given Express's `Request`. */
 export type WebhookReceiverOptions = WebhookHandlerOptions<Request>;
 

@@ -2,9 +2,6 @@ import { toRequest } from '@holdfast/node-bridge';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type WebhookHandlerOptions, webhookHandler } from './receiver-handler';
 
-export type { Acknowledgement, HandOff, WebhookEvent } from './receive';
-export type { ReceiverProblem } from './receiver-handler';
-
 /** Options of {@link webhookReceiver}: the core's options, its hooks given the `FastifyRequest`. */
 export type WebhookReceiverOptions = WebhookHandlerOptions<FastifyRequest>;
 

@@ -1,9 +1,6 @@
 import type { Context, Env, MiddlewareHandler } from 'hono';
 import { type WebhookHandlerOptions, webhookHandler } from './receiver-handler';
 
-export type { Acknowledgement, HandOff, WebhookEvent } from './receive';
-export type { ReceiverProblem } from './receiver-handler';
-
 /**
  * The peer address on `@hono/node-server` (what its `getConnInfo` reads: the Node request in
  * `c.env.incoming`), without depending on it. Elsewhere `undefined`: pass `clientAddress`.

@@ -1,14 +1,11 @@
-import { hmacSha256 } from './hmac';
+import { hmacSha256 } from '#hmac';
 import { type Verifier, type VerifierOptions, verifierFactory } from './verify';
 
-export { decodeSecret, MIN_SECRET_BYTES, PUBLIC_KEY_PREFIX } from './keys';
 export {
   type HeadersInput,
-  type JsonResult,
   type VerifiedWebhook,
   type Verifier,
   type VerifierOptions,
-  type VerifyErrorCode,
   type VerifyFailure,
   type VerifyResult,
   WebhookVerificationError,

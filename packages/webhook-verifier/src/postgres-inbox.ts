@@ -1,6 +1,7 @@
-import type { Sql, TransactionSql } from 'postgres';
+import { type Db, type Transaction, toHex } from '@holdfast/db';
 import { postgresVersionStore } from './postgres-stores';
 import type { HandOff, WebhookEvent } from './receive';
+import { statements } from './statements';
 import { storableJson } from './storable-json';
 import { versionOf } from './versions';
 
@@ -20,13 +21,9 @@ export interface InboxEntry {
   attempts: number;
 }
 
-/** Where an event is filed: its receiver, and optionally whom it belongs to. */
-export interface InboxTarget {
-  scope: string;
-  tenant?: string;
-}
-
 export interface PostgresInboxOptions {
+  /** The schema {@link migrations} put the tables in. Default: the connection's `search_path`. */
+  schema?: string;
   /** Seconds an accepted id stays recorded in `holdfast_webhook_dedup`. Default 7 days. */
   retentionSeconds?: number;
   /** The id of a new inbox entry. Default `inb_` and 32 random hex digits. */
@@ -35,7 +32,13 @@ export interface PostgresInboxOptions {
   now?: () => number;
 }
 
-export interface InboxProcessOptions {
+export interface InboxProcessOptions<Tx> {
+  /**
+   * Runs one round in a transaction of your driver: `@holdfast/db` builds one per driver,
+   * typed with its transaction (`pgTransaction(pool)`, `postgresTransaction(sql)`,
+   * `drizzleTransaction(db, sql)`, `kyselyTransaction(db)`, `prismaTransaction(prisma)`).
+   */
+  transaction: Transaction<Tx>;
   /** Event types to process (a list or a test); any other is marked `ignored`. Default: all. */
   types?: readonly string[] | ((type: string) => boolean);
   /**
@@ -44,9 +47,13 @@ export interface InboxProcessOptions {
    * marked `stale`. Return `undefined` when the entry has no usable version.
    */
   versions?: (entry: InboxEntry) => { resource: string; version: number | string | Date } | undefined;
-  /** Processes one entry, inside the transaction that marks it; throwing retries it later. */
-  handle?: (entry: InboxEntry, tx: TransactionSql) => Promise<void> | void;
-  /** Entries per round. Default 50. */
+  /**
+   * Processes one entry inside the transaction that marks it: what it writes through `tx` (your
+   * driver's transaction) or `db` (the same transaction as a `Db`) commits with the mark;
+   * throwing rolls that back alone and retries the entry later.
+   */
+  handle?: (entry: InboxEntry, tx: Tx, db: Db) => Promise<void> | void;
+  /** Entries per call at most. Default 50. */
   batch?: number;
   /** Attempts before a failing entry is set aside as `failed`. Default 5. */
   maxAttempts?: number;
@@ -58,11 +65,11 @@ export interface PostgresInbox {
   /**
    * Stores a verified event as `pending` and claims its id in `holdfast_webhook_dedup`, in one
    * statement: `{ duplicate: true }` when the id was already recorded. Use it as the receiver's
-   * `onEvent`.
+   * `onEvent`; `scope` is the receiver, `tenant` whom the event belongs to.
    */
-  enqueue(event: WebhookEvent, target: InboxTarget): Promise<HandOff>;
-  /** Works through due `pending` entries once; resolves to how many were handled. */
-  process(options?: InboxProcessOptions): Promise<number>;
+  enqueue(event: WebhookEvent, target: { scope: string; tenant?: string }): Promise<HandOff>;
+  /** Works through up to `batch` due `pending` entries, each in its own transaction; resolves to how many were handled. */
+  process<Tx>(options: InboxProcessOptions<Tx>): Promise<number>;
 }
 
 interface Row {
@@ -77,7 +84,9 @@ interface Row {
 
 const DAY_MS = 86_400_000;
 
-function matcher(types: InboxProcessOptions['types']): (type: string | null) => boolean {
+type Outcome = { status: 'processed' | 'stale' | 'ignored'; resource: string | null };
+
+function matcher(types: InboxProcessOptions<unknown>['types']): (type: string | null) => boolean {
   if (types === undefined) return () => true;
   const known = typeof types === 'function' ? types : (type: string) => types.includes(type);
   return (type) => type !== null && known(type);
@@ -107,128 +116,126 @@ function defaultId(): string {
 }
 
 /**
- * A durable inbox on PostgreSQL (Standard Webhooks, https://www.standardwebhooks.com/: verify,
+ * A durable inbox on PostgreSQL through any driver's `Db` (Standard Webhooks, https://www.standardwebhooks.com/: verify,
  * record, acknowledge, then process in the background). `enqueue` stores each verified event
  * with its exact bytes and a `jsonb` view, claiming its id in the same statement, so a crash
  * never leaves an id recorded whose event was lost. `process` leases due entries with
- * `FOR UPDATE SKIP LOCKED` (any number of processors in any number of processes); each entry
- * runs in its own savepoint: one whose processing fails is rolled back alone, retried after
+ * `FOR UPDATE SKIP LOCKED` (any number of processors in any number of processes), each in a
+ * transaction of its own: one whose processing fails is rolled back alone, retried after
  * 2, 4, 8... seconds and set aside as `failed` (with the error kept in `last_error`) after
- * `maxAttempts`, so it never holds up the others. Needs {@link migrations} applied.
+ * `maxAttempts`, so it never holds up the others. Needs {@link migrations} applied (with the
+ * same `schema`).
  *
  * @example
  * ```ts
- * const inbox = postgresInbox(sql);
+ * const inbox = postgresInbox(fromPg(pool));
  * app.post('/hooks/:name', webhookReceiver({
  *   secrets: (c) => receivers.get(c.req.param('name')),
  *   onEvent: (event, c) => inbox.enqueue(event, { scope: c.req.param('name') }),
  * }));
  * // One round at a time: the next is scheduled once the last has ended, never beside it.
- * const work = () => inbox.process({ handle: (entry) => apply(entry.payload) }).catch(console.error).finally(() => setTimeout(work, 1000));
+ * const work = () => inbox.process({
+ *   transaction: pgTransaction(pool),
+ *   handle: (entry, client) => client.query('insert into paid (id) values ($1)', [entry.webhookId]),
+ * }).catch(console.error).finally(() => setTimeout(work, 1000));
  * void work();
  * ```
  */
-export function postgresInbox(sql: Sql, options: PostgresInboxOptions = {}): PostgresInbox {
+export function postgresInbox(db: Db, options: PostgresInboxOptions = {}): PostgresInbox {
   const retentionMs = (options.retentionSeconds ?? 7 * 86_400) * 1000;
   if (!Number.isSafeInteger(retentionMs) || retentionMs < DAY_MS / 144) {
     throw new RangeError('retentionSeconds must be an integer above 600, well beyond the tolerance');
   }
   const now = options.now ?? Date.now;
   const newId = options.newId ?? defaultId;
+  const sql = statements(options.schema);
+  const schema = options.schema === undefined ? {} : { schema: options.schema };
   return {
     async enqueue(event, target) {
       const id = newId();
-      const key = `${target.scope} ${event.id}`;
       const at = now();
       // Any JSON value the signature covers is stored: an object, and also null, a number, a
-      // string or an array (they have no type). Wrapped in a one-element array and taken out in SQL,
-      // since a JSON null given as a parameter is SQL NULL, and the insert was a 500.
+      // string or an array (they have no type).
       const payload = storableJson(event.payload);
       const type =
         typeof payload === 'object' && payload !== null && !Array.isArray(payload) ? payload.type : null;
-      const inserted = await sql<{ id: string }[]>`
-        with claim as (
-          insert into holdfast_webhook_dedup (key, expires_at)
-          values (${key}, ${new Date(at + retentionMs)})
-          on conflict (key) do update set expires_at = excluded.expires_at, created_at = now()
-            where holdfast_webhook_dedup.expires_at <= ${new Date(at)}
-          returning key
-        )
-        insert into holdfast_webhook_inbox (id, scope, tenant, webhook_id, type, payload, body)
-        select ${id}, ${target.scope}, ${target.tenant ?? null}, ${event.id},
-          ${typeof type === 'string' && type.length > 0 ? type : null}, (${sql.json([payload])}::jsonb -> 0), ${event.body}
-        from claim
-        on conflict (scope, webhook_id) do nothing
-        returning id`;
+      const inserted = await db.query(sql.enqueue, [
+        `${target.scope} ${event.id}`,
+        new Date(at + retentionMs).toISOString(),
+        new Date(at).toISOString(),
+        id,
+        target.scope,
+        target.tenant ?? null,
+        event.id,
+        typeof type === 'string' && type.length > 0 ? type : null,
+        JSON.stringify([payload]),
+        toHex(event.body),
+      ]);
       if (inserted.length > 0) return { duplicate: false, receipt: id };
-      const [existing] = await sql<{ id: string }[]>`
-        select id from holdfast_webhook_inbox where scope = ${target.scope} and webhook_id = ${event.id}`;
+      const [existing] = await db.query<{ id: string }>(sql.existing, [target.scope, event.id]);
       return existing ? { duplicate: true, receipt: existing.id } : { duplicate: true };
     },
 
-    async process(processOptions = {}) {
+    async process<Tx>(processOptions: InboxProcessOptions<Tx>) {
       const {
+        transaction,
         batch = 50,
         maxAttempts = 5,
         log = (message: string) => console.error(message),
       } = processOptions;
+      if (typeof transaction !== 'function') {
+        throw new TypeError('process needs a transaction of your driver (pgTransaction(pool), ...)');
+      }
       const wanted = matcher(processOptions.types);
-      return sql.begin(async (tx) => {
-        const rows = await tx<Row[]>`
-          select id, scope, tenant, webhook_id, type, payload, attempts from holdfast_webhook_inbox
-          where status = 'pending' and (next_attempt_at is null or next_attempt_at <= now())
-          order by received_at, id
-          limit ${batch}
-          for update skip locked`;
-        for (const row of rows) {
-          const entry: InboxEntry = {
-            id: row.id,
-            scope: row.scope,
-            tenant: row.tenant,
-            webhookId: row.webhook_id,
-            type: row.type,
-            payload: row.payload,
-            attempts: row.attempts,
-          };
-          let outcome: { status: 'processed' | 'stale' | 'ignored'; resource: string | null };
-          try {
-            outcome = await tx.savepoint(async (sp) => {
+      let handled = 0;
+      // Each entry in a transaction of its own: one whose processing fails rolls back alone,
+      // whatever the driver does with an error inside a transaction (postgres.js fails the
+      // whole transaction on any failed statement, even one the handler caught).
+      while (handled < batch) {
+        let leased: Row | undefined;
+        try {
+          await transaction(async (tx, txDb) => {
+            [leased] = await txDb.query<Row>(sql.lease, [1]);
+            if (leased === undefined) return;
+            const entry: InboxEntry = {
+              id: leased.id,
+              scope: leased.scope,
+              tenant: leased.tenant,
+              webhookId: leased.webhook_id,
+              type: leased.type,
+              payload: leased.payload,
+              attempts: leased.attempts,
+            };
+            const outcome = await (async (): Promise<Outcome> => {
               if (!wanted(entry.type)) return { status: 'ignored', resource: null };
               const at = processOptions.versions?.(entry);
               if (at) {
                 const key = `${entry.tenant ?? entry.scope} ${at.resource}`;
-                if (!(await postgresVersionStore(sp).advance(key, versionOf(at.version)))) {
+                if (!(await postgresVersionStore(txDb, schema).advance(key, versionOf(at.version)))) {
                   return { status: 'stale', resource: at.resource };
                 }
               }
-              await processOptions.handle?.(entry, sp);
+              await processOptions.handle?.(entry, tx, txDb);
               return { status: 'processed', resource: at?.resource ?? null };
-            });
-          } catch (error) {
-            const attempts = row.attempts + 1;
-            const failed = attempts >= maxAttempts;
-            const reason = describeFailure(error);
-            log(
-              `inbox: entry ${row.id} failed (attempt ${attempts}${failed ? ', set aside' : ''}): ${reason}`,
-            );
-            await tx`
-              update holdfast_webhook_inbox
-              set attempts = ${attempts}, last_error = ${reason},
-                  status = ${failed ? 'failed' : 'pending'},
-                  next_attempt_at = ${failed ? null : tx`now() + make_interval(secs => ${2 ** attempts})`},
-                  processed_at = ${failed ? tx`date_trunc('milliseconds', now())` : null}
-              where id = ${row.id}`;
-            continue;
-          }
-          await tx`
-            update holdfast_webhook_inbox
-            set status = ${outcome.status}, resource = ${outcome.resource},
-                attempts = attempts + 1, next_attempt_at = null,
-                processed_at = date_trunc('milliseconds', now())
-            where id = ${row.id}`;
+            })();
+            await txDb.query(sql.done, [entry.id, outcome.status, outcome.resource]);
+          });
+        } catch (error) {
+          // Nothing leased: the database failed before any entry, which is the caller's to see.
+          const row: Row | undefined = leased;
+          if (row === undefined) throw error;
+          const attempts = row.attempts + 1;
+          const failed = attempts >= maxAttempts;
+          const reason = describeFailure(error);
+          log(`inbox: entry ${row.id} failed (attempt ${attempts}${failed ? ', set aside' : ''}): ${reason}`);
+          // Recorded only while the entry is as it was leased: a processor that took it after
+          // the rollback has the newer word.
+          await db.query(sql.failed, [row.id, attempts, reason, failed, 2 ** attempts]);
         }
-        return rows.length;
-      });
+        if (leased === undefined) break;
+        handled += 1;
+      }
+      return handled;
     },
   };
 }

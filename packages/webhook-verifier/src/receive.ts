@@ -16,12 +16,6 @@ export interface WebhookEvent {
   body: Uint8Array;
 }
 
-/** Where accepted events go to be processed after the response. */
-export interface EventQueue<C = void> {
-  /** Must be fast: enqueue, never process inline. Throwing makes the receiver answer 5xx. */
-  enqueue(event: WebhookEvent, context: C): Promise<void> | void;
-}
-
 /**
  * What a hand-off that deduplicates by itself reports: a durable inbox whose insert and id claim
  * are one statement (`postgresInbox`) says `duplicate: true` when the id was already recorded,
@@ -189,13 +183,20 @@ export function createReceiver<C = void>(options: ReceiverOptions<C>): Receiver<
  * @example
  * ```ts
  * const queue = memoryQueue(async (event) => applyEvent(event), { onError: console.error });
- * const receiver = createReceiver({ onEvent: (event) => queue.enqueue(event) });
+ * const handle = webhookHandler({ secrets: () => [secret], onEvent: (event) => queue.enqueue(event) });
  * ```
  */
 export function memoryQueue(
   process: (event: WebhookEvent) => Promise<void> | void,
   options: { concurrency?: number; onError?: (error: unknown, event: WebhookEvent) => void } = {},
-): EventQueue & { idle(): Promise<void>; readonly size: number } {
+): {
+  /** Queues `event` and returns at once: the receiver's `onEvent`. */
+  enqueue(event: WebhookEvent): void;
+  /** Resolves once nothing is queued or running. */
+  idle(): Promise<void>;
+  /** Events queued or running. */
+  readonly size: number;
+} {
   const concurrency = options.concurrency ?? 1;
   const waiting: WebhookEvent[] = [];
   let running = 0;

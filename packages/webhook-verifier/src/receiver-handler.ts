@@ -1,5 +1,5 @@
+import { hmacSha256 } from '#hmac';
 import type { DedupStore } from './dedup';
-import { hmacSha256 } from './hmac';
 import { readBodyCapped } from './read-body';
 import { type Acknowledgement, createReceiver, type HandOff, type WebhookEvent } from './receive';
 import { parseSourceRanges, type SourceRanges } from './source-ranges';

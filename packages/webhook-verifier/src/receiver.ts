@@ -1,15 +1,6 @@
 export { type DedupStore, memoryDedupStore } from './dedup';
 export { eventSequence, eventVersion } from './event-version';
-export {
-  type Acknowledgement,
-  createReceiver,
-  type EventQueue,
-  memoryQueue,
-  type ReceiveFailure,
-  type Receiver,
-  type ReceiverOptions,
-  type WebhookEvent,
-} from './receive';
+export { type Acknowledgement, type HandOff, memoryQueue, type WebhookEvent } from './receive';
 export { type ReceiverProblem, type WebhookHandlerOptions, webhookHandler } from './receiver-handler';
 export { parseSourceRanges, type SourceRanges } from './source-ranges';
-export { memoryVersionStore, type VersionStore, versionOf } from './versions';
+export { memoryVersionStore, type VersionStore } from './versions';

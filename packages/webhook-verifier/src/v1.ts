@@ -1,23 +1,12 @@
-import { hmacSha256 } from './hmac';
+import { hmacSha256 } from '#hmac';
 import { type Verifier, type VerifierOptions, verifierFactory } from './verify-core';
-
-export { decodeSecret, MIN_SECRET_BYTES } from './keys';
-export {
-  type HeadersInput,
-  type JsonResult,
-  type VerifiedWebhook,
-  type Verifier,
-  type VerifierOptions,
-  type VerifyErrorCode,
-  type VerifyFailure,
-  type VerifyResult,
-  WebhookVerificationError,
-} from './verify-core';
 
 /**
  * The Standard Webhooks verifier for `v1` (HMAC-SHA256) alone, and the smallest: no ed25519 code
  * at all, synchronous on every runtime. The same rules and results as `createVerifier` of the
  * main entry; a `whpk_` public key (`v1a`) throws a `TypeError` here: import the main entry.
+ * Its types (`Verifier`, `VerifyResult`, ...) and `WebhookVerificationError` are the main
+ * entry's: import them from `@holdfast/webhook-verifier` (types cost no bytes).
  *
  * @example
  * ```ts

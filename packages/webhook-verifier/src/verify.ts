@@ -1,5 +1,5 @@
 import { decodePublicKey } from '@holdfast/webhook-keys';
-import { ed25519Verify } from './ed25519';
+import { ed25519Verify } from '#ed25519';
 import {
   type Ed25519Verify,
   type HmacSha256,
@@ -9,15 +9,10 @@ import {
 } from './verify-core';
 
 export {
-  type Ed25519Key,
-  type Ed25519Verify,
   type HeadersInput,
-  type HmacSha256,
-  type JsonResult,
   type VerifiedWebhook,
   type Verifier,
   type VerifierOptions,
-  type VerifyErrorCode,
   type VerifyFailure,
   type VerifyResult,
   WebhookVerificationError,

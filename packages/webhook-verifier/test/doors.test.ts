@@ -1,3 +1,5 @@
+import { migrate } from '@holdfast/db/migrate';
+import { fromPostgres } from '@holdfast/db/postgres';
 import { toRequest, writeResponse } from '@holdfast/node-bridge';
 import { rawHttp } from '@holdfast/node-bridge/raw-http';
 import {
@@ -111,8 +113,8 @@ let db: TestDatabase;
 let inbox: PostgresInbox;
 beforeAll(async () => {
   db = await createTestDatabase({ max: 2 });
-  for (const migration of migrations) await db.sql.unsafe(migration.sql);
-  inbox = postgresInbox(db.sql, { now: () => T * 1000 });
+  await migrate(fromPostgres(db.sql), migrations());
+  inbox = postgresInbox(fromPostgres(db.sql), { now: () => T * 1000 });
 });
 afterAll(async () => {
   await db?.close();

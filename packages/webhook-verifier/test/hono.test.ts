@@ -3,13 +3,8 @@ import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
 import { webhookReceiver } from '../src/hono';
 import { createVerifier } from '../src/index';
-import {
-  createReceiver,
-  memoryDedupStore,
-  memoryQueue,
-  memoryVersionStore,
-  type WebhookEvent,
-} from '../src/receiver';
+import { createReceiver } from '../src/receive';
+import { memoryDedupStore, memoryQueue, memoryVersionStore, type WebhookEvent } from '../src/receiver';
 
 const T = 1_700_000_000;
 const now = () => T * 1000;

@@ -1,35 +1,58 @@
-import { createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
+import { randomBytes } from 'node:crypto';
+import { migrate } from '@holdfast/db/migrate';
+import { fromPg } from '@holdfast/db/pg';
+import { fromPostgres } from '@holdfast/db/postgres';
+import { childDatabaseUrl, createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
 import fc from 'fast-check';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrations, postgresDedupStore, postgresVersionStore } from '../src/postgres';
-import {
-  type DedupStore,
-  memoryDedupStore,
-  memoryVersionStore,
-  type VersionStore,
-  versionOf,
-} from '../src/receiver';
+import { type DedupStore, memoryDedupStore, memoryVersionStore, type VersionStore } from '../src/receiver';
+import { versionOf } from '../src/versions';
 
 let db: TestDatabase;
+let pool: pg.Pool | undefined;
 let clock = 1_700_000_000_000;
 const now = () => clock;
+// The tables a second time, in a schema of their own that no search_path names.
+const schema = `hf_verifier_${randomBytes(4).toString('hex')}`;
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  for (const migration of migrations) await db.sql.unsafe(migration.sql);
+  await migrate(fromPostgres(db.sql), migrations());
+  await migrate(fromPostgres(db.sql), migrations({ schema }));
+  if (realPostgres) pool = new pg.Pool({ connectionString: childDatabaseUrl(db), max: 2 });
 });
 afterAll(async () => {
+  await pool?.end();
+  await db?.sql.unsafe(`drop schema if exists "${schema}" cascade`);
   await db?.close();
 });
 
+// The same statements on each driver (node-postgres needs a server to connect to).
+const onPg = realPostgres ? [['node-postgres', () => fromPg(pool as pg.Pool)] as const] : [];
+const dbs = [['postgres.js', () => fromPostgres(db.sql)] as const, ...onPg];
 const dedupStores: [string, () => DedupStore][] = [
   ['memory', () => memoryDedupStore({ now })],
-  ['postgres', () => postgresDedupStore(db.sql, { now })],
+  ...dbs.map(([name, of]): [string, () => DedupStore] => [name, () => postgresDedupStore(of(), { now })]),
+  [`postgres.js, schema`, () => postgresDedupStore(fromPostgres(db.sql), { now, schema })],
 ];
 const versionStores: [string, () => VersionStore][] = [
   ['memory', () => memoryVersionStore()],
-  ['postgres', () => postgresVersionStore(db.sql)],
+  ...dbs.map(([name, of]): [string, () => VersionStore] => [name, () => postgresVersionStore(of())]),
+  [`postgres.js, schema`, () => postgresVersionStore(fromPostgres(db.sql), { schema })],
 ];
+
+it('the schema option writes to that schema alone', async () => {
+  expect(
+    await postgresDedupStore(fromPostgres(db.sql), { now, schema }).claim('only-there', clock + 1000),
+  ).toBe(true);
+  const [there] = await db.sql.unsafe(
+    `select count(*)::int as n from "${schema}".holdfast_webhook_dedup where key = 'only-there'`,
+  );
+  const [here] = await db.sql`select count(*)::int as n from holdfast_webhook_dedup where key = 'only-there'`;
+  expect([there?.n, here?.n]).toEqual([1, 0]);
+});
 
 describe.each(dedupStores)('%s dedup store', (name, make) => {
   it('claims an id once until it expires, then again', async () => {
@@ -123,8 +146,8 @@ describe.skipIf(!realPostgres)(
     it('two pools racing for one id: exactly one claim wins', async () => {
       const other = await db.connectAgain(4);
       try {
-        const a = postgresDedupStore(db.sql, { now });
-        const b = postgresDedupStore(other.sql, { now });
+        const a = postgresDedupStore(fromPostgres(db.sql), { now });
+        const b = postgresDedupStore(fromPostgres(other.sql), { now });
         const results = await Promise.all(
           Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).claim('pools:race', clock + 1000)),
         );
