@@ -4,7 +4,7 @@
 // In the workspace, every export carries an "@holdfast/source" condition pointing at src/, so
 // the tests, tsx and the typecheck run on live sources without a build. The tarball ships dist/
 // only, so that condition must not be published: `strip` (prepack, after the build) saves
-// package.json as package.json.workspace, removes the condition from "exports" and copies the
+// package.json as package.json.workspace, removes the condition from "exports" (and "imports") and copies the
 // root LICENSE in; `restore` (postpack) puts the workspace manifest back and removes the copy.
 // npm reads the manifest it packs from disk after prepack, so the tarball gets the stripped one.
 // `strip` also writes "typesVersions" for the subpaths (see typesVersionsOf).
@@ -53,6 +53,8 @@ if (command === 'strip') {
   if (!existsSync(saved)) writeFileSync(saved, text);
   const parsed = JSON.parse(text);
   parsed.exports = strip(parsed.exports);
+  // Package "imports" (`#hmac`) carry the condition too: the tarball has no src/ to point at.
+  if (parsed.imports) parsed.imports = strip(parsed.imports);
   const typesVersions = typesVersionsOf(parsed.exports);
   if (typesVersions) parsed.typesVersions = typesVersions;
   writeFileSync(manifest, `${JSON.stringify(parsed, null, 2)}\n`);

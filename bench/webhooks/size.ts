@@ -1,6 +1,6 @@
 // What a receiver pays for a Standard Webhooks verifier, as a user gets it (issue 38, "Must
-// show"): each package packed (ours: `npm pack` of the built dist, with the manifest and the
-// migrations its prepack writes) or taken from the registry at the workspace's version, installed alone by `npm install` in a scratch project
+// show"): each package packed (ours: `npm pack` of the built dist, with the manifest its prepack
+// writes) or taken from the registry at the workspace's version, installed alone by `npm install` in a scratch project
 // outside the workspace, its node_modules summed; then a script importing only the verifier
 // bundled from that install by esbuild the same way for all (ESM, platform neutral, the
 // `import`/`default` conditions a browser or Workers bundle gets, minified, dependencies
@@ -90,13 +90,12 @@ async function bundled(dir: string, contents: string): Promise<{ minified: numbe
 const rows: Row[] = [];
 try {
   // The package's prepack without its build (run beforehand: a build takes minutes on a shared
-  // machine): the .sql migrations and the published manifest, restored after the pack.
+  // machine): the published manifest, restored after the pack.
   const pkg = join(ROOT, 'packages/webhook-verifier');
   if (!existsSync(join(pkg, 'dist/v1.js')))
     throw new Error('build first: npm run build -w @holdfast/webhook-verifier');
   const run = (command: string, args: string[]) =>
     execFileSync(command, args, { cwd: pkg, stdio: ['ignore', 'ignore', 'inherit'] });
-  run('npx', ['tsx', '--conditions=@holdfast/source', '../../scripts/migrations-sql.ts']);
   run('node', ['../../scripts/pack-manifest.mjs', 'strip']);
   try {
     run('npm', ['pack', '--ignore-scripts', '--pack-destination', work, '--loglevel=error']);

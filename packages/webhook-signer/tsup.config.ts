@@ -1,23 +1,26 @@
-import { resolve } from 'node:path';
-import type { Plugin } from 'esbuild';
 import { defineConfig, holdfastBuild } from '../../tsup.config.base';
 
-// The Node build swaps the noble HMAC and ed25519 for node:crypto; everything else is the same
-// source. @holdfast/webhook-keys (private) is bundled in: dist never imports it.
-const nodeCrypto: Plugin = {
-  name: 'holdfast-node-crypto',
-  setup(build) {
-    build.onResolve({ filter: /^\.\/(hmac|ed25519)$/ }, (args) => ({
-      path: resolve(args.resolveDir, `${args.path.slice(2)}-node.ts`),
-    }));
-  },
+// One build serves every runtime: `#hmac` and `#ed25519` (package.json "imports") resolve to
+// node:crypto on Node, Deno and Bun (the `node` condition) and to @noble elsewhere, so the entry
+// is built once. @holdfast/webhook-keys (private) is bundled in: dist never imports it.
+const shared = {
+  clean: false,
+  platform: 'neutral' as const,
+  noExternal: ['@holdfast/webhook-keys'],
+  external: ['#hmac', '#ed25519', /^node:/],
+  // `node:crypto`, as written: the spelling Deno and Bun import without a bundler.
+  removeNodeProtocol: false,
 };
-const shared = { clean: false, noExternal: ['@holdfast/webhook-keys'] };
 
 export default defineConfig([
-  holdfastBuild({ index: 'src/index.ts' }, { ...shared, platform: 'neutral' }),
+  holdfastBuild({ index: 'src/index.ts' }, shared),
   holdfastBuild(
-    { index: 'src/index.ts' },
-    { ...shared, outDir: 'dist/node', platform: 'node', esbuildPlugins: [nodeCrypto] },
+    {
+      hmac: 'src/hmac.ts',
+      'hmac-node': 'src/hmac-node.ts',
+      ed25519: 'src/ed25519.ts',
+      'ed25519-node': 'src/ed25519-node.ts',
+    },
+    { ...shared, dts: false },
   ),
 ]);

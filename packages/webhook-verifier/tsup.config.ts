@@ -25,6 +25,8 @@ const shared = {
   platform: 'neutral' as const,
   noExternal: ['@holdfast/webhook-keys', '@holdfast/node-bridge'],
   external: ['#hmac', '#ed25519', /^node:/],
+  // `node:crypto`, as written: the spelling Deno and Bun import without a bundler.
+  removeNodeProtocol: false,
 };
 
 // The entries share the code they have in common (the verifier, the receiver) in chunks instead

@@ -15,8 +15,8 @@ function privateKey(seed: Uint8Array): KeyObject {
 }
 
 /**
- * Ed25519 (RFC 8032) on `node:crypto` (OpenSSL): the build Node gets through the `node` export
- * condition (the tsup node build swaps this file in for `./ed25519`).
+ * Ed25519 (RFC 8032) on `node:crypto` (OpenSSL): what `#ed25519` (package.json "imports") is
+ * under the `node` condition, on Node, Deno and Bun.
  */
 export const ed25519Signing: Ed25519 = {
   sign: (seed) => {

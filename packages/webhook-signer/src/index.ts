@@ -1,19 +1,10 @@
-import { ed25519Signing } from './ed25519';
-import { hmacSha256 } from './hmac';
+import { ed25519Signing } from '#ed25519';
+import { hmacSha256 } from '#hmac';
 import { type KeyPair, keyPairFactory } from './key-pair';
 import { type Signer, type SignerOptions, signerFactory } from './sign';
 
 export type { KeyPair } from './key-pair';
-export {
-  decodeBase64,
-  decodeSecret,
-  encodeBase64,
-  generateSecret,
-  MIN_SECRET_BYTES,
-  PUBLIC_KEY_PREFIX,
-  SECRET_PREFIX,
-  SIGNING_KEY_PREFIX,
-} from './keys';
+export { generateSecret } from './keys';
 export type { Signer, SignerOptions, SignInput, WebhookHeaders } from './sign';
 
 /**

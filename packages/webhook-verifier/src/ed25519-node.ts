@@ -6,8 +6,8 @@ import type { Ed25519Verify } from './verify-core';
 const SPKI_PREFIX = Uint8Array.from([0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00]);
 
 /**
- * Ed25519 verification on `node:crypto` (OpenSSL), synchronous: the build Node gets through the
- * `node` export condition (the tsup node build swaps this file in for `./ed25519`).
+ * Ed25519 verification on `node:crypto` (OpenSSL), synchronous: what `#ed25519` (package.json
+ * "imports") is under the `node` condition, on Node, Deno and Bun.
  */
 export const ed25519Verify: Ed25519Verify = (publicKey) => {
   const der = new Uint8Array(SPKI_PREFIX.length + publicKey.length);

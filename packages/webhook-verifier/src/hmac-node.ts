@@ -1,2 +1,2 @@
-// The Node build's HMAC-SHA256 (node:crypto); the tsup config swaps it in for `./hmac`.
+// HMAC-SHA256 on node:crypto: what `#hmac` is under the `node` condition (Node, Deno, Bun).
 export { hmacSha256 } from '@holdfast/webhook-keys/hmac-node';

@@ -82,7 +82,7 @@ export type VerifyResult = VerifiedWebhook | VerifyFailure;
 export interface Verifier {
   /**
    * Verifies a delivery, synchronously; expected failures are results, never throws. Verifies
-   * `v1` on every runtime, and `v1a` where ed25519 is synchronous: the Node build (Node, Deno and
+   * `v1` on every runtime, and `v1a` where ed25519 is synchronous: `node:crypto` (Node, Deno and
    * Bun through the `node` export condition). Elsewhere (Workers, browsers: WebCrypto's ed25519
    * is asynchronous) a verifier holding a `whpk_` key throws a `TypeError` here: use
    * {@link Verifier.verifyAsync}.
@@ -91,8 +91,8 @@ export interface Verifier {
   /** Like `verify`, but throws {@link WebhookVerificationError} on failure. */
   verifyOrThrow(headers: HeadersInput, body: string | Uint8Array): VerifiedWebhook;
   /**
-   * Verifies a delivery, `v1` and `v1a`, on every runtime: ed25519 through `node:crypto` on the
-   * Node build, WebCrypto elsewhere (and `@noble/curves`, loaded on first use, where WebCrypto
+   * Verifies a delivery, `v1` and `v1a`, on every runtime: ed25519 through `node:crypto` on
+   * Node, Deno and Bun, WebCrypto elsewhere (and `@noble/curves`, loaded on first use, where WebCrypto
    * has no Ed25519). Expected failures are results; it rejects only where `verify` throws.
    */
   verifyAsync(headers: HeadersInput, body: string | Uint8Array): Promise<VerifyResult>;

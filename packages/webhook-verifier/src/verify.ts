@@ -21,7 +21,7 @@ export {
 /**
  * Binds `createVerifier` to its crypto, `v1` and `v1a`. Internal: the package entry points
  * export it applied to the portable HMAC and WebCrypto, or to `node:crypto` (Node); the ed25519
- * default is the one the build swaps in.
+ * default is what `#ed25519` resolves to on this runtime.
  */
 export function verifierFactory(
   hmacSha256: HmacSha256,

@@ -1,8 +1,8 @@
 // Runs the signer's and verifier's vectors (vectors.ts, and svix.ts: the Svix server's v1a keys
 // in their 64-byte whsk_ and DER whpk_ forms) on real runtimes: Node, Deno and Bun on
-// both builds (Deno and Bun match the `node` export condition, so they get the node:crypto build
-// by default; the portable build is what a bundler targeting them may pick), and workerd (the
-// Cloudflare Workers runtime) on the portable build, served over loopback HTTP. The binaries are
+// both crypto files (Deno and Bun match the `node` condition, so `#hmac` and `#ed25519` are
+// node:crypto there by default; the portable files are what a bundler targeting them may pick),
+// and workerd (the Cloudflare Workers runtime) on the portable files, served over loopback HTTP. The binaries are
 // the npm packages `deno`, `bun` and `workerd`: nothing is downloaded.
 // Usage: npx tsx packages/webhook-verifier/test/runtimes/run.ts [--from=dist|src]
 //   dist (default, after `npm run build`): the files that are published; src: the live source.
@@ -33,7 +33,7 @@ function sources(kind: Build): { signer: string; verifier: string; v1: string } 
       v1: join(pkg('webhook-verifier'), 'src/v1.ts'),
     };
   }
-  const dist = kind === 'node' ? 'dist/node/' : 'dist/';
+  const dist = 'dist/';
   return {
     signer: join(pkg('webhook-signer'), dist, 'index.js'),
     verifier: join(pkg('webhook-verifier'), dist, 'index.js'),
@@ -41,14 +41,10 @@ function sources(kind: Build): { signer: string; verifier: string; v1: string } 
   };
 }
 
-// The source's node build, as the packages' tsup configs make it; and `crypto` as `node:crypto`,
-// the one spelling every runtime accepts.
-const nodeBuild: Plugin = {
-  name: 'node-build',
+// `crypto` as `node:crypto`, the one spelling every runtime accepts.
+const nodeCrypto: Plugin = {
+  name: 'node-crypto',
   setup(b) {
-    b.onResolve({ filter: /^\.\/(hmac|ed25519)$/ }, (args) => ({
-      path: resolve(args.resolveDir, `${args.path.slice(2)}-node.ts`),
-    }));
     b.onResolve({ filter: /^(node:)?crypto$/ }, () => ({ path: 'node:crypto', external: true }));
   },
 };
@@ -84,8 +80,14 @@ async function bundle(kind: Build, worker: boolean): Promise<string> {
     outfile: file,
     platform: kind === 'node' ? 'node' : 'neutral',
     mainFields: ['module', 'main'],
-    conditions: [...(from === 'src' ? ['@holdfast/source'] : []), 'import', 'default'],
-    plugins: kind === 'node' ? [nodeBuild, noFallback] : [noFallback],
+    // The `node` condition picks node:crypto for `#hmac` and `#ed25519`, as Node, Deno and Bun do.
+    conditions: [
+      ...(from === 'src' ? ['@holdfast/source'] : []),
+      ...(kind === 'node' ? ['node'] : []),
+      'import',
+      'default',
+    ],
+    plugins: kind === 'node' ? [nodeCrypto, noFallback] : [noFallback],
     logLevel: 'silent',
   });
   return file;
