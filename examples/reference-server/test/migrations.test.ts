@@ -12,7 +12,10 @@ it('moves an existing inbox into the receiver toolkit: events, their ids and ver
     const all = await allMigrations();
     // A database as it stood before: everything up to 530 applied, the toolkit's inbox absent.
     const before = all.filter(
-      (m) => m.id !== '540_inbox_in_the_verifier_toolkit' && m.id !== 'webhook-verifier/002_inbox',
+      (m) =>
+        m.id !== '540_inbox_in_the_verifier_toolkit' &&
+        m.id !== '@holdfast/webhook-verifier/002_inbox' &&
+        m.id !== '@holdfast/webhook-verifier/003_inbox_by_tenant',
     );
     await migrate(db.sql, before);
     await db.sql`
@@ -27,7 +30,8 @@ it('moves an existing inbox into the receiver toolkit: events, their ids and ver
       values ('acct_1', 'ord_1', 7, null, 'inb_old1'),
              ('acct_1', 'ord_2', null, '2026-11-22T10:00:00Z', 'inb_x')`;
     expect(await migrate(db.sql, all)).toEqual([
-      'webhook-verifier/002_inbox',
+      '@holdfast/webhook-verifier/002_inbox',
+      '@holdfast/webhook-verifier/003_inbox_by_tenant',
       '540_inbox_in_the_verifier_toolkit',
     ]);
     const rows = await db.sql`

@@ -24,7 +24,7 @@ const from = process.argv.includes('--from=src') ? 'src' : 'dist';
 const bin = (name: string) => join(root, 'node_modules', '.bin', name);
 const work = mkdtempSync(join(tmpdir(), 'holdfast-runtimes-'));
 
-function sources(kind: Build): { signer: string; verifier: string; v1: string } {
+function sources(): { signer: string; verifier: string; v1: string } {
   const pkg = (name: string) => join(root, 'packages', name);
   if (from === 'src') {
     return {
@@ -33,11 +33,10 @@ function sources(kind: Build): { signer: string; verifier: string; v1: string } 
       v1: join(pkg('webhook-verifier'), 'src/v1.ts'),
     };
   }
-  const dist = 'dist/';
   return {
-    signer: join(pkg('webhook-signer'), dist, 'index.js'),
-    verifier: join(pkg('webhook-verifier'), dist, 'index.js'),
-    v1: join(pkg('webhook-verifier'), dist, 'v1.js'),
+    signer: join(pkg('webhook-signer'), 'dist/index.js'),
+    verifier: join(pkg('webhook-verifier'), 'dist/index.js'),
+    v1: join(pkg('webhook-verifier'), 'dist/v1.js'),
   };
 }
 
@@ -61,7 +60,7 @@ const noFallback: Plugin = {
 };
 
 async function bundle(kind: Build, worker: boolean): Promise<string> {
-  const { signer, verifier, v1 } = sources(kind);
+  const { signer, verifier, v1 } = sources();
   const contents = [
     `import * as signer from ${JSON.stringify(signer)};`,
     `import { createVerifier } from ${JSON.stringify(verifier)};`,
