@@ -1,5 +1,4 @@
-import type { Migration } from '@holdfast/db/migrate';
-import { sqlMigrations } from './db-interim';
+import { type Migration, sqlMigrations } from '@holdfast/db/migrate';
 
 /**
  * The receiver toolkit's tables as versioned migrations, oldest first: the plain SQL files of

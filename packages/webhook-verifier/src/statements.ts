@@ -1,4 +1,4 @@
-import { qualify } from './db-interim';
+import { qualify } from '@holdfast/db/migrate';
 
 /** The statements by name; their values are described where they are written. */
 export type Statements = Record<
