@@ -83,8 +83,7 @@ export function createReceiverApp(options: ReceiverAppOptions): ReceiverApp {
   return {
     app,
     processInbox: () =>
-      inbox.process({
-        transaction: postgresTransaction(options.sql),
+      inbox.process(postgresTransaction(options.sql), {
         types: ORDER_EVENT_TYPES,
         versions: (entry) => eventVersion(entry.payload),
         handle: applyOrder,

@@ -14,7 +14,7 @@ export interface OrderEvent {
  *
  * @example
  * ```ts
- * await inbox.process({ types: ORDER_EVENT_TYPES, handle });
+ * await inbox.process(postgresTransaction(sql), { types: ORDER_EVENT_TYPES, handle });
  * ```
  */
 export const ORDER_EVENT_TYPES: readonly OrderEvent['type'][] = ['order.created', 'order.updated'];

@@ -40,8 +40,7 @@ export function processInbox(
   batch = 50,
   log: (message: string) => void = (message) => console.error(message),
 ): Promise<number> {
-  return serverInbox(sql).process({
-    transaction: postgresTransaction(sql),
+  return serverInbox(sql).process(postgresTransaction(sql), {
     types: (type) => KNOWN_TYPE.test(type),
     versions: (entry) => eventVersion(entry.payload),
     batch,

@@ -60,9 +60,8 @@ describe.skipIf(!realPostgres)(
         ).toBe(false);
 
         const logged: string[] = [];
-        const handled = await inbox.process({
+        const handled = await inbox.process(pgTransaction(pool), {
           log: (message) => logged.push(message),
-          transaction: pgTransaction(pool),
           async handle(entry, client) {
             await client.query('insert into paid (webhook_id) values ($1::text)', [entry.webhookId]);
             if (entry.webhookId === 'msg_2') throw new Error('the handler failed after its write');

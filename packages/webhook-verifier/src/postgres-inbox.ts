@@ -32,13 +32,8 @@ export interface PostgresInboxOptions {
   now?: () => number;
 }
 
+/** Options of {@link PostgresInbox.process}; `Tx` is your driver's transaction. */
 export interface InboxProcessOptions<Tx> {
-  /**
-   * Runs one round in a transaction of your driver: `@holdfast/db` builds one per driver,
-   * typed with its transaction (`pgTransaction(pool)`, `postgresTransaction(sql)`,
-   * `drizzleTransaction(db, sql)`, `kyselyTransaction(db)`, `prismaTransaction(prisma)`).
-   */
-  transaction: Transaction<Tx>;
   /** Event types to process (a list or a test); any other is marked `ignored`. Default: all. */
   types?: readonly string[] | ((type: string) => boolean);
   /**
@@ -68,8 +63,13 @@ export interface PostgresInbox {
    * `onEvent`; `scope` is the receiver, `tenant` whom the event belongs to.
    */
   enqueue(event: WebhookEvent, target: { scope: string; tenant?: string }): Promise<HandOff>;
-  /** Works through up to `batch` due `pending` entries, each in its own transaction; resolves to how many were handled. */
-  process<Tx>(options: InboxProcessOptions<Tx>): Promise<number>;
+  /**
+   * Works through up to `batch` due `pending` entries, each in a transaction of its own made by
+   * `transaction`, one of your driver: `@holdfast/db` builds one per driver, typed with its
+   * transaction (`pgTransaction(pool)`, `postgresTransaction(sql)`, `drizzleTransaction(db, sql)`,
+   * `kyselyTransaction(db)`, `prismaTransaction(prisma)`). Resolves to how many were handled.
+   */
+  process<Tx>(transaction: Transaction<Tx>, options?: InboxProcessOptions<Tx>): Promise<number>;
 }
 
 interface Row {
@@ -134,8 +134,7 @@ function defaultId(): string {
  *   onEvent: (event, c) => inbox.enqueue(event, { scope: c.req.param('name') }),
  * }));
  * // One round at a time: the next is scheduled once the last has ended, never beside it.
- * const work = () => inbox.process({
- *   transaction: pgTransaction(pool),
+ * const work = () => inbox.process(pgTransaction(pool), {
  *   handle: (entry, client) => client.query('insert into paid (id) values ($1)', [entry.webhookId]),
  * }).catch(console.error).finally(() => setTimeout(work, 1000));
  * void work();
@@ -176,9 +175,8 @@ export function postgresInbox(db: Db, options: PostgresInboxOptions = {}): Postg
       return existing ? { duplicate: true, receipt: existing.id } : { duplicate: true };
     },
 
-    async process<Tx>(processOptions: InboxProcessOptions<Tx>) {
+    async process<Tx>(transaction: Transaction<Tx>, processOptions: InboxProcessOptions<Tx> = {}) {
       const {
-        transaction,
         batch = 50,
         maxAttempts = 5,
         log = (message: string) => console.error(message),

@@ -5,7 +5,8 @@ import { fromPostgres, postgresTransaction } from '@holdfast/db/postgres';
 import { childDatabaseUrl, createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
 import fc from 'fast-check';
 import pg from 'pg';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { TransactionSql } from 'postgres';
+import { afterAll, beforeAll, beforeEach, describe, expect, expectTypeOf, it } from 'vitest';
 import { type InboxProcessOptions, migrations, type PostgresInbox, postgresInbox } from '../src/postgres';
 import type { WebhookEvent } from '../src/receiver';
 import { storableJson } from '../src/storable-json';
@@ -79,8 +80,8 @@ async function databaseClock(): Promise<number> {
 describe.each(drivers)('on %s', (_driver, driver) => {
   let inbox: PostgresInbox;
   /** `process` in a transaction of this driver. */
-  const processOnce = (options: Omit<InboxProcessOptions<unknown>, 'transaction'> = {}) =>
-    inbox.process({ ...options, transaction: driver.transaction() });
+  const processOnce = (options: InboxProcessOptions<unknown> = {}) =>
+    inbox.process(driver.transaction(), options);
   beforeAll(() => {
     inbox = postgresInbox(driver.db(), { now: () => clock });
   });
@@ -301,8 +302,7 @@ describe.each(drivers)('on %s', (_driver, driver) => {
           throw error;
         }
       };
-      const handled = await inbox.process({
-        transaction,
+      const handled = await inbox.process(transaction, {
         log: quiet,
         handle: () => {
           throw new Error('flaky');
@@ -314,7 +314,27 @@ describe.each(drivers)('on %s', (_driver, driver) => {
     });
 
     it('process without a transaction is a TypeError', async () => {
-      await expect(inbox.process({} as unknown as InboxProcessOptions<unknown>)).rejects.toThrow(TypeError);
+      await expect(inbox.process(undefined as unknown as Transaction<unknown>)).rejects.toThrow(TypeError);
     });
   });
+});
+
+// Checked by the type check: `handle`'s `tx` is the transaction of the driver given, uncast,
+// with the transaction written inline as the README writes it.
+it("types handle's tx as the given driver's transaction", () => {
+  const inbox = postgresInbox(fromPostgres(db.sql));
+  const onPg = (pool: pg.Pool) =>
+    inbox.process(pgTransaction(pool), {
+      handle: (_entry, client) => {
+        expectTypeOf(client).toEqualTypeOf<pg.PoolClient>();
+      },
+    });
+  const onPostgres = () =>
+    inbox.process(postgresTransaction(db.sql), {
+      handle: (_entry, tx) => {
+        expectTypeOf(tx).toEqualTypeOf<TransactionSql>();
+      },
+    });
+  expectTypeOf(onPg).returns.toEqualTypeOf<Promise<number>>();
+  expectTypeOf(onPostgres).returns.toEqualTypeOf<Promise<number>>();
 });
