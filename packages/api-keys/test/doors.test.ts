@@ -1,11 +1,4 @@
-import {
-  type DoorCase,
-  listenFastify,
-  listenFetch,
-  listenHono,
-  listenNode,
-  runDoorSuite,
-} from '@holdfast/node-bridge/testing';
+import { type DoorCase, runDoors } from '@holdfast/doors-test';
 import { problem, toProblemResponse } from '@holdfast/problem-details';
 import * as problemsExpress from '@holdfast/problem-details/express';
 import * as problemsFastify from '@holdfast/problem-details/fastify';
@@ -196,9 +189,9 @@ async function fetchHandler() {
   };
 }
 
-runDoorSuite('api-keys', cases, {
-  hono: async () => listenHono(await honoApp()),
-  express: async () => listenNode(await expressApp()),
-  fastify: async () => listenFastify(await fastifyApp()),
-  fetch: async () => listenFetch(await fetchHandler()),
+runDoors('api-keys', cases, {
+  hono: honoApp,
+  express: expressApp,
+  fastify: fastifyApp,
+  fetch: fetchHandler,
 });

@@ -1,12 +1,5 @@
 import { fromPostgres } from '@holdfast/db/postgres';
-import {
-  type DoorCase,
-  listenFastify,
-  listenFetch,
-  listenHono,
-  listenNode,
-  runDoorSuite,
-} from '@holdfast/node-bridge/testing';
+import { type DoorCase, runDoors } from '@holdfast/doors-test';
 import { createTestDatabase, type TestDatabase } from '@holdfast/pg/testing';
 import { toProblemResponse } from '@holdfast/problem-details';
 import * as problemsExpress from '@holdfast/problem-details/express';
@@ -247,11 +240,11 @@ async function fetchHandler(request: Request): Promise<Response> {
   }
 }
 
-runDoorSuite('cursor-pagination', cases, {
-  hono: () => listenHono(honoApp()),
-  express: () => listenNode(expressApp()),
-  fastify: () => listenFastify(fastifyApp()),
-  fetch: () => listenFetch(fetchHandler),
+runDoors('cursor-pagination', cases, {
+  hono: honoApp,
+  express: expressApp,
+  fastify: fastifyApp,
+  fetch: () => fetchHandler,
 });
 
 describe('parseListQuery', () => {

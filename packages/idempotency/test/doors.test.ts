@@ -1,14 +1,7 @@
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import type { Transaction } from '@holdfast/db';
 import { pgTransaction as pgTransactionOf } from '@holdfast/db/pg';
-import {
-  type DoorCase,
-  listenFastify,
-  listenFetch,
-  listenHono,
-  listenNode,
-  runDoorSuite,
-} from '@holdfast/node-bridge/testing';
+import { type DoorCase, runDoors } from '@holdfast/doors-test';
 import { createTestDatabase, createTestPglite, realPostgres } from '@holdfast/pg/testing';
 import { problem, toProblemResponse } from '@holdfast/problem-details';
 import * as problemsExpress from '@holdfast/problem-details/express';
@@ -213,11 +206,11 @@ function fetchHandler() {
   };
 }
 
-runDoorSuite('idempotency', cases, {
-  hono: () => listenHono(honoApp()),
-  express: () => listenNode(expressApp()),
-  fastify: () => listenFastify(fastifyApp()),
-  fetch: () => listenFetch(fetchHandler()),
+runDoors('idempotency', cases, {
+  hono: honoApp,
+  express: expressApp,
+  fastify: fastifyApp,
+  fetch: fetchHandler,
 });
 
 // The atomic flow on the caller's own driver: node-postgres, the `{ transaction }` option of
@@ -465,10 +458,10 @@ function fetchTransactionHandler(door: string) {
 }
 
 describe(`in the caller's transaction: ${realPostgres ? 'PostgreSQL' : 'PGlite, one connection (races queue)'}`, () => {
-  runDoorSuite('idempotency on node-postgres', transactionCases, {
-    hono: () => listenHono(honoTransactionApp('hono')),
-    express: () => listenNode(expressTransactionApp('express')),
-    fastify: () => listenFastify(fastifyTransactionApp('fastify')),
-    fetch: () => listenFetch(fetchTransactionHandler('fetch')),
+  runDoors('idempotency on node-postgres', transactionCases, {
+    hono: () => honoTransactionApp('hono'),
+    express: () => expressTransactionApp('express'),
+    fastify: () => fastifyTransactionApp('fastify'),
+    fetch: () => fetchTransactionHandler('fetch'),
   });
 });

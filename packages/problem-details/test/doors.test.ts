@@ -1,11 +1,4 @@
-import {
-  type DoorCase,
-  listenFastify,
-  listenFetch,
-  listenHono,
-  listenNode,
-  runDoorSuite,
-} from '@holdfast/node-bridge/testing';
+import { type DoorCase, runDoors } from '@holdfast/doors-test';
 import express from 'express';
 import Fastify from 'fastify';
 import { Hono } from 'hono';
@@ -14,14 +7,8 @@ import { z } from 'zod';
 import * as expressDoor from '../src/express';
 import * as fastifyDoor from '../src/fastify';
 import * as honoDoor from '../src/hono';
-import {
-  allowedBy,
-  defineProblems,
-  fromZodError,
-  notFoundOrNotAllowed,
-  problem,
-  toProblemResponse,
-} from '../src/index';
+import { allowedBy, notFoundOrNotAllowed } from '../src/http';
+import { defineProblems, fromZodError, problem, toProblemResponse } from '../src/index';
 
 // The behaviour, written once: each door routes to these and renders what they throw.
 const Query = z.object({ n: z.coerce.number().int() });
@@ -169,11 +156,11 @@ async function fetchHandler(request: Request): Promise<Response> {
   }
 }
 
-runDoorSuite('problem-details', cases, {
-  hono: () => listenHono(honoApp()),
-  express: () => listenNode(expressApp()),
-  fastify: () => listenFastify(fastifyApp()),
-  fetch: () => listenFetch(fetchHandler),
+runDoors('problem-details', cases, {
+  hono: honoApp,
+  express: expressApp,
+  fastify: fastifyApp,
+  fetch: () => fetchHandler,
 });
 
 // Problem types belong to the adopter: one setting per door puts every code built with the
@@ -287,11 +274,11 @@ async function fetchBased(request: Request): Promise<Response> {
   }
 }
 
-runDoorSuite('problem-details with an adopter type base', baseCases, {
-  hono: () => listenHono(honoBased()),
-  express: () => listenNode(expressBased()),
-  fastify: () => listenFastify(fastifyBased()),
-  fetch: () => listenFetch(fetchBased),
+runDoors('problem-details with an adopter type base', baseCases, {
+  hono: honoBased,
+  express: expressBased,
+  fastify: fastifyBased,
+  fetch: () => fetchBased,
 });
 
 describe('problemTypeBase()', () => {
