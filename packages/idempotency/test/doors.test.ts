@@ -3,7 +3,7 @@ import type { Transaction } from '@holdfast/db';
 import { pgTransaction as pgTransactionOf } from '@holdfast/db/pg';
 import { type DoorCase, runDoors } from '@holdfast/doors-test';
 import { createTestDatabase, createTestPglite, realPostgres } from '@holdfast/pg/testing';
-import { problem, toProblemResponse } from '@holdfast/problem-details';
+import { problem } from '@holdfast/problem-details';
 import * as problemsExpress from '@holdfast/problem-details/express';
 import * as problemsFastify from '@holdfast/problem-details/fastify';
 import { onProblem } from '@holdfast/problem-details/hono';
@@ -186,23 +186,19 @@ function fetchHandler() {
   const store = memoryIdempotencyStore();
   return async (request: Request): Promise<Response> => {
     const path = new URL(request.url).pathname;
-    try {
-      const text = await request.text();
-      const body: unknown = text === '' ? undefined : JSON.parse(text);
-      const idempotent = {
-        key: request.headers.get('idempotency-key'),
-        account: account(),
-        method: request.method,
-        path,
-        body,
-        required: path === '/required',
-      };
-      return await runIdempotent(store, idempotent, () =>
-        path === '/flaky' ? routes.flaky() : routes.order(body),
-      );
-    } catch (error) {
-      return toProblemResponse(error, request);
-    }
+    const text = await request.text();
+    const body: unknown = text === '' ? undefined : JSON.parse(text);
+    const idempotent = {
+      key: request.headers.get('idempotency-key'),
+      account: account(),
+      method: request.method,
+      path,
+      body,
+      required: path === '/required',
+    };
+    return await runIdempotent(store, idempotent, () =>
+      path === '/flaky' ? routes.flaky() : routes.order(body),
+    );
   };
 }
 
@@ -432,28 +428,24 @@ function fetchTransactionHandler(door: string) {
   const routes = transactionalBehaviour(`acct_${door}`);
   return async (request: Request): Promise<Response> => {
     const path = new URL(request.url).pathname;
-    try {
-      if (path === '/stats') return Response.json(await routes.stats());
-      const text = await request.text();
-      const body: unknown = text === '' ? undefined : JSON.parse(text);
-      const idempotent = {
-        key: request.headers.get('idempotency-key'),
-        account: routes.account,
-        method: request.method,
-        path,
-        body,
-        required: true,
-      };
-      return await idempotentInTransaction(pgTransaction, idempotent, (client) =>
-        path === '/flaky'
-          ? routes.flaky(client)
-          : path === '/unavailable'
-            ? routes.unavailable(client)
-            : routes.order(client, body),
-      );
-    } catch (error) {
-      return toProblemResponse(error, request);
-    }
+    if (path === '/stats') return Response.json(await routes.stats());
+    const text = await request.text();
+    const body: unknown = text === '' ? undefined : JSON.parse(text);
+    const idempotent = {
+      key: request.headers.get('idempotency-key'),
+      account: routes.account,
+      method: request.method,
+      path,
+      body,
+      required: true,
+    };
+    return await idempotentInTransaction(pgTransaction, idempotent, (client) =>
+      path === '/flaky'
+        ? routes.flaky(client)
+        : path === '/unavailable'
+          ? routes.unavailable(client)
+          : routes.order(client, body),
+    );
   };
 }
 

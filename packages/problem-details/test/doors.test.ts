@@ -1,4 +1,4 @@
-import { type DoorCase, runDoors } from '@holdfast/doors-test';
+import { type DoorApps, type DoorCase, runDoors } from '@holdfast/doors-test';
 import express from 'express';
 import Fastify from 'fastify';
 import { Hono } from 'hono';
@@ -138,30 +138,22 @@ const fetchRoutes: Record<string, (url: URL) => unknown> = {
 };
 async function fetchHandler(request: Request): Promise<Response> {
   const url = new URL(request.url);
-  try {
-    const thing = /^\/things\/([^/]+)$/.exec(url.pathname);
-    if (thing?.[1] !== undefined && (request.method === 'GET' || request.method === 'POST')) {
-      return Response.json(routes.thing(thing[1]), { status: request.method === 'POST' ? 201 : 200 });
-    }
-    const route = fetchRoutes[`${request.method} ${url.pathname}`];
-    if (route) return Response.json(route(url));
-    const allowed = allowedBy(
-      (method) =>
-        (thing !== null && (method === 'GET' || method === 'POST')) ||
-        `${method} ${url.pathname}` in fetchRoutes,
-    );
-    throw notFoundOrNotAllowed(request.method, url.pathname, allowed);
-  } catch (error) {
-    return toProblemResponse(error, request);
+  const thing = /^\/things\/([^/]+)$/.exec(url.pathname);
+  if (thing?.[1] !== undefined && (request.method === 'GET' || request.method === 'POST')) {
+    return Response.json(routes.thing(thing[1]), { status: request.method === 'POST' ? 201 : 200 });
   }
+  const route = fetchRoutes[`${request.method} ${url.pathname}`];
+  if (route) return Response.json(route(url));
+  const allowed = allowedBy(
+    (method) =>
+      (thing !== null && (method === 'GET' || method === 'POST')) ||
+      `${method} ${url.pathname}` in fetchRoutes,
+  );
+  throw notFoundOrNotAllowed(request.method, url.pathname, allowed);
 }
 
-runDoors('problem-details', cases, {
-  hono: honoApp,
-  express: expressApp,
-  fastify: fastifyApp,
-  fetch: () => fetchHandler,
-});
+const apps: DoorApps = { hono: honoApp, express: expressApp, fastify: fastifyApp, fetch: () => fetchHandler };
+runDoors('problem-details', cases, apps);
 
 // Problem types belong to the adopter: one setting per door puts every code built with the
 // default base (the shared catalogue, every package's, the 404/405 handler) under its own base,
@@ -274,12 +266,13 @@ async function fetchBased(request: Request): Promise<Response> {
   }
 }
 
-runDoors('problem-details with an adopter type base', baseCases, {
+const basedApps: DoorApps = {
   hono: honoBased,
   express: expressBased,
   fastify: fastifyBased,
   fetch: () => fetchBased,
-});
+};
+runDoors('problem-details with an adopter type base', baseCases, basedApps);
 
 describe('problemTypeBase()', () => {
   it('refuses a base that is not an absolute URI ending in / in every door', () => {

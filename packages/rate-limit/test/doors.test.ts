@@ -103,20 +103,16 @@ function fastifyApp() {
 function fetchHandler() {
   const limiter = limiterOf();
   return async (request: Request): Promise<Response> => {
+    const headers = await limiter.take(clientOf(request.headers.get('x-client') ?? undefined));
+    let response: Response;
     try {
-      const headers = await limiter.take(clientOf(request.headers.get('x-client') ?? undefined));
-      let response: Response;
-      try {
-        if (new URL(request.url).pathname === '/conflict') conflict();
-        response = Response.json({ ok: true });
-      } catch (error) {
-        response = toProblemResponse(error, request);
-      }
-      applyRateLimitHeaders(response.headers, headers);
-      return response;
+      if (new URL(request.url).pathname === '/conflict') conflict();
+      response = Response.json({ ok: true });
     } catch (error) {
-      return toProblemResponse(error, request);
+      response = toProblemResponse(error, request);
     }
+    applyRateLimitHeaders(response.headers, headers);
+    return response;
   };
 }
 
