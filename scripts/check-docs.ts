@@ -8,7 +8,9 @@
 //   bench writes (`<!-- size:start ... -->`) or in a bench's last line;
 // - citations: no published file (README, `src`, `migrations`, `dist` when built) cites a document
 //   its reader cannot open: our spec, contract, style guide, issue numbers, or a link out of the
-//   package (npm shows the README without the repository around it).
+//   package (npm shows the README without the repository around it);
+// - install: until a release exists, a README that shows `npm install @holdfast/...` also says how
+//   to install from a clone (`npm pack`), since the registry answers 404.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,7 +20,7 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export interface Finding {
   readonly file: string;
   readonly line: number;
-  readonly rule: 'migrations' | 'node' | 'size' | 'citation';
+  readonly rule: 'migrations' | 'node' | 'size' | 'citation' | 'install';
   readonly message: string;
 }
 
@@ -220,6 +222,24 @@ function publishedFiles(pkgDir: string, manifest: { files?: string[] }): string[
     .filter((f) => /\.(?:md|ts|cts|mts|js|cjs|mjs|sql|json)$/.test(f) && !f.endsWith('.map'));
 }
 
+// --- install ----------------------------------------------------------------------------------
+
+/** A README telling readers to install from the registry must say how to install from a clone. */
+export function checkInstall(file: string, readme: string, released: boolean): Finding[] {
+  if (released) return [];
+  const install = /npm (?:install|i|add)\s+(?:-\S+\s+)*@holdfast\//.exec(readme);
+  if (!install || /\bnpm pack\b/.test(readme)) return [];
+  return [
+    {
+      file,
+      line: lineOf(readme, install.index),
+      rule: 'install',
+      message:
+        'shows npm install @holdfast/... but not how to install from a clone (npm pack): no release exists yet',
+    },
+  ];
+}
+
 // --- the run ------------------------------------------------------------------------------------
 
 export function check(): Finding[] {
@@ -282,6 +302,8 @@ export function check(): Finding[] {
           .sort()
       : undefined;
     findings.push(...checkMigrations(pkgDir, readme, migrationFiles));
+    // A package is released once a CHANGELOG names a version: changesets writes it at release.
+    findings.push(...checkInstall(readmePath, readme, existsSync(join(ROOT, pkgDir, 'CHANGELOG.md'))));
     findings.push(...checkSizes(readmePath, readme, benches));
     for (const { line, target } of outsideLinks(readme)) {
       findings.push({

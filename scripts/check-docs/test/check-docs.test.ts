@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   type BenchLine,
+  checkInstall,
   checkMigrations,
   checkQuotedLines,
   checkSizes,
@@ -99,5 +100,14 @@ describe('citations', () => {
     expect(outsideLinks('[bench](../../bench/x/README.md) and [api](#api) and [rfc](https://x)')).toEqual([
       { line: 1, target: '../../bench/x/README.md' },
     ]);
+  });
+});
+
+describe('install instructions', () => {
+  it('until a release, npm install @holdfast/... needs the way from a clone beside it', () => {
+    const registry = '```sh\nnpm install @holdfast/x\n```';
+    expect(checkInstall('R.md', registry, false)).toHaveLength(1);
+    expect(checkInstall('R.md', `${registry}\nFrom a clone: \`npm pack -w packages/x\`.`, false)).toEqual([]);
+    expect(checkInstall('R.md', registry, true)).toEqual([]);
   });
 });
