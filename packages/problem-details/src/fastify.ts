@@ -42,8 +42,7 @@ function problemContext(request: FastifyRequest): ProblemContext {
  * The one setting that puts every problem `type` of an app under the service's own base: an
  * `onRequest` hook, so problems built with the default base (relative `/problems/<code>`, the
  * codes of every Holdfast package) render as `<base><code>` in `onProblem()`,
- * `notFoundProblem()`, `sendProblem()` and every package door that renders through
- * `problemContext(request)`. Add it on the root instance. Without it, types stay relative and
+ * `notFoundProblem()` and every package door that renders a problem itself. Add it on the root instance. Without it, types stay relative and
  * resolve against the API's own URL (RFC 9457 section 3.1.1).
  *
  * @example

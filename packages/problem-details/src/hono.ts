@@ -40,7 +40,7 @@ function problemContext(c: Context): ProblemContext {
  * The one setting that puts every problem `type` of an app under the service's own base:
  * problems built with the default base (relative `/problems/<code>`, the codes of every
  * Holdfast package) render as `<base><code>`, in `onProblem()`, `notFoundProblem()`,
- * `problemResponse()` and every package door that renders through `problemContext(c)`.
+ * `problemResponse()` and every package door that renders a problem itself.
  * Register it first. Without it, types stay relative and resolve against the API's own URL
  * (RFC 9457 section 3.1.1).
  *
