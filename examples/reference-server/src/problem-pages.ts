@@ -1,10 +1,13 @@
 import { problemPages } from '@holdfast/problem-details/hono';
-import { httpFramingDefinitions } from '@holdfast/request-guards';
+import { httpFramingProblems } from '@holdfast/request-guards';
 import { page } from './html';
 import { contractDefinitions, PROBLEM_TYPE_BASE } from './problems';
 
 /** What each code means and what a client should do, for `/problems/{code}`. */
-const ADVICE: Record<keyof typeof contractDefinitions | keyof typeof httpFramingDefinitions, string> = {
+const ADVICE: Record<
+  keyof typeof contractDefinitions | keyof typeof httpFramingProblems.definitions,
+  string
+> = {
   invalid_json: 'The body is not UTF-8 JSON. Fix the client serialiser; do not retry unchanged.',
   validation_failed:
     'A field is missing, of the wrong type or out of range. `errors[]` names each field and pointer.',
@@ -64,7 +67,7 @@ const ADVICE: Record<keyof typeof contractDefinitions | keyof typeof httpFraming
 /** `/problems` and `/problems/{code}`: the documentation every problem `type` URI names. */
 export function contractProblemPages() {
   return problemPages({
-    definitions: { ...contractDefinitions, ...httpFramingDefinitions },
+    definitions: { ...contractDefinitions, ...httpFramingProblems.definitions },
     advice: ADVICE,
     typeBase: PROBLEM_TYPE_BASE,
     layout: page,

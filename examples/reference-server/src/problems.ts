@@ -3,7 +3,7 @@ import { idempotencyDefinitions } from '@holdfast/idempotency';
 import {
   type CreateArgs,
   defineProblems,
-  holdfastDefinitions,
+  holdfastProblems,
   type ProblemCatalogue,
   type ProblemError,
 } from '@holdfast/problem-details';
@@ -25,7 +25,7 @@ const demoDefinitions = {
  * own, and the demo's. Every code a /v1 or /hooks response may carry is here.
  */
 export const contractDefinitions = {
-  ...holdfastDefinitions,
+  ...holdfastProblems.definitions,
   ...sortDefinitions,
   ...cursorDefinitions,
   ...idempotencyDefinitions,

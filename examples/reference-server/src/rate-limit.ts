@@ -6,7 +6,7 @@ import {
   type RateLimitConfig,
   rateLimiter,
 } from '@holdfast/rate-limit';
-import { rateLimit as limitBy, setRateLimitHeaders } from '@holdfast/rate-limit/hono';
+import { rateLimit as limitBy } from '@holdfast/rate-limit/hono';
 import { redisStore } from '@holdfast/rate-limit/redis';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import type { Context, MiddlewareHandler } from 'hono';
@@ -110,7 +110,7 @@ export function publicRateLimit(deps: Deps): MiddlewareHandler<AppEnv> {
     const address = clientAddress(c);
     if (address === undefined) return next();
     const headers = await limiter.take(address);
-    setRateLimitHeaders(c, headers);
+    applyRateLimitHeaders(c, headers);
     await next();
     applyRateLimitHeaders(c.res.headers, headers);
   };

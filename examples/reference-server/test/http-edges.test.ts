@@ -1,6 +1,6 @@
 import { gzipSync } from 'node:zlib';
 import { type Conversation, expectProblem, parseLastResponse, rawHttp } from '@holdfast/node-bridge/raw-http';
-import { httpFramingDefinitions } from '@holdfast/request-guards';
+import { httpFramingProblems } from '@holdfast/request-guards';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config';
 import { contractDefinitions } from '../src/problems';
@@ -140,7 +140,7 @@ describe('connections per address (HOLDFAST_MAX_CONNECTIONS=20, a quarter each b
 });
 
 describe('HTML pages', () => {
-  const codes = Object.keys({ ...contractDefinitions, ...httpFramingDefinitions });
+  const codes = Object.keys({ ...contractDefinitions, ...httpFramingProblems.definitions });
   it.each(['/docs', '/problems', '/dashboard', ...codes.map((code) => `/problems/${code}`)])(
     '%s carries a strict CSP with frame-ancestors none, and X-Frame-Options: DENY',
     async (path) => {

@@ -1,12 +1,5 @@
-import {
-  type DoorCase,
-  listenFastify,
-  listenFetch,
-  listenHono,
-  listenNode,
-  runDoorSuite,
-} from '@holdfast/node-bridge/testing';
-import { problem, toProblemResponse } from '@holdfast/problem-details';
+import { type DoorCase, runDoors } from '@holdfast/doors-test';
+import { problem } from '@holdfast/problem-details';
 import * as problemsExpress from '@holdfast/problem-details/express';
 import * as problemsFastify from '@holdfast/problem-details/fastify';
 import { onProblem } from '@holdfast/problem-details/hono';
@@ -185,20 +178,11 @@ async function fetchHandler() {
     failures: failuresBy((request) => request.headers.get('x-client') ?? ''),
   });
   return async (request: Request): Promise<Response> => {
-    try {
-      const principal = await authenticate(request.headers.get('authorization') ?? undefined, request);
-      const scope = request.method === 'POST' ? 'orders:write' : 'orders:read';
-      if (!hasScope(principal, scope)) throw insufficientScope(scope, options);
-      return Response.json(view(principal), { status: request.method === 'POST' ? 201 : 200 });
-    } catch (error) {
-      return toProblemResponse(error, request);
-    }
+    const principal = await authenticate(request.headers.get('authorization') ?? undefined, request);
+    const scope = request.method === 'POST' ? 'orders:write' : 'orders:read';
+    if (!hasScope(principal, scope)) throw insufficientScope(scope, options);
+    return Response.json(view(principal), { status: request.method === 'POST' ? 201 : 200 });
   };
 }
 
-runDoorSuite('api-keys', cases, {
-  hono: async () => listenHono(await honoApp()),
-  express: async () => listenNode(await expressApp()),
-  fastify: async () => listenFastify(await fastifyApp()),
-  fetch: async () => listenFetch(await fetchHandler()),
-});
+runDoors('api-keys', cases, { hono: honoApp, express: expressApp, fastify: fastifyApp, fetch: fetchHandler });

@@ -1,14 +1,6 @@
 import { fromPostgres } from '@holdfast/db/postgres';
-import {
-  type DoorCase,
-  listenFastify,
-  listenFetch,
-  listenHono,
-  listenNode,
-  runDoorSuite,
-} from '@holdfast/node-bridge/testing';
+import { type DoorCase, runDoors } from '@holdfast/doors-test';
 import { createTestDatabase, type TestDatabase } from '@holdfast/pg/testing';
-import { toProblemResponse } from '@holdfast/problem-details';
 import * as problemsExpress from '@holdfast/problem-details/express';
 import * as problemsFastify from '@holdfast/problem-details/fastify';
 import * as problemsHono from '@holdfast/problem-details/hono';
@@ -238,20 +230,16 @@ function fastifyApp() {
 
 // A bare Fetch handler (Next.js, Bun, Deno, Workers) calls the core with the URL.
 async function fetchHandler(request: Request): Promise<Response> {
-  try {
-    const account = request.headers.get('x-account') ?? 'acct_1';
-    const query = await parseListQuery(new URL(request.url), optionsFor(account));
-    return Response.json(await list(account, query));
-  } catch (error) {
-    return toProblemResponse(error, request);
-  }
+  const account = request.headers.get('x-account') ?? 'acct_1';
+  const query = await parseListQuery(new URL(request.url), optionsFor(account));
+  return Response.json(await list(account, query));
 }
 
-runDoorSuite('cursor-pagination', cases, {
-  hono: () => listenHono(honoApp()),
-  express: () => listenNode(expressApp()),
-  fastify: () => listenFastify(fastifyApp()),
-  fetch: () => listenFetch(fetchHandler),
+runDoors('cursor-pagination', cases, {
+  hono: honoApp,
+  express: expressApp,
+  fastify: fastifyApp,
+  fetch: () => fetchHandler,
 });
 
 describe('parseListQuery', () => {

@@ -1,16 +1,9 @@
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import type { Transaction } from '@holdfast/db';
 import { pgTransaction as pgTransactionOf } from '@holdfast/db/pg';
-import {
-  type DoorCase,
-  listenFastify,
-  listenFetch,
-  listenHono,
-  listenNode,
-  runDoorSuite,
-} from '@holdfast/node-bridge/testing';
+import { type DoorCase, runDoors } from '@holdfast/doors-test';
 import { createTestDatabase, createTestPglite, realPostgres } from '@holdfast/pg/testing';
-import { problem, toProblemResponse } from '@holdfast/problem-details';
+import { problem } from '@holdfast/problem-details';
 import * as problemsExpress from '@holdfast/problem-details/express';
 import * as problemsFastify from '@holdfast/problem-details/fastify';
 import { onProblem } from '@holdfast/problem-details/hono';
@@ -193,31 +186,27 @@ function fetchHandler() {
   const store = memoryIdempotencyStore();
   return async (request: Request): Promise<Response> => {
     const path = new URL(request.url).pathname;
-    try {
-      const text = await request.text();
-      const body: unknown = text === '' ? undefined : JSON.parse(text);
-      const idempotent = {
-        key: request.headers.get('idempotency-key'),
-        account: account(),
-        method: request.method,
-        path,
-        body,
-        required: path === '/required',
-      };
-      return await runIdempotent(store, idempotent, () =>
-        path === '/flaky' ? routes.flaky() : routes.order(body),
-      );
-    } catch (error) {
-      return toProblemResponse(error, request);
-    }
+    const text = await request.text();
+    const body: unknown = text === '' ? undefined : JSON.parse(text);
+    const idempotent = {
+      key: request.headers.get('idempotency-key'),
+      account: account(),
+      method: request.method,
+      path,
+      body,
+      required: path === '/required',
+    };
+    return await runIdempotent(store, idempotent, () =>
+      path === '/flaky' ? routes.flaky() : routes.order(body),
+    );
   };
 }
 
-runDoorSuite('idempotency', cases, {
-  hono: () => listenHono(honoApp()),
-  express: () => listenNode(expressApp()),
-  fastify: () => listenFastify(fastifyApp()),
-  fetch: () => listenFetch(fetchHandler()),
+runDoors('idempotency', cases, {
+  hono: honoApp,
+  express: expressApp,
+  fastify: fastifyApp,
+  fetch: fetchHandler,
 });
 
 // The atomic flow on the caller's own driver: node-postgres, the `{ transaction }` option of
@@ -439,36 +428,32 @@ function fetchTransactionHandler(door: string) {
   const routes = transactionalBehaviour(`acct_${door}`);
   return async (request: Request): Promise<Response> => {
     const path = new URL(request.url).pathname;
-    try {
-      if (path === '/stats') return Response.json(await routes.stats());
-      const text = await request.text();
-      const body: unknown = text === '' ? undefined : JSON.parse(text);
-      const idempotent = {
-        key: request.headers.get('idempotency-key'),
-        account: routes.account,
-        method: request.method,
-        path,
-        body,
-        required: true,
-      };
-      return await idempotentInTransaction(pgTransaction, idempotent, (client) =>
-        path === '/flaky'
-          ? routes.flaky(client)
-          : path === '/unavailable'
-            ? routes.unavailable(client)
-            : routes.order(client, body),
-      );
-    } catch (error) {
-      return toProblemResponse(error, request);
-    }
+    if (path === '/stats') return Response.json(await routes.stats());
+    const text = await request.text();
+    const body: unknown = text === '' ? undefined : JSON.parse(text);
+    const idempotent = {
+      key: request.headers.get('idempotency-key'),
+      account: routes.account,
+      method: request.method,
+      path,
+      body,
+      required: true,
+    };
+    return await idempotentInTransaction(pgTransaction, idempotent, (client) =>
+      path === '/flaky'
+        ? routes.flaky(client)
+        : path === '/unavailable'
+          ? routes.unavailable(client)
+          : routes.order(client, body),
+    );
   };
 }
 
 describe(`in the caller's transaction: ${realPostgres ? 'PostgreSQL' : 'PGlite, one connection (races queue)'}`, () => {
-  runDoorSuite('idempotency on node-postgres', transactionCases, {
-    hono: () => listenHono(honoTransactionApp('hono')),
-    express: () => listenNode(expressTransactionApp('express')),
-    fastify: () => listenFastify(fastifyTransactionApp('fastify')),
-    fetch: () => listenFetch(fetchTransactionHandler('fetch')),
+  runDoors('idempotency on node-postgres', transactionCases, {
+    hono: () => honoTransactionApp('hono'),
+    express: () => expressTransactionApp('express'),
+    fastify: () => fastifyTransactionApp('fastify'),
+    fetch: () => fetchTransactionHandler('fetch'),
   });
 });

@@ -27,7 +27,7 @@ declare global {
  * await sendProblem(req, res, problem('not_found'));
  * ```
  */
-export function problemContext(req: Request): ProblemContext {
+function problemContext(req: Request): ProblemContext {
   const { requestId, problemTypeBase: typeBase } = req;
   return {
     instance: requestUrl(req).pathname,
@@ -39,8 +39,8 @@ export function problemContext(req: Request): ProblemContext {
 /**
  * The one setting that puts every problem `type` of an app under the service's own base:
  * problems built with the default base (relative `/problems/<code>`, the codes of every
- * Holdfast package) render as `<base><code>`, in `onProblem()`, `notFoundProblem()`,
- * `sendProblem()` and every package door that renders through `problemContext(req)`.
+ * Holdfast package) render as `<base><code>`, in `onProblem()`, `notFoundProblem()` and every
+ * package door that renders a problem itself.
  * Register it first. Without it, types stay relative and resolve against the API's own URL
  * (RFC 9457 section 3.1.1).
  *
@@ -65,11 +65,7 @@ export function problemTypeBase(base: string): RequestHandler {
  * app.get('/teapot', (req, res) => sendProblem(req, res, problem('unprocessable', { detail: 'No tea.' })));
  * ```
  */
-export function sendProblem(
-  req: Request,
-  res: Parameters<RequestHandler>[1],
-  error: ProblemError,
-): Promise<void> {
+function sendProblem(req: Request, res: Parameters<RequestHandler>[1], error: ProblemError): Promise<void> {
   return writeResponse(res, error.toResponse(problemContext(req)));
 }
 
@@ -83,7 +79,7 @@ export function sendProblem(
  * const p = toProblem(Object.assign(new Error('too big'), { status: 413, expose: true })); // payload_too_large
  * ```
  */
-export function toProblem(error: unknown): ProblemError {
+function toProblem(error: unknown): ProblemError {
   if (error instanceof Error && 'expose' in error && 'status' in error && typeof error.status === 'number') {
     const converted = problemForStatus(error.status, error);
     if (converted) return converted;
@@ -91,7 +87,7 @@ export function toProblem(error: unknown): ProblemError {
   return fromUnknown(error);
 }
 
-export interface OnProblemOptions {
+interface OnProblemOptions {
   /**
    * Called with the original error of every 5xx, for the server's own logs (never the
    * response). @defaultValue logs to `console.error` with the request id
@@ -146,7 +142,7 @@ function routed(stack: readonly RouterLayer[], path: string, method: string): bo
 }
 
 /** The part of an Express app `notFoundProblem` reads: its router. */
-export interface RoutedApp {
+interface RoutedApp {
   readonly router: unknown;
 }
 
@@ -158,7 +154,7 @@ export interface RoutedApp {
  * allowedMethods(app, '/v1/orders'); // ['GET', 'HEAD', 'POST']
  * ```
  */
-export function allowedMethods(app: RoutedApp, path: string): string[] {
+function allowedMethods(app: RoutedApp, path: string): string[] {
   const stack = (app.router as { stack?: readonly RouterLayer[] }).stack ?? [];
   return allowedBy((method) => routed(stack, path, method));
 }

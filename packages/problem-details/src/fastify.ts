@@ -29,7 +29,7 @@ function pathOf(request: FastifyRequest): string {
  * return reply.send(problem('not_found').toResponse(problemContext(request)));
  * ```
  */
-export function problemContext(request: FastifyRequest): ProblemContext {
+function problemContext(request: FastifyRequest): ProblemContext {
   const { requestId, problemTypeBase: typeBase } = request;
   return {
     instance: pathOf(request),
@@ -42,8 +42,7 @@ export function problemContext(request: FastifyRequest): ProblemContext {
  * The one setting that puts every problem `type` of an app under the service's own base: an
  * `onRequest` hook, so problems built with the default base (relative `/problems/<code>`, the
  * codes of every Holdfast package) render as `<base><code>` in `onProblem()`,
- * `notFoundProblem()`, `sendProblem()` and every package door that renders through
- * `problemContext(request)`. Add it on the root instance. Without it, types stay relative and
+ * `notFoundProblem()` and every package door that renders a problem itself. Add it on the root instance. Without it, types stay relative and
  * resolve against the API's own URL (RFC 9457 section 3.1.1).
  *
  * @example
@@ -66,7 +65,7 @@ export function problemTypeBase(base: string): (request: FastifyRequest) => Prom
  * app.get('/teapot', (request, reply) => sendProblem(request, reply, problem('unprocessable')));
  * ```
  */
-export function sendProblem(request: FastifyRequest, reply: FastifyReply, error: ProblemError): FastifyReply {
+function sendProblem(request: FastifyRequest, reply: FastifyReply, error: ProblemError): FastifyReply {
   return reply.send(error.toResponse(problemContext(request)));
 }
 
@@ -80,7 +79,7 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, error:
  * const p = toProblem(error); // a body over bodyLimit: payload_too_large
  * ```
  */
-export function toProblem(error: unknown): ProblemError {
+function toProblem(error: unknown): ProblemError {
   const fastifyError = error as Partial<FastifyError> | undefined;
   if (
     error instanceof Error &&
@@ -93,7 +92,7 @@ export function toProblem(error: unknown): ProblemError {
   return fromUnknown(error);
 }
 
-export interface OnProblemOptions {
+interface OnProblemOptions {
   /**
    * Called with the original error of every 5xx, for the server's own logs (never the
    * response). @defaultValue `request.log.error`
@@ -126,7 +125,7 @@ export function onProblem(
 }
 
 /** The part of a Fastify instance `notFoundProblem` reads. */
-export type RoutedApp = Pick<FastifyInstance, 'findRoute'>;
+type RoutedApp = Pick<FastifyInstance, 'findRoute'>;
 
 /**
  * The methods with a route at `path`, `HEAD` included where `GET` is.
@@ -136,7 +135,7 @@ export type RoutedApp = Pick<FastifyInstance, 'findRoute'>;
  * allowedMethods(app, '/v1/orders'); // ['GET', 'HEAD', 'POST']
  * ```
  */
-export function allowedMethods(app: RoutedApp, path: string): string[] {
+function allowedMethods(app: RoutedApp, path: string): string[] {
   return allowedBy((method) => app.findRoute({ method, url: path }) !== null);
 }
 

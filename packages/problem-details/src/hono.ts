@@ -26,7 +26,7 @@ declare module 'hono' {
  * return problem('not_found').toResponse(problemContext(c));
  * ```
  */
-export function problemContext(c: Context): ProblemContext {
+function problemContext(c: Context): ProblemContext {
   const requestId: string | undefined = c.get('requestId');
   const typeBase: string | undefined = c.get('problemTypeBase');
   return {
@@ -40,7 +40,7 @@ export function problemContext(c: Context): ProblemContext {
  * The one setting that puts every problem `type` of an app under the service's own base:
  * problems built with the default base (relative `/problems/<code>`, the codes of every
  * Holdfast package) render as `<base><code>`, in `onProblem()`, `notFoundProblem()`,
- * `problemResponse()` and every package door that renders through `problemContext(c)`.
+ * `problemResponse()` and every package door that renders a problem itself.
  * Register it first. Without it, types stay relative and resolve against the API's own URL
  * (RFC 9457 section 3.1.1).
  *
@@ -80,7 +80,7 @@ export function problemResponse(c: Context, error: ProblemError): Response {
  * const p = toProblem(new HTTPException(413)); // payload_too_large
  * ```
  */
-export function toProblem(error: unknown): ProblemError {
+function toProblem(error: unknown): ProblemError {
   if (error instanceof HTTPException) {
     const converted = problemForStatus(error.status, error);
     if (converted) return converted;
@@ -100,7 +100,7 @@ function describe(error: unknown): string {
   return [`${error.name}${code}: ${error.message.slice(0, 300)}`, ...frames].join('\n');
 }
 
-export interface OnProblemOptions {
+interface OnProblemOptions {
   /**
    * Called with the original error of every 5xx, for the server's own logs (never the
    * response). @defaultValue logs to `console.error` with the request id, the route, and the
@@ -135,7 +135,7 @@ export function onProblem(options: OnProblemOptions = {}): ErrorHandler {
 }
 
 /** The part of a Hono app `notFoundProblem` reads: its router. */
-export interface RoutedApp {
+interface RoutedApp {
   readonly router: Router<[unknown, RouterRoute]>;
 }
 
@@ -147,7 +147,7 @@ export interface RoutedApp {
  * allowedMethods(app, '/v1/orders'); // ['GET', 'HEAD', 'POST']
  * ```
  */
-export function allowedMethods(app: RoutedApp, path: string): string[] {
+function allowedMethods(app: RoutedApp, path: string): string[] {
   return allowedBy((method) => {
     const [matches] = app.router.match(method, path);
     return matches.some(([[, route]]: [[unknown, RouterRoute], unknown]) => route.method === method);
@@ -169,4 +169,4 @@ export function notFoundProblem(app?: RoutedApp): NotFoundHandler {
     return problemResponse(c, notFoundOrNotAllowed(c.req.method, c.req.path, allowed));
   };
 }
-export { type ProblemPagesOptions, problemPages } from './problem-pages';
+export { problemPages } from './problem-pages';

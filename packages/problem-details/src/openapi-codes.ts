@@ -30,7 +30,7 @@ export interface ProblemCodesOptions {
  *
  * @example
  * ```ts
- * problemCodes(404, 'not_found: no such order.', { definitions: holdfastDefinitions }); // ['not_found']
+ * problemCodes(404, 'not_found: no such order.', { definitions: holdfastProblems.definitions }); // ['not_found']
  * ```
  */
 export function problemCodes(status: number, description: string, options: ProblemCodesOptions): string[] {
@@ -52,7 +52,7 @@ export function problemCodes(status: number, description: string, options: Probl
  *
  * @example
  * ```ts
- * narrowProblemCodes(document.paths['/v1/orders'].get.responses, { definitions: holdfastDefinitions });
+ * narrowProblemCodes(document.paths['/v1/orders'].get.responses, { definitions: holdfastProblems.definitions });
  * ```
  */
 export function narrowProblemCodes(responses: JsonObject, options: ProblemCodesOptions): void {

@@ -38,7 +38,7 @@ const withCode = (text: string): HtmlEscapedString | Promise<HtmlEscapedString> 
  *
  * @example
  * ```ts
- * app.route('/problems', problemPages({ definitions: holdfastDefinitions, advice: { not_found: 'Check the id.' } }));
+ * app.route('/problems', problemPages({ definitions: holdfastProblems.definitions, advice: { not_found: 'Check the id.' } }));
  * ```
  */
 export function problemPages(options: ProblemPagesOptions): Hono {

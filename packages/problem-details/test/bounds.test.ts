@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { clipEcho, clipPointer, fromZodError, MAX_ECHO_LENGTH, MAX_ERRORS, problem } from '../src/index';
+import { MAX_ECHO_LENGTH, MAX_ERRORS } from '../src/bounds';
+import { clipEcho, clipPointer, fromZodError, problem } from '../src/index';
 
 // CONTRACT section 11, "Bounded answers": at most 20 entries in errors, detail saying how many
 // more there were, and client input echoed at most 100 characters long, however hostile the input.

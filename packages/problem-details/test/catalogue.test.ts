@@ -1,13 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import {
-  DEFAULT_TYPE_BASE,
-  defineProblems,
-  holdfastDefinitions,
-  isProblemError,
-  PROBLEM_MEDIA_TYPE,
-  ProblemError,
-  problem,
-} from '../src/index';
+import { holdfastDefinitions } from '../src/catalogue';
+import { defineProblems, isProblemError, PROBLEM_MEDIA_TYPE, ProblemError, problem } from '../src/index';
+import { DEFAULT_TYPE_BASE } from '../src/problem-error';
 
 // The shared codes: general HTTP problems (packages and services declare their own beside them).
 const contractCodes: ReadonlyArray<[string, number]> = [

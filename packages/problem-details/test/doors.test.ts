@@ -1,11 +1,4 @@
-import {
-  type DoorCase,
-  listenFastify,
-  listenFetch,
-  listenHono,
-  listenNode,
-  runDoorSuite,
-} from '@holdfast/node-bridge/testing';
+import { type DoorApps, type DoorCase, runDoors } from '@holdfast/doors-test';
 import express from 'express';
 import Fastify from 'fastify';
 import { Hono } from 'hono';
@@ -14,14 +7,8 @@ import { z } from 'zod';
 import * as expressDoor from '../src/express';
 import * as fastifyDoor from '../src/fastify';
 import * as honoDoor from '../src/hono';
-import {
-  allowedBy,
-  defineProblems,
-  fromZodError,
-  notFoundOrNotAllowed,
-  problem,
-  toProblemResponse,
-} from '../src/index';
+import { allowedBy, notFoundOrNotAllowed } from '../src/http';
+import { defineProblems, fromZodError, problem, toProblemResponse } from '../src/index';
 
 // The behaviour, written once: each door routes to these and renders what they throw.
 const Query = z.object({ n: z.coerce.number().int() });
@@ -151,30 +138,22 @@ const fetchRoutes: Record<string, (url: URL) => unknown> = {
 };
 async function fetchHandler(request: Request): Promise<Response> {
   const url = new URL(request.url);
-  try {
-    const thing = /^\/things\/([^/]+)$/.exec(url.pathname);
-    if (thing?.[1] !== undefined && (request.method === 'GET' || request.method === 'POST')) {
-      return Response.json(routes.thing(thing[1]), { status: request.method === 'POST' ? 201 : 200 });
-    }
-    const route = fetchRoutes[`${request.method} ${url.pathname}`];
-    if (route) return Response.json(route(url));
-    const allowed = allowedBy(
-      (method) =>
-        (thing !== null && (method === 'GET' || method === 'POST')) ||
-        `${method} ${url.pathname}` in fetchRoutes,
-    );
-    throw notFoundOrNotAllowed(request.method, url.pathname, allowed);
-  } catch (error) {
-    return toProblemResponse(error, request);
+  const thing = /^\/things\/([^/]+)$/.exec(url.pathname);
+  if (thing?.[1] !== undefined && (request.method === 'GET' || request.method === 'POST')) {
+    return Response.json(routes.thing(thing[1]), { status: request.method === 'POST' ? 201 : 200 });
   }
+  const route = fetchRoutes[`${request.method} ${url.pathname}`];
+  if (route) return Response.json(route(url));
+  const allowed = allowedBy(
+    (method) =>
+      (thing !== null && (method === 'GET' || method === 'POST')) ||
+      `${method} ${url.pathname}` in fetchRoutes,
+  );
+  throw notFoundOrNotAllowed(request.method, url.pathname, allowed);
 }
 
-runDoorSuite('problem-details', cases, {
-  hono: () => listenHono(honoApp()),
-  express: () => listenNode(expressApp()),
-  fastify: () => listenFastify(fastifyApp()),
-  fetch: () => listenFetch(fetchHandler),
-});
+const apps: DoorApps = { hono: honoApp, express: expressApp, fastify: fastifyApp, fetch: () => fetchHandler };
+runDoors('problem-details', cases, apps);
 
 // Problem types belong to the adopter: one setting per door puts every code built with the
 // default base (the shared catalogue, every package's, the 404/405 handler) under its own base,
@@ -287,12 +266,13 @@ async function fetchBased(request: Request): Promise<Response> {
   }
 }
 
-runDoorSuite('problem-details with an adopter type base', baseCases, {
-  hono: () => listenHono(honoBased()),
-  express: () => listenNode(expressBased()),
-  fastify: () => listenFastify(fastifyBased()),
-  fetch: () => listenFetch(fetchBased),
-});
+const basedApps: DoorApps = {
+  hono: honoBased,
+  express: expressBased,
+  fastify: fastifyBased,
+  fetch: () => fetchBased,
+};
+runDoors('problem-details with an adopter type base', baseCases, basedApps);
 
 describe('problemTypeBase()', () => {
   it('refuses a base that is not an absolute URI ending in / in every door', () => {

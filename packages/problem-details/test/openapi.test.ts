@@ -1,16 +1,17 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import { describe, expect, it } from 'vitest';
+import { holdfastDefinitions } from '../src/catalogue';
 import { onProblem } from '../src/hono';
-import { holdfastDefinitions, problem } from '../src/index';
+import { problem } from '../src/index';
 import {
   type JsonObject,
   narrowProblemCodes,
-  problemCodes,
   problemResponsesFor,
   problemSchema,
   strictQueries,
   validationHook,
 } from '../src/openapi';
+import { problemCodes } from '../src/openapi-codes';
 
 const definitions = {
   ...holdfastDefinitions,

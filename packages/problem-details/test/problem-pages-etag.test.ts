@@ -1,8 +1,8 @@
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
+import { holdfastDefinitions } from '../src/catalogue';
 import { noneMatch } from '../src/fixed-document';
 import { onProblem, problemPages } from '../src/hono';
-import { holdfastDefinitions } from '../src/index';
 
 /** A problem-pages app whose layout counts the pages it renders. */
 function pages() {

@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
+import { holdfastDefinitions } from '../src/catalogue';
 import { onProblem, problemPages } from '../src/hono';
-import { holdfastDefinitions } from '../src/index';
 
 const app = new Hono();
 app.onError(onProblem());

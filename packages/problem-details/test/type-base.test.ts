@@ -1,7 +1,8 @@
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
 import { notFoundProblem, onProblem, problemTypeBase } from '../src/hono';
-import { DEFAULT_TYPE_BASE, defineProblems, problem, problemType } from '../src/index';
+import { defineProblems, problem } from '../src/index';
+import { DEFAULT_TYPE_BASE, problemType } from '../src/problem-error';
 
 // Problem types belong to the adopter: by default relative (RFC 9457 section 3.1.1: a URI
 // reference, resolved against the API's own URL), and one setting puts every code built with the

@@ -1,19 +1,5 @@
 import type { Context, Env, MiddlewareHandler } from 'hono';
-import { applyRateLimitHeaders, type Limiter, type RateLimitHeaders } from './limiter';
-
-/**
- * Sets the `RateLimit` headers of an admitted request on `c`: prepared before the handler runs,
- * so Hono puts them into the response it builds without a rebuild.
- *
- * @example
- * ```ts
- * setRateLimitHeaders(c, await limiter.take(`hooks:${name}`));
- * ```
- */
-export function setRateLimitHeaders(c: Context, headers: RateLimitHeaders): void {
-  c.header('RateLimit', headers.RateLimit);
-  c.header('RateLimit-Policy', headers['RateLimit-Policy']);
-}
+import { applyRateLimitHeaders, type Limiter } from './limiter';
 
 /**
  * Rate limits every request by `keyOf(c)` (an API key id, a client address): takes a token
@@ -31,7 +17,7 @@ export function rateLimit<E extends Env>(
 ): MiddlewareHandler<E> {
   return async (c, next) => {
     const headers = await limiter.take(keyOf(c));
-    setRateLimitHeaders(c, headers);
+    applyRateLimitHeaders(c, headers);
     await next();
     // A response the handler built itself (or an error's) did not get the prepared headers.
     applyRateLimitHeaders(c.res.headers, headers);

@@ -96,17 +96,28 @@ export function rateLimiter(config: RateLimitConfig, options: RateLimiterOptions
   };
 }
 
+/** What takes headers by name: a Fetch `Headers`, or a Hono `Context` before its response exists. */
+type HeaderTarget = Headers | { header(name: string, value: string): unknown };
+
 /**
  * Puts the `RateLimit` headers of an admitted request on a response's headers, unless the
- * response carries its own (a 429 does): what every door does after the handler answered.
+ * response carries its own (a 429 does): what every door does after the handler answered. Given
+ * a Hono `Context` before the handler runs, it prepares them, so Hono puts them into the
+ * response it builds without a rebuild.
  *
  * @example
  * ```ts
  * const response = await handle(request);
  * applyRateLimitHeaders(response.headers, await limiter.take(key));
+ * applyRateLimitHeaders(c, await limiter.take(`hooks:${name}`)); // in a Hono handler or hook
  * ```
  */
-export function applyRateLimitHeaders(target: Headers, headers: RateLimitHeaders): void {
+export function applyRateLimitHeaders(target: HeaderTarget, headers: RateLimitHeaders): void {
+  if ('header' in target) {
+    target.header('RateLimit', headers.RateLimit);
+    target.header('RateLimit-Policy', headers['RateLimit-Policy']);
+    return;
+  }
   if (target.has('RateLimit')) return;
   target.set('RateLimit', headers.RateLimit);
   target.set('RateLimit-Policy', headers['RateLimit-Policy']);

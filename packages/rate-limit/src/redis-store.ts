@@ -56,7 +56,7 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
 
 /**
  * Token buckets in Redis, so every process enforces one limit: each call is one `EVALSHA` of
- * {@link TOKEN_BUCKET_SCRIPT} (loaded with `EVAL` the first time Redis answers `NOSCRIPT`).
+ * the token-bucket Lua script (loaded with `EVAL` the first time Redis answers `NOSCRIPT`).
  *
  * When Redis fails or is slower than `timeoutMs`, the call is answered by the `fallback` store
  * (by default this process's memory): the limiter fails open to per-process limits, never to no

@@ -1,3 +1,1 @@
-export type { RedisScripting, RedisStore, RedisStoreOptions } from './redis-store';
-export { redisStore } from './redis-store';
-export { TOKEN_BUCKET_SCRIPT } from './token-bucket-script';
+export { type RedisScripting, type RedisStore, redisStore } from './redis-store';

@@ -1,11 +1,4 @@
-import {
-  type DoorCase,
-  listenFastify,
-  listenFetch,
-  listenHono,
-  listenNode,
-  runDoorSuite,
-} from '@holdfast/node-bridge/testing';
+import { type DoorCase, runDoors } from '@holdfast/doors-test';
 import { problem, toProblemResponse } from '@holdfast/problem-details';
 import * as problemsExpress from '@holdfast/problem-details/express';
 import * as problemsFastify from '@holdfast/problem-details/fastify';
@@ -110,26 +103,22 @@ function fastifyApp() {
 function fetchHandler() {
   const limiter = limiterOf();
   return async (request: Request): Promise<Response> => {
+    const headers = await limiter.take(clientOf(request.headers.get('x-client') ?? undefined));
+    let response: Response;
     try {
-      const headers = await limiter.take(clientOf(request.headers.get('x-client') ?? undefined));
-      let response: Response;
-      try {
-        if (new URL(request.url).pathname === '/conflict') conflict();
-        response = Response.json({ ok: true });
-      } catch (error) {
-        response = toProblemResponse(error, request);
-      }
-      applyRateLimitHeaders(response.headers, headers);
-      return response;
+      if (new URL(request.url).pathname === '/conflict') conflict();
+      response = Response.json({ ok: true });
     } catch (error) {
-      return toProblemResponse(error, request);
+      response = toProblemResponse(error, request);
     }
+    applyRateLimitHeaders(response.headers, headers);
+    return response;
   };
 }
 
-runDoorSuite('rate-limit', cases, {
-  hono: () => listenHono(honoApp()),
-  express: () => listenNode(expressApp()),
-  fastify: () => listenFastify(fastifyApp()),
-  fetch: () => listenFetch(fetchHandler()),
+runDoors('rate-limit', cases, {
+  hono: honoApp,
+  express: expressApp,
+  fastify: fastifyApp,
+  fetch: fetchHandler,
 });

@@ -3,7 +3,8 @@ import fc from 'fast-check';
 import { Hono } from 'hono';
 import { expect, it } from 'vitest';
 import { rateLimit } from '../src/hono';
-import { MAX_BUCKETS, memoryStore, type RateLimitConfig, rateLimiter } from '../src/index';
+import { memoryStore, type RateLimitConfig, rateLimiter } from '../src/index';
+import { MAX_BUCKETS } from '../src/memory-store';
 
 // A token bucket per key; the refused request is 429 rate_limited with Retry-After and the IETF
 // draft's RateLimit headers. Driven on a clock the test owns, so fast-check can try thousands of

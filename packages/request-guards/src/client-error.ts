@@ -7,14 +7,8 @@ import {
 import { newRequestId } from './opaque-id';
 import { rawProblemResponse } from './raw-response';
 
-/**
- * Problems Node's HTTP parser finds before any framework sees the request: a request line or
- * headers over `maxHeaderSize`, a request that did not arrive within `requestTimeout`, bytes
- * that are not HTTP/1.1; and what no route should ever see: an `Expect` other than
- * `100-continue` (417), a method or transfer coding the server does not implement (501). Their
- * `type` URIs share the contract catalogue's base.
- */
-export const httpFramingDefinitions = {
+// Codes, statuses and titles of what the edge refuses; one catalogue below serves them all.
+const framing = {
   malformed_request: { status: 400, title: 'Malformed HTTP request' },
   request_timeout: { status: 408, title: 'Request timeout' },
   expectation_failed: { status: 417, title: 'Expectation failed' },
@@ -23,16 +17,16 @@ export const httpFramingDefinitions = {
 } as const;
 
 /**
- * The catalogue of {@link httpFramingDefinitions}, for answering the same problems where a
- * server adapter (rather than Node's parser) refuses a request, such as a missing `Host`.
- *
- * @example
- * ```ts
- * httpFramingProblems.create('malformed_request', { detail: 'HTTP/1.1 requests must carry Host.' });
- * ```
+ * Problems Node's HTTP parser finds before any framework sees the request: a request line or
+ * headers over `maxHeaderSize` (431 `header_fields_too_large`), a request that did not arrive
+ * within `requestTimeout` (408 `request_timeout`), bytes that are not HTTP/1.1 (400
+ * `malformed_request`); and what no route should ever see: an `Expect` other than
+ * `100-continue` (417 `expectation_failed`), a method or transfer coding the server does not
+ * implement (501 `not_implemented`). Their `type` URIs share the shared catalogue's base. Use
+ * `create(code, init)` where a server adapter (rather than Node's parser) refuses a request, such
+ * as a missing `Host`, and `definitions` to list them in a service's problem pages.
  */
-export const httpFramingProblems: ProblemCatalogue<typeof httpFramingDefinitions> =
-  defineProblems(httpFramingDefinitions);
+export const httpFramingProblems: ProblemCatalogue<typeof framing> = defineProblems(framing);
 
 /** What `server.on('clientError')` hands over: Node's parser error. */
 export interface ClientError extends Error {

@@ -5,9 +5,6 @@ import { noFieldsProblem } from './no-fields';
 import { nulProblem } from './nul';
 import { type RequestIdOptions, requestIdSettings } from './request-id';
 
-export type { JsonBodyOptions } from './json-body';
-export type { RequestIdOptions } from './request-id';
-
 declare global {
   namespace Express {
     interface Request {

@@ -2,8 +2,6 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { type JsonBodyOptions, jsonBodyGuard, readLimited } from './json-body';
 import { noFieldsProblem } from './no-fields';
 
-export type { JsonBodyOptions } from './json-body';
-
 declare module 'hono' {
   interface ContextVariableMap {
     /** Set by `jsonBody()`: the parsed request body, or `undefined` when there was none. */

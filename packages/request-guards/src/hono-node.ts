@@ -1,1 +1,1 @@
-export { createHonoServer, type HonoServerOptions, type HttpLimits } from './hono-server';
+export { createHonoServer, type HttpLimits } from './hono-server';

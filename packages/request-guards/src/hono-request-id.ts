@@ -2,8 +2,6 @@ import { fromUnknown } from '@holdfast/problem-details';
 import type { MiddlewareHandler } from 'hono';
 import { type RequestIdOptions, requestIdSettings } from './request-id';
 
-export type { RequestIdOptions } from './request-id';
-
 declare module 'hono' {
   interface ContextVariableMap {
     /** Set by `requestId()`: the id sent as `Request-Id` and rendered in problem bodies. */

@@ -112,9 +112,9 @@ function bodylessWithoutContentType(outgoing: ServerResponse): void {
  * Everything refused before the app runs is problem+json with a `Request-Id` too, never Node's
  * or the adapter's bare 400: what Node's parser refuses ({@link answerClientErrors}: headers over
  * 16 KiB, malformed HTTP, unknown methods as 501, timeouts as 408), an HTTP/1.1 request without
- * `Host` (RFC 9112 section 3.2: 400), framing the app must not see ({@link refuseAtTheEdge}:
- * content codings 415, transfer codings 501), `Expect` and `CONNECT` ({@link answerHttpEdges}:
- * 417, 501, and `100 Continue` only once the app reads the body), and targets the adapter
+ * `Host` (RFC 9112 section 3.2: 400), framing the app must not see (content codings 415,
+ * transfer codings 501), `Expect` and `CONNECT` (417, 501, and `100 Continue` only once the app
+ * reads the body), and targets the adapter
  * cannot turn into a URL (a backslash in the path, an invalid `Host`, `*`). No connection queues
  * more than a bounded number of unanswered pipelined requests ({@link withBackpressure}). With
  * `limits`, one client (an IPv4 /24, an IPv6 /64) holds at most `maxConnectionsPerAddress`

@@ -1,2 +1,2 @@
-export { type JsonBodyOptions, jsonBody, refuseFields, refuseNul } from './hono-json-body';
-export { type RequestIdOptions, requestId } from './hono-request-id';
+export { jsonBody, refuseFields, refuseNul } from './hono-json-body';
+export { requestId } from './hono-request-id';

@@ -1,9 +1,8 @@
-import { MAX_ECHO_LENGTH, MAX_ERRORS } from '@holdfast/problem-details';
 import { onProblem } from '@holdfast/problem-details/hono';
 import fc from 'fast-check';
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
-import { jsonShapeIssue } from '../src/index';
+import { jsonShapeIssue } from '../src/shape';
 
 const widerThan = (text: string, maxMembers: number) => {
   const issue = jsonShapeIssue(text, { maxMembers, maxDepth: 1000, maxValues: 1_000_000 });
@@ -11,6 +10,10 @@ const widerThan = (text: string, maxMembers: number) => {
 };
 
 import { jsonBody, refuseFields } from '../src/hono';
+
+// The bounds every problem of @holdfast/problem-details keeps: at most 20 entries, echoes cut to 100.
+const MAX_ERRORS = 20;
+const MAX_ECHO_LENGTH = 100;
 
 // CONTRACT section 11, "Bounded answers", for what jsonBody() and refuseFields() answer: an
 // object over maxMembers is refused from the text before anything parses it, every answer has at

@@ -1,9 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import { type AddressInfo, connect } from 'node:net';
-import { holdfastDefinitions } from '@holdfast/problem-details';
+import { holdfastProblems } from '@holdfast/problem-details';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { answerClientErrors, httpFramingDefinitions } from '../src/index';
+import { answerClientErrors, httpFramingProblems } from '../src/index';
 
 // Real sockets against a real Node server: what its parser refuses never reaches a framework,
 // so only raw bytes can show what the client gets back.
@@ -137,8 +137,8 @@ describe('answerClientErrors', () => {
         if (/^HTTP\/1\.1 200 /.test(raw)) return;
         const parsed = parseProblem(raw);
         const definitions: Record<string, { status: number }> = {
-          ...holdfastDefinitions,
-          ...httpFramingDefinitions,
+          ...holdfastProblems.definitions,
+          ...httpFramingProblems.definitions,
         };
         expect(definitions[String(parsed.body.code)]?.status).toBe(parsed.status);
         expectProblem(parsed, parsed.status, String(parsed.body.code));

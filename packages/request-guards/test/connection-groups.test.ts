@@ -3,8 +3,8 @@ import { type AddressInfo, connect, type Socket } from 'node:net';
 import { Hono } from 'hono';
 import { Agent, request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
+import { addressKey, limitConnectionsPerAddress } from '../src/address-cap';
 import { createHonoServer } from '../src/hono-node';
-import { addressKey, limitConnectionsPerAddress } from '../src/index';
 
 // Connections are capped per client, not per exact address: IPv4 clients by /24 (as IPv6 by
 // /64), and the last part of the server's budget is kept for clients holding few. Real sockets

@@ -1,12 +1,5 @@
-import {
-  type DoorCase,
-  listenFastify,
-  listenFetch,
-  listenHono,
-  listenNode,
-  runDoorSuite,
-} from '@holdfast/node-bridge/testing';
-import { notFoundOrNotAllowed } from '@holdfast/problem-details';
+import { type DoorApps, type DoorCase, doorStarters, listenNode, runDoors } from '@holdfast/doors-test';
+import { problem } from '@holdfast/problem-details';
 import * as problemsExpress from '@holdfast/problem-details/express';
 import * as problemsFastify from '@holdfast/problem-details/fastify';
 import * as problemsHono from '@holdfast/problem-details/hono';
@@ -284,26 +277,17 @@ const fetchHandler = withRequestId(
         return Response.json(cancelled(cancel?.[1] ?? ''));
       }
     }
-    throw notFoundOrNotAllowed(request.method, url.pathname, []);
+    throw problem('not_found');
   },
   { log: () => {} },
 );
 
-runDoorSuite('request-guards', cases, {
-  hono: () => listenHono(honoApp()),
-  express: () => listenNode(expressApp()),
-  fastify: () => listenFastify(fastifyApp()),
-  fetch: () => listenFetch(fetchHandler),
-});
+const apps: DoorApps = { hono: honoApp, express: expressApp, fastify: fastifyApp, fetch: () => fetchHandler };
+runDoors('request-guards', cases, apps);
 
 // A body sent without Content-Length (chunked) has no length to refuse up front: every door finds
 // it too large while reading it.
-const doorsOnly = {
-  hono: () => listenHono(honoApp()),
-  express: () => listenNode(expressApp()),
-  fastify: () => listenFastify(fastifyApp()),
-  fetch: () => listenFetch(fetchHandler),
-};
+const doorsOnly = doorStarters(apps);
 describe('a chunked body past maxBytes', () => {
   for (const [door, start] of Object.entries(doorsOnly)) {
     it(`is 413 through ${door}`, async () => {

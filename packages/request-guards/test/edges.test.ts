@@ -4,8 +4,8 @@ import { gzipSync } from 'node:zlib';
 import { expectProblem, parseLastResponse, rawHttp } from '@holdfast/node-bridge/raw-http';
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addressKey } from '../src/address-cap';
 import { createHonoServer } from '../src/hono-node';
-import { addressKey } from '../src/index';
 
 // Real sockets against createHonoServer: framing a route must never see (content and transfer
 // codings, Expect, CONNECT, unknown methods) and the per-address connection cap. Only raw bytes

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { newRequestId, opaqueId } from '../src/index';
+import { newRequestId, opaqueId } from '../src/opaque-id';
 
 describe('newRequestId', () => {
   it('is req_ and 22 base64url characters that decode to 16 bytes', () => {

@@ -1,6 +1,6 @@
 import { tenantOf } from '@holdfast/api-keys';
 import { clipEcho } from '@holdfast/problem-details';
-import { setRateLimitHeaders } from '@holdfast/rate-limit/hono';
+import { applyRateLimitHeaders } from '@holdfast/rate-limit';
 import { createVerifier } from '@holdfast/webhook-verifier';
 import { webhookReceiver } from '@holdfast/webhook-verifier/hono';
 import { createRoute, z } from '@hono/zod-openapi';
@@ -106,7 +106,7 @@ export function hooksRoutes(app: App, deps: Deps, failures?: Limiter): void {
         if (failures && address) await failures.spend(address);
       },
       onVerified: async (c) => {
-        setRateLimitHeaders(c, await limit.take(`hooks:${c.req.param('name')}`));
+        applyRateLimitHeaders(c, await limit.take(`hooks:${c.req.param('name')}`));
       },
       onEvent: (event, c) => {
         const name = c.req.param('name') ?? '';
