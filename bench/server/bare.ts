@@ -68,9 +68,9 @@ const id = (prefix: string) => `${prefix}_${randomBytes(16).toString('base64url'
 // withListTimeout), then the keyset query with its helper columns.
 const LIST_TIMEOUT = `
         select set_config('statement_timeout',
-          (case when s.setting::int = 0 then $1::int else least(s.setting::int, $1::int) end)::text,
+          (case when t.ms = 0 then $1::int else least(t.ms, $1::int) end)::text,
           true)
-        from pg_settings s where s.name = 'statement_timeout'`;
+        from (select (extract(epoch from current_setting('statement_timeout')::interval) * 1000)::int as ms) t`;
 const LIST = `
     select *, ("created_at")::text as "_hf_key_0", "created_at" as "_hf_sort_0", ("id")::text as "_hf_key_1",
            "id" as "_hf_sort_1"
