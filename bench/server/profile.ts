@@ -9,6 +9,7 @@ interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
   hitCount?: number;
+  children?: number[];
 }
 interface Profile {
   nodes: ProfileNode[];
@@ -34,10 +35,19 @@ export function area(url: string, name: string): string {
 export function summarise(file: string, top = 25): string {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const child of n.children ?? []) parent.set(child, n.id);
+  // The inspector's own start (bench/server/child.ts) is the profiler, not the server.
+  const profiler = (id: number): boolean => {
+    for (let at: number | undefined = id; at !== undefined; at = parent.get(at))
+      if (byId.get(at)?.callFrame.url.endsWith('bench/server/child.ts')) return true;
+    return false;
+  };
   const self = new Map<number, number>();
   profile.samples.forEach((id, i) => {
     self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000);
   });
+  for (const id of self.keys()) if (profiler(id)) self.delete(id);
   const frames = new Map<string, number>();
   const areas = new Map<string, number>();
   let busy = 0;

@@ -160,9 +160,9 @@ const spread = (values: number[], digits = 0) => {
 };
 
 const rows: string[] = [];
-const costs: number[] = [];
+const costs: Partial<Record<'GET' | 'POST', number>> = {};
 /** Each cost's spread: the middle half of the per-round costs (each round pairs one bare and one ours). */
-const costSpreads: string[] = [];
+const costSpreads: Partial<Record<'GET' | 'POST', string>> = {};
 let oursPost = 0;
 let oursPostRounds: number[] = [];
 // BENCH_METHODS=GET (or POST) runs one of the two, e.g. to profile it (PROFILE=1 writes CPU
@@ -202,12 +202,10 @@ for (const [label, method] of (
   // round both servers ran in the same few seconds cancels the machine's drift between rounds.
   const perRound = samples.ours.map((s, i) => 1 - s.rps / (samples.bare[i]?.rps ?? s.rps));
   const cost = median(perRound);
-  costs.push(cost);
-  costSpreads.push(
-    spread(
-      perRound.map((c) => c * 100),
-      1,
-    ),
+  costs[method] = cost;
+  costSpreads[method] = spread(
+    perRound.map((c) => c * 100),
+    1,
   );
   if (method === 'POST') {
     oursPost = o.rps;
@@ -220,7 +218,7 @@ for (const [label, method] of (
       3,
     )}`;
   rows.push(
-    `| ${label} | ${b.rps.toFixed(0)} (${rps(samples.bare)}) | ${b.p99} | ${b.cpu.toFixed(3)} (${cpus(samples.bare)}) | ${o.rps.toFixed(0)} (${rps(samples.ours)}) | ${o.p99} | ${o.cpu.toFixed(3)} (${cpus(samples.ours)}) | **${(cost * 100).toFixed(1)}%** (${costSpreads.at(-1)}) | ${b.bad + o.bad} |`,
+    `| ${label} | ${b.rps.toFixed(0)} (${rps(samples.bare)}) | ${b.p99} | ${b.cpu.toFixed(3)} (${cpus(samples.bare)}) | ${o.rps.toFixed(0)} (${rps(samples.ours)}) | ${o.p99} | ${o.cpu.toFixed(3)} (${cpus(samples.ours)}) | **${(cost * 100).toFixed(1)}%** (${costSpreads[method]}) | ${b.bad + o.bad} |`,
   );
 }
 
@@ -234,7 +232,9 @@ for (let round = 0; round < rounds; round += 1) {
   insertOnly.push(await load(bare, 'POST', seconds, '/insert-only/v1/orders'));
   if (methodsRun) oursPostRounds.push((await load(ours, 'POST', seconds)).rps);
 }
-const insertRatios = insertOnly.map((s, i) => (oursPostRounds[rounds + i] ?? oursPost) / s.rps);
+const insertRatios = methodsRun
+  ? insertOnly.map((s, i) => (oursPostRounds[rounds + i] ?? oursPost) / s.rps)
+  : [];
 const [version] = await admin`show server_version`;
 console.log(
   `\nPostgreSQL ${version?.server_version}, Node ${process.version}, driver ${driver}, ${rounds} rounds of ${seconds} s each: medians (middle half of the rounds), 10 connections, each server in its own process\n`,
@@ -251,9 +251,10 @@ console.log(
   '\nCost = 1 - Holdfast req/s / bare req/s, per pair of rounds run one after the other, median (middle half). Target: at most 20% for our stack (auth, rate limit, validation, signed cursors, row mapping, problem+json, idempotency logic).',
 );
 
+const pct = (cost: number | undefined) => (cost === undefined ? 'not run' : `${(cost * 100).toFixed(2)}%`);
 summary(
   import.meta.url,
-  `server: GET cost ${((costs[0] ?? 0) * 100).toFixed(2)}% (${costSpreads[0] ?? '-'}), POST cost ${((costs[1] ?? 0) * 100).toFixed(2)}% (${costSpreads[1] ?? '-'}), POST vs bare insert ${median(insertRatios).toFixed(2)}x (${spread(insertRatios, 2)}), ${rounds} rounds, driver ${driver}`,
+  `server: GET cost ${pct(costs.GET)} (${costSpreads.GET ?? '-'}), POST cost ${pct(costs.POST)} (${costSpreads.POST ?? '-'}), POST vs bare insert ${median(insertRatios).toFixed(2)}x (${spread(insertRatios, 2)}), ${rounds} rounds, driver ${driver}`,
 );
 
 for (const target of [ours, bare]) {
