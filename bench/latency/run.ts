@@ -204,6 +204,23 @@ function traceSlowest(rate: number): void {
       .map(([b, ms]) => `${(b / 2).toFixed(1)}: ${ms.toFixed(0)}`)
       .join(', '),
   );
+  // Over the rate's window: the server's stalls and collections, by kind (count, total, longest).
+  const last = Math.max(...all.map((w) => w.at + w.delay));
+  const kinds = new Map<string, { n: number; ms: number; max: number }>();
+  for (const e of events) {
+    if (e.at < first || e.at > last || (e.kind !== 'stall' && e.kind !== 'gc')) continue;
+    const kind = e.kind === 'gc' ? `gc ${String(e.gc)}` : 'stall >= 5 ms';
+    const k = kinds.get(kind) ?? { n: 0, ms: 0, max: 0 };
+    k.n += 1;
+    k.ms += e.ms ?? 0;
+    k.max = Math.max(k.max, e.ms ?? 0);
+    kinds.set(kind, k);
+  }
+  console.log(
+    [...kinds]
+      .map(([kind, k]) => `${kind}: ${k.n}, ${k.ms.toFixed(0)} ms in all, longest ${k.max.toFixed(1)} ms`)
+      .join('; '),
+  );
   for (const w of all.sort((a, b) => b.delay - a.delay).slice(0, 5)) {
     const arrived = w.at + w.delay;
     const eventId = eventOf.get(w.id);
