@@ -7,8 +7,9 @@ import { appendFileSync } from 'node:fs';
 import { PerformanceObserver, performance } from 'node:perf_hooks';
 
 const file = process.env.LATENCY_TRACE_FILE;
-// NODE_OPTIONS reaches npm and its shell too: trace only the server itself.
-const isServer = process.argv.some((arg) => arg.endsWith('src/main.ts'));
+// NODE_OPTIONS reaches npm, its shell and tsx's own CLI too (which runs the server in a child
+// process, passing src/main.ts on): trace only the process whose script is the server.
+const isServer = process.argv[1]?.endsWith('src/main.ts') ?? false;
 if (file && isServer) {
   const wall = () => performance.timeOrigin + performance.now();
   const lines = [];
@@ -40,4 +41,33 @@ if (file && isServer) {
     lines.push(`${JSON.stringify({ kind: stage, at: wall(), ...fields })}\n`);
   setInterval(flush, 500).unref();
   process.on('exit', flush);
+}
+
+// LATENCY_PROFILE=<rate>: a CPU profile of the server while the bench offers that rate. The
+// bench creates `<prefix>.start` and `<prefix>.stop` (files: npm stands between it and the
+// server's process, so no signal or IPC reaches it); the profile goes to `<prefix>.cpuprofile`.
+const profile = process.env.LATENCY_PROFILE_FILE;
+if (profile && isServer) {
+  const { Session } = await import('node:inspector/promises');
+  const { existsSync, renameSync, writeFileSync } = await import('node:fs');
+  let session;
+  let done = false;
+  const poll = setInterval(async () => {
+    if (done) return;
+    if (!session && existsSync(`${profile}.start`)) {
+      session = new Session();
+      session.connect();
+      await session.post('Profiler.enable');
+      await session.post('Profiler.start');
+    } else if (session && existsSync(`${profile}.stop`)) {
+      done = true;
+      clearInterval(poll);
+      const { profile: taken } = await session.post('Profiler.stop');
+      // Whole or not at all: the bench reads it once the name appears.
+      writeFileSync(`${profile}.part`, JSON.stringify(taken));
+      renameSync(`${profile}.part`, `${profile}.cpuprofile`);
+      session.disconnect();
+    }
+  }, 100);
+  poll.unref();
 }

@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { Pool } from 'undici';
 import { startThroughNpm } from '../reference-server';
+import { summarise } from '../server/profile';
 import { summary } from '../summary';
 
 const base = process.env.DATABASE_URL;
@@ -61,6 +62,10 @@ const receiverPort = await new Promise<number>((resolve) =>
 // As an outside user starts it: `npm start` with its development defaults (demo key and demo data
 // on a fresh database, the demo's endpoints on its built-in receiver included), on PostgreSQL.
 const trace = process.env.LATENCY_TRACE ? `/tmp/latency-trace-${schema}.jsonl` : undefined;
+// LATENCY_PROFILE=<rate>: a CPU profile of the server while that rate is offered.
+const profileRate = process.env.LATENCY_PROFILE ? Number(process.env.LATENCY_PROFILE) : undefined;
+const profile = profileRate === undefined ? undefined : `/tmp/latency-profile-${schema}`;
+const preload = `--import ${fileURLToPath(new URL('./loop-trace.mjs', import.meta.url))}`;
 const server = await startThroughNpm({
   ...extraEnv,
   NODE_ENV: 'development',
@@ -68,12 +73,9 @@ const server = await startThroughNpm({
   // The per-key limit would refuse the load; private destinations let the receiver be 127.0.0.1.
   HOLDFAST_RATE_LIMIT: '1000000/1s',
   HOLDFAST_ALLOW_PRIVATE_DESTINATIONS: '1',
-  ...(trace
-    ? {
-        NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import ${fileURLToPath(new URL('./loop-trace.mjs', import.meta.url))}`,
-        LATENCY_TRACE_FILE: trace,
-      }
-    : {}),
+  ...(trace || profile ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} ${preload}` } : {}),
+  ...(trace ? { LATENCY_TRACE_FILE: trace } : {}),
+  ...(profile ? { LATENCY_PROFILE_FILE: profile } : {}),
 });
 const { url } = server;
 const KEY = server.demoKey;
@@ -144,7 +146,14 @@ async function measure(rate: number): Promise<Row> {
   answeredAt.clear();
   arrivedAt.clear();
   const failures = { n: 0 };
+  const profiled = profile !== undefined && rate === profileRate;
+  if (profiled) writeFileSync(`${profile}.start`, '');
   const elapsed = await offer(rate, seconds, failures);
+  if (profiled) {
+    writeFileSync(`${profile}.stop`, '');
+    while (!existsSync(`${profile}.cpuprofile`)) await sleep(100);
+    console.log(`\nthe server at ${rate}/s offered: ${summarise(`${profile}.cpuprofile`)}`);
+  }
   // Lost: not arrived once nothing more has arrived for 10 s.
   let seen = arrivedAt.size;
   let quietSince = performance.now();
