@@ -45,7 +45,7 @@ const ROWS: readonly { readonly bench: string; readonly script: string; readonly
   {
     bench: 'server',
     script: 'run',
-    what: 'the whole stack vs bare Hono + postgres.js running the same statements',
+    what: 'the whole stack vs bare Hono running the same statements on the same driver',
   },
   {
     bench: 'hostile',

@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { Pool } from 'undici';
-import { startReferenceServer } from '../reference-server';
+import { startThroughNpm } from '../reference-server';
+import { summarise } from '../server/profile';
 import { summary } from '../summary';
 
 const base = process.env.DATABASE_URL;
@@ -24,23 +26,30 @@ const admin = postgres(base, { max: 1, onnotice: () => {} });
 await admin.unsafe(`create schema ${schema}`);
 const databaseUrl = new URL(base);
 databaseUrl.searchParams.set('options', `-c search_path=${schema}`);
-const KEY = `hf_test_${randomBytes(18).toString('base64url')}`;
 
+/** Wall-clock ms (sub-millisecond), comparable with the server's trace. */
+const wall = () => performance.timeOrigin + performance.now();
 /** When each order's 201 came, and when its webhook arrived, by order id. */
 const answeredAt = new Map<string, number>();
 const arrivedAt = new Map<string, number>();
+/** The event id of each order's webhook, for the trace. */
+const eventOf = new Map<string, string>();
 const receiver = createServer((req, res) => {
   const chunks: Buffer[] = [];
   req.on('data', (chunk: Buffer) => chunks.push(chunk));
   req.on('end', () => {
-    const at = performance.now();
+    const at = wall();
     res.statusCode = 204;
     res.end();
     const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+      id?: string;
       data?: { object?: { id?: string } };
     };
     const id = body.data?.object?.id;
-    if (id && !arrivedAt.has(id)) arrivedAt.set(id, at);
+    if (id && !arrivedAt.has(id)) {
+      arrivedAt.set(id, at);
+      if (trace && body.id) eventOf.set(id, body.id);
+    }
   });
 });
 const receiverPort = await new Promise<number>((resolve) =>
@@ -50,31 +59,53 @@ const receiverPort = await new Promise<number>((resolve) =>
   }),
 );
 
-const { child, url } = await startReferenceServer({
+// As an outside user starts it: `npm start` with its development defaults (demo key and demo data
+// on a fresh database, the demo's endpoints on its built-in receiver included), on PostgreSQL.
+const trace = process.env.LATENCY_TRACE ? `/tmp/latency-trace-${schema}.jsonl` : undefined;
+// LATENCY_PROFILE=<rate>: a CPU profile of the server while that rate is offered.
+const profileRate = process.env.LATENCY_PROFILE ? Number(process.env.LATENCY_PROFILE) : undefined;
+const profile = profileRate === undefined ? undefined : `/tmp/latency-profile-${schema}`;
+const preload = `--import ${fileURLToPath(new URL('./loop-trace.mjs', import.meta.url))}`;
+const server = await startThroughNpm({
   ...extraEnv,
+  NODE_ENV: 'development',
   DATABASE_URL: databaseUrl.toString(),
-  HOLDFAST_API_KEYS: JSON.stringify([{ key: KEY, account: 'acct_latency', scopes: ['*'] }]),
+  // The per-key limit would refuse the load; private destinations let the receiver be 127.0.0.1.
   HOLDFAST_RATE_LIMIT: '1000000/1s',
   HOLDFAST_ALLOW_PRIVATE_DESTINATIONS: '1',
+  ...(trace || profile ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} ${preload}` } : {}),
+  ...(trace ? { LATENCY_TRACE_FILE: trace } : {}),
+  ...(profile ? { LATENCY_PROFILE_FILE: profile } : {}),
 });
+const { url } = server;
+const KEY = server.demoKey;
+if (!KEY) throw new Error('npm start printed no demo key: is the schema fresh?');
 const origin = new URL(url).origin;
-const pool = new Pool(origin, { connections: 256, pipelining: 1 });
+const pool = new Pool(origin, { connections: 128, pipelining: 1 });
 const headers = { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' };
 const body = JSON.stringify({ currency: 'EUR', total: 4200, description: 'latency' });
+
+/** Answers other than 201 (status and the start of the body, or the error), with counts. */
+const statuses = new Map<string, number>();
 
 /** Sends one order; records its id and when its 201 came, or counts a failure. */
 async function order(failures: { n: number }): Promise<void> {
   try {
     const res = await pool.request({ path: '/v1/orders', method: 'POST', headers, body });
     const text = await res.body.text();
-    const at = performance.now();
+    const at = wall();
     if (res.statusCode !== 201) {
       failures.n += 1;
+      const code = `${res.statusCode} ${text.slice(0, 120)}`;
+      if (!statuses.has(code)) console.error(`first ${res.statusCode}: ${text.slice(0, 300)}`);
+      statuses.set(code, (statuses.get(code) ?? 0) + 1);
       return;
     }
     answeredAt.set((JSON.parse(text) as { id: string }).id, at);
-  } catch {
+  } catch (error) {
     failures.n += 1;
+    const code = `error ${error instanceof Error ? error.message : String(error)}`;
+    statuses.set(code, (statuses.get(code) ?? 0) + 1);
   }
 }
 
@@ -115,7 +146,14 @@ async function measure(rate: number): Promise<Row> {
   answeredAt.clear();
   arrivedAt.clear();
   const failures = { n: 0 };
+  const profiled = profile !== undefined && rate === profileRate;
+  if (profiled) writeFileSync(`${profile}.start`, '');
   const elapsed = await offer(rate, seconds, failures);
+  if (profiled) {
+    writeFileSync(`${profile}.stop`, '');
+    while (!existsSync(`${profile}.cpuprofile`)) await sleep(100);
+    console.log(`\nthe server at ${rate}/s offered: ${summarise(`${profile}.cpuprofile`)}`);
+  }
   // Lost: not arrived once nothing more has arrived for 10 s.
   let seen = arrivedAt.size;
   let quietSince = performance.now();
@@ -133,6 +171,7 @@ async function measure(rate: number): Promise<Row> {
     if (arrived === undefined) lost += 1;
     else delays.push(arrived - at);
   }
+  if (trace) traceSlowest(rate);
   delays.sort((a, b) => a - b);
   return {
     rate,
@@ -145,6 +184,70 @@ async function measure(rate: number): Promise<Row> {
     p99: percentile(delays, 0.99),
     max: delays.at(-1) ?? Number.NaN,
   };
+}
+
+/**
+ * With LATENCY_TRACE: per 500 ms of 201s, the slowest webhook; then the five slowest webhooks
+ * with what the server's trace recorded between their 201 and their arrival (event-loop stalls,
+ * garbage collections, and any probe's stages for their event).
+ */
+function traceSlowest(rate: number): void {
+  if (!trace) return;
+  const events = readFileSync(trace, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as { kind: string; at: number; ms?: number; [k: string]: unknown });
+  const all = [...answeredAt]
+    .filter(([id]) => arrivedAt.has(id))
+    .map(([id, at]) => ({ id, at, delay: (arrivedAt.get(id) ?? at) - at }));
+  const first = Math.min(...all.map((w) => w.at));
+  const buckets = new Map<number, number>();
+  for (const w of all) {
+    const b = Math.floor((w.at - first) / 500);
+    buckets.set(b, Math.max(buckets.get(b) ?? 0, w.delay));
+  }
+  console.log(`\ntrace at ${rate}/s: slowest webhook per 500 ms of 201s (s: ms)`);
+  console.log(
+    [...buckets]
+      .sort(([a], [b]) => a - b)
+      .map(([b, ms]) => `${(b / 2).toFixed(1)}: ${ms.toFixed(0)}`)
+      .join(', '),
+  );
+  // Over the rate's window: the server's stalls and collections, by kind (count, total, longest).
+  const last = Math.max(...all.map((w) => w.at + w.delay));
+  const kinds = new Map<string, { n: number; ms: number; max: number }>();
+  for (const e of events) {
+    if (e.at < first || e.at > last || (e.kind !== 'stall' && e.kind !== 'gc')) continue;
+    const kind = e.kind === 'gc' ? `gc ${String(e.gc)}` : 'stall >= 5 ms';
+    const k = kinds.get(kind) ?? { n: 0, ms: 0, max: 0 };
+    k.n += 1;
+    k.ms += e.ms ?? 0;
+    k.max = Math.max(k.max, e.ms ?? 0);
+    kinds.set(kind, k);
+  }
+  console.log(
+    [...kinds]
+      .map(([kind, k]) => `${kind}: ${k.n}, ${k.ms.toFixed(0)} ms in all, longest ${k.max.toFixed(1)} ms`)
+      .join('; '),
+  );
+  for (const w of all.sort((a, b) => b.delay - a.delay).slice(0, 5)) {
+    const arrived = w.at + w.delay;
+    const eventId = eventOf.get(w.id);
+    const inside = events.filter(
+      (e) =>
+        (e.at >= w.at - 20 &&
+          e.at <= arrived &&
+          (e.kind === 'stall' || e.kind === 'gc' || !('event' in e))) ||
+        (eventId !== undefined && e.event === eventId),
+    );
+    console.log(
+      `  ${w.id} (${eventId}): 201 at +${(w.at - first).toFixed(1)} ms, webhook ${w.delay.toFixed(1)} ms later`,
+    );
+    for (const e of inside) {
+      const { kind, at, ...rest } = e;
+      console.log(`    ${(at - w.at).toFixed(1).padStart(8)} ms  ${kind} ${JSON.stringify(rest)}`);
+    }
+  }
 }
 
 const rows: Row[] = [];
@@ -166,6 +269,7 @@ try {
   );
   if (Object.keys(extraEnv).length > 0) console.log(`server env: ${JSON.stringify(extraEnv)}`);
   console.log(`machine load: ${readFileSync('/proc/loadavg', 'utf8').trim()}\n`);
+  for (const [code, n] of statuses) console.log(`not 201 (${n}x): ${code}`);
   console.log('| offered/s | answered/s | orders | non-201 | lost | p50 ms | p95 ms | p99 ms | max ms |');
   console.log('|--:|--:|--:|--:|--:|--:|--:|--:|--:|');
   for (const r of rows) {
@@ -181,8 +285,7 @@ try {
   summary(import.meta.url, `latency: ${part(200)}, ${part(500)}`);
 } finally {
   await pool.close();
-  child.kill('SIGTERM');
-  await new Promise((r) => child.once('exit', r));
+  await server.stop();
   receiver.close();
   await admin.unsafe(`drop schema ${schema} cascade`);
   await admin.end();

@@ -1,6 +1,7 @@
 // The reference server as bench/server measures it: the whole stack, API role (no workers),
 // production settings, on the schema run.ts prepared. Run by run.ts in its own process.
 import { startServer } from '../../examples/reference-server/src/server';
+import { answerParent } from './child';
 
 const url = new URL(process.env.DATABASE_URL ?? '');
 url.searchParams.set('options', `-c search_path=${process.env.BENCH_SCHEMA}`);
@@ -19,7 +20,4 @@ const server = await startServer({
   },
 });
 process.send?.({ url: server.url });
-process.on('message', (message) => {
-  if (message === 'cpu') process.send?.({ cpu: process.cpuUsage() });
-  if (message === 'stop') void server.close().then(() => process.exit(0));
-});
+answerParent(() => server.close());

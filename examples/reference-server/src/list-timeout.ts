@@ -27,11 +27,13 @@ export async function withListTimeout<T>(
   const done = await sql.begin(async (tx) => {
     // Together, so a failure of either is handled here and the setting goes out first.
     const [, value] = await Promise.all([
+      // The connection's timeout from current_setting (text with a unit, read as an interval):
+      // pg_settings would build every setting's row on each list, which costs more than the list.
       tx`
         select set_config('statement_timeout',
-          (case when s.setting::int = 0 then ${timeoutMs}::int else least(s.setting::int, ${timeoutMs}::int) end)::text,
+          (case when t.ms = 0 then ${timeoutMs}::int else least(t.ms, ${timeoutMs}::int) end)::text,
           true)
-        from pg_settings s where s.name = 'statement_timeout'`.execute(),
+        from (select (extract(epoch from current_setting('statement_timeout')::interval) * 1000)::int as ms) t`.execute(),
       list(tx),
     ]);
     return { value };

@@ -31,6 +31,24 @@ describe('withListTimeout', () => {
     expect(await timeoutOf(db.sql)).toBe(before);
   });
 
+  it.skipIf(!realPostgres)('reads the connection timeout in whatever unit it was set', async () => {
+    const before = await timeoutOf(db.sql);
+    try {
+      for (const [set, ms] of [
+        ['1500ms', 1500],
+        ['3s', 2000],
+        ['1min', 2000],
+        ['0', 2000],
+        ['1999', 1999],
+      ] as const) {
+        await db.sql`select set_config('statement_timeout', ${set}, false)`;
+        expect(await withListTimeout(db.sql, (tx) => timeoutOf(tx), 2000), set).toBe(ms);
+      }
+    } finally {
+      await db.sql`select set_config('statement_timeout', ${String(before)}, false)`;
+    }
+  });
+
   it.skipIf(!realPostgres)('cancels a list statement that runs past the list timeout', async () => {
     const run = withListTimeout(db.sql, (tx) => tx`select pg_sleep(2)`, 50);
     await expect(run).rejects.toMatchObject({ code: '57014' });

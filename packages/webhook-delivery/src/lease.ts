@@ -88,8 +88,14 @@ export function leaseStatement(sql: Sql, request: LeaseRequest): postgres.Pendin
   const running = [...request.running];
   const settled = request.settled ?? [];
   const accounts = [...(request.accounts ?? [])];
+  // The lease commits without waiting for its WAL to reach disk (synchronous_commit off for
+  // this transaction only): it is on every webhook's path, between the outbox's commit and the
+  // send, and a flush there adds the disk's fsync, and its stalls, to every delivery. Losing it
+  // in a database crash is harmless: the delivery is leased again, at least once as ever, and
+  // a later durable commit (an outcome) flushes the WAL before it, so none lands without it.
   return sql<LeasedRow[]>`
-    select * from holdfast_lease_deliveries(
+    with holdfast_async_commit as materialized (select set_config('synchronous_commit', 'off', true))
+    select l.* from holdfast_async_commit, holdfast_lease_deliveries(
       p_owner => ${request.owner},
       p_limit => ${request.limit}::int,
       p_max => ${request.perEndpoint}::int,
@@ -103,7 +109,7 @@ export function leaseStatement(sql: Sql, request: LeaseRequest): postgres.Pendin
       p_settled_counts => ${pgArray(settled.map((s) => s.attemptCount))}::int[],
       p_account_share => ${request.accountShare ?? null}::int,
       p_account_ids => ${pgArray(accounts.map(([id]) => id))}::text[],
-      p_account_n => ${pgArray(accounts.map(([, n]) => n))}::int[])`;
+      p_account_n => ${pgArray(accounts.map(([, n]) => n))}::int[]) l`;
 }
 
 /**

@@ -105,18 +105,19 @@ describe('statement timeouts of periodic jobs', () => {
   });
   afterAll(() => db.close());
 
-  it('runs the job in a transaction whose statement_timeout is set, and leaves the session as it was', async () => {
-    const [before] = await db.sql<{ t: string }[]>`select current_setting('statement_timeout') as t`;
-    let inside = '';
+  it('runs the job in a transaction whose statement_timeout is set and whose commit does not wait for the flush, and leaves the session as it was', async () => {
+    const settings = `select current_setting('statement_timeout') as t, current_setting('synchronous_commit') as s`;
+    const [before] = await db.sql.unsafe<{ t: string; s: string }[]>(settings);
+    let inside: { t: string; s: string } | undefined;
     const counted = await withStatementTimeout(db.sql, JOB_STATEMENT_TIMEOUT_MS, async (tx) => {
-      const [row] = await tx<{ t: string }[]>`select current_setting('statement_timeout') as t`;
-      inside = row?.t ?? '';
+      [inside] = await tx.unsafe<{ t: string; s: string }[]>(settings);
       return 3;
     });
     expect(counted).toBe(3);
-    expect(inside).toBe(`${JOB_STATEMENT_TIMEOUT_MS / 1000}s`);
-    const [after] = await db.sql<{ t: string }[]>`select current_setting('statement_timeout') as t`;
-    expect(after?.t).toBe(before?.t);
+    expect(inside).toEqual({ t: `${JOB_STATEMENT_TIMEOUT_MS / 1000}s`, s: 'off' });
+    expect(before?.s).toBe('on');
+    const [after] = await db.sql.unsafe<{ t: string; s: string }[]>(settings);
+    expect(after).toEqual(before);
   });
 
   it('resumeWaitingLines and reconcileInFlight run under it (nothing to do: no error)', async () => {
