@@ -1,12 +1,12 @@
-import type postgres from 'postgres';
+import { unlessRunning } from '@holdfast/db';
 import { type AttemptContext, sendAttempt } from './attempt';
 import { type LeasedRow, leaseDue, reconcileInFlight, releaseLease, renewLeases } from './lease';
 import type { OutcomeWriter } from './outcome-writer';
-import { unlessRunning } from './periodic';
 import { pgArray } from './pg-array';
 import type { Scheduler } from './scheduler';
 import { SignerCache } from './signers';
-import { listenForWork, type WakeSubscription, wakeChannel } from './wake';
+import type { QueueDb } from './sql/worker';
+import { type Listener, listenForWork, type WakeSubscription, wakeChannelName } from './wake';
 
 /** How often a worker recounts in-flight leases (repairing counts changed by hand). */
 const RECONCILE_MS = 10_000;
@@ -17,12 +17,12 @@ const RECONCILE_MS = 10_000;
 const ENDPOINT_CHECK_MS = 1_000;
 
 export interface DeliveryLoopOptions {
-  sql: postgres.Sql;
+  queue: QueueDb;
   owner: string;
   stripe: number;
   leaseMs: number;
-  /** Wake on the outbox's notifications: `undefined` means unless on PGlite. */
-  listen: boolean | undefined;
+  /** Wakes on the outbox's notifications; without one, the poll finds new deliveries. */
+  listener: Listener | undefined;
   now: () => number;
   onError: (error: unknown) => void;
   scheduler: Scheduler;
@@ -38,7 +38,7 @@ export interface DeliveryLoopOptions {
  *
  * @example
  * ```ts
- * const loop = new DeliveryLoop({ sql, owner, stripe, leaseMs, listen: undefined, now, onError, scheduler, writer, attempts });
+ * const loop = new DeliveryLoop({ queue, owner, stripe, leaseMs, listener, now, onError, scheduler, writer, attempts });
  * loop.start();
  * await loop.stop();
  * ```
@@ -65,10 +65,10 @@ export class DeliveryLoop {
 
   /** One lease round: resolves with how many attempts it started (without waiting for them). */
   async round(): Promise<number> {
-    const { sql, owner, leaseMs, scheduler } = this.#o;
+    const { queue, owner, leaseMs, scheduler } = this.#o;
     const plan = scheduler.plan();
     if (!plan) return 0;
-    const rows = await leaseDue(sql, {
+    const rows = await leaseDue(queue, {
       owner,
       limit: plan.limit,
       perEndpoint: plan.perEndpoint,
@@ -161,12 +161,12 @@ export class DeliveryLoop {
   }
 
   #launch(row: LeasedRow): void {
-    const { sql, owner, stripe, onError, scheduler } = this.#o;
+    const { queue, owner, stripe, onError, scheduler } = this.#o;
     const task: Promise<void> = this.#attempt(row)
       .catch(async (error: unknown) => {
         onError(error);
         // Give the lease back so another round (or worker) retries it promptly.
-        await releaseLease(sql, { owner, id: row.id, stripe }).catch(onError);
+        await releaseLease(queue, { owner, id: row.id, stripe }).catch(onError);
       })
       .finally(() => {
         scheduler.finished(row.id);
@@ -184,7 +184,7 @@ export class DeliveryLoop {
    * with how many were aborted.
    */
   async abortGone(): Promise<number> {
-    const { sql, now } = this.#o;
+    const { queue, now } = this.#o;
     if (this.#checking) return 0;
     const at = now();
     const endpoints = new Set<string>();
@@ -193,9 +193,7 @@ export class DeliveryLoop {
     if (endpoints.size === 0) return 0;
     this.#checking = true;
     try {
-      const gone = await sql<{ id: string }[]>`
-        select id from holdfast_webhook_endpoints
-        where id = any(${pgArray([...endpoints])}::text[]) and (status <> 'active' or deleted_at is not null)`;
+      const gone = await queue.db.query<{ id: string }>(queue.sql.goneEndpoints, [pgArray([...endpoints])]);
       const ids = new Set(gone.map((row) => row.id));
       let aborted = 0;
       for (const r of this.#requests.values()) {
@@ -210,7 +208,7 @@ export class DeliveryLoop {
   }
 
   async #attempt(row: LeasedRow): Promise<void> {
-    const { sql, owner, stripe, now, scheduler, writer } = this.#o;
+    const { queue, owner, stripe, now, scheduler, writer } = this.#o;
     const started = now();
     const abort = new AbortController();
     this.#requests.set(row.id, { endpointId: row.endpoint_id, started, abort });
@@ -231,7 +229,7 @@ export class DeliveryLoop {
       // The endpoint was deleted or disabled: no answer to judge, nothing about the receiver to
       // log or count toward disabling it. The lease goes back with its place; a disabled
       // endpoint's delivery is sent once it is enabled again, as any that fell due meanwhile.
-      await releaseLease(sql, { owner, id: row.id, stripe });
+      await releaseLease(queue, { owner, id: row.id, stripe });
       return;
     }
     const finished = now();
@@ -267,31 +265,28 @@ export class DeliveryLoop {
   }
 
   async #renew(): Promise<void> {
-    const { sql, owner, leaseMs, now, scheduler } = this.#o;
+    const { queue, owner, leaseMs, now, scheduler } = this.#o;
     // Attempts running for more than a third of the lease renew theirs.
     const due = scheduler.renewDue(leaseMs / 3);
     if (due.length > 0) {
-      await renewLeases(sql, { owner, ids: due, until: new Date(now() + leaseMs) });
+      await renewLeases(queue, { owner, ids: due, until: new Date(now() + leaseMs) });
       scheduler.renewed(due);
     }
   }
 
   async #reconcile(): Promise<void> {
-    const { sql, now } = this.#o;
+    const { queue, now } = this.#o;
     if (now() - this.#lastReconcile < RECONCILE_MS) return;
     this.#lastReconcile = now();
-    await reconcileInFlight(sql);
+    await reconcileInFlight(queue);
   }
 
-  /** Listens for the outbox's notifications unless told not to or on PGlite (see `pollMs`). */
+  /** Listens for the outbox's notifications when given a listener (see `pollMs`). */
   async #subscribe(): Promise<WakeSubscription | undefined> {
-    const { sql, listen, onError } = this.#o;
-    if (listen === false) return undefined;
+    const { queue, listener, onError } = this.#o;
+    if (!listener) return undefined;
     try {
-      const [row] = await sql<{ pglite: boolean; channel: string }[]>`
-        select version() like '%PGlite%' as pglite, ${wakeChannel(sql)} as channel`;
-      if (!row || (row.pglite && listen === undefined)) return undefined;
-      const subscription = listenForWork(sql, row.channel, () => {
+      const subscription = listenForWork(listener, await wakeChannelName(queue), () => {
         this.#notified = true;
         this.#wake?.();
       });

@@ -1,4 +1,3 @@
-export { type DeliveryWorkerUrlOptions, deliveryWorkerFromUrl } from './connect';
 export { type AccountsNotice, notifyAccounts } from './egress-notifications';
 export {
   type AccountRef,
