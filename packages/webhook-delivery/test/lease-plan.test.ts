@@ -1,7 +1,9 @@
 import { childDatabaseUrl, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { leaseStatement } from '../src/lease';
+import { fromPostgres } from '@holdfast/db/postgres';
+import { leaseDue } from '../src/lease';
+import { workerStatements } from '../src/sql/worker';
 import { dueDeliveries, queueDatabase } from './fixtures/queue';
 
 // A lease round reads the rows it leases, not the backlog, whatever PostgreSQL's statistics say.
@@ -69,7 +71,7 @@ async function round(explain: boolean): Promise<{ leased: number; plan: PlanNode
                   set_config('auto_explain.log_level', 'notice', true), set_config('auto_explain.log_format', 'json', true)`,
         );
       }
-      const rows = await leaseStatement(tx, {
+      const rows = await leaseDue({ db: fromPostgres(tx), sql: workerStatements() }, {
         owner: 'wrk_plan',
         limit: ROUND,
         perEndpoint: 100,

@@ -3,9 +3,11 @@ import type { AddressInfo } from 'node:net';
 import { createTestDatabase, type TestDatabase } from '@holdfast/pg/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDeliveryWorker, createEndpoint, enqueueEvent, migrations } from '../src/postgres';
+import { endPools, pgDb, postgresJsListener } from './fixtures/db';
 
 // Wake on commit: the outbox notifies in its own statement, PostgreSQL delivers it at commit.
-// PGlite has no listening connection beside the pool; there the worker polls (delivery.test.ts).
+// PGlite has no listening connection beside the pool; there the worker polls (delivery.test.ts),
+// as it does on PostgreSQL when given no listener.
 
 const postgresOnly = !process.env.DATABASE_URL;
 let db: TestDatabase;
@@ -21,7 +23,10 @@ beforeAll(async () => {
   >`select left('holdfast_due.' || current_schema(), 63) as channel`;
   channel = row?.channel ?? '';
 });
-afterAll(() => db.close());
+afterAll(async () => {
+  await endPools();
+  await db.close();
+});
 
 /** Every notification on the wake channel and a marker channel, in the order they arrive. */
 async function listener() {
@@ -91,7 +96,13 @@ describe.skipIf(postgresOnly)('wake on commit (PostgreSQL)', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
     await createEndpoint(db.sql, { account: ACCOUNT, url }, options);
-    const worker = createDeliveryWorker({ sql: db.sql, ...options, pollMs: 3_600_000, onError: () => {} });
+    const worker = createDeliveryWorker({
+      db: pgDb(db),
+      listener: postgresJsListener(db.sql),
+      ...options,
+      pollMs: 3_600_000,
+      onError: () => {},
+    });
     try {
       worker.start();
       // The first event is found by the worker's first round or by its notification; once its
