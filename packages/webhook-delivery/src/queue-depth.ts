@@ -38,7 +38,9 @@ export function queueDepth(
     const at = now();
     if (last && at - last.at < 1000) return last.answer;
     const answer = (async () => {
-      const [row] = await db.query<{ due: number; in_flight: number; dead: number; oldest: number | null }>(text);
+      const [row] = await db.query<{ due: number; in_flight: number; dead: number; oldest: number | null }>(
+        text,
+      );
       return {
         due: row?.due ?? 0,
         inFlight: row?.in_flight ?? 0,

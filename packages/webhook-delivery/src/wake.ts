@@ -51,12 +51,16 @@ export interface WakeSubscription {
  * while the listening connection was away is found by the next poll.
  */
 export function listenForWork(listener: Listener, channel: string, onWake: () => void): WakeSubscription {
-  const request = listener.listen(channel, () => onWake()).then(
-    (unlisten) => ({ unlisten }),
-    (error: unknown) => ({ error }),
-  );
+  const request = listener
+    .listen(channel, () => onWake())
+    .then(
+      (unlisten) => ({ unlisten }),
+      (error: unknown) => ({ error }),
+    );
   return {
-    ready: request.then((r) => ('unlisten' in r ? { listening: true } : { listening: false, error: r.error })),
+    ready: request.then((r) =>
+      'unlisten' in r ? { listening: true } : { listening: false, error: r.error },
+    ),
     async stop() {
       const r = await request;
       if ('unlisten' in r) await Promise.resolve(r.unlisten()).catch(() => {});

@@ -15,8 +15,8 @@ import {
   migrations,
   notifyAccounts,
 } from '../src/postgres';
-import { cert, key } from './fixtures/egress-tls';
 import { endPools, pgDb } from './fixtures/db';
+import { cert, key } from './fixtures/egress-tls';
 
 afterAll(endPools);
 

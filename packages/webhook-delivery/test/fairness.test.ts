@@ -17,8 +17,8 @@ import {
   migrations,
   updateEndpoint,
 } from '../src/postgres';
-import { dueDeliveries } from './fixtures/queue';
 import { endPools, pgDb, pgQueue } from './fixtures/db';
+import { dueDeliveries } from './fixtures/queue';
 
 afterAll(endPools);
 

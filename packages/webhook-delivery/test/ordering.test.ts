@@ -109,10 +109,7 @@ function testClock() {
   };
 }
 
-function worker(
-  target: Db,
-  extra: Partial<Parameters<typeof createDeliveryWorker>[0]> = {},
-): DeliveryWorker {
+function worker(target: Db, extra: Partial<Parameters<typeof createDeliveryWorker>[0]> = {}): DeliveryWorker {
   return createDeliveryWorker({
     db: target,
     schedule: [0, 0],

@@ -1,10 +1,10 @@
+import { unlessRunning } from '@holdfast/db';
 import { createTestDatabase, type TestDatabase } from '@holdfast/pg/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { reconcileInFlight, resumeWaitingLines } from '../src/lease';
+import { createEndpoint, migrations } from '../src/postgres';
 import { endPools, pgQueue } from './fixtures/db';
 import { dueDeliveries } from './fixtures/queue';
-import { unlessRunning } from '@holdfast/db';
-import { createEndpoint, migrations } from '../src/postgres';
 
 // Housekeeping that cannot pile up: a periodic job is skipped while its last run still goes
 // (resumeWaitingLines ran 50 to 80 s from a 10 s interval, three to five at once), and its
@@ -121,7 +121,13 @@ describe('periodic jobs', () => {
       { account: 'acct_recount', url: 'http://127.0.0.1:1024/hook' },
       { allowPrivateDestinations: true },
     );
-    await dueDeliveries(db.sql, { account: 'acct_recount', endpointId: endpoint.id, tag: 'rc', from: 1, to: 3 });
+    await dueDeliveries(db.sql, {
+      account: 'acct_recount',
+      endpointId: endpoint.id,
+      tag: 'rc',
+      from: 1,
+      to: 3,
+    });
     await db.sql`update holdfast_deliveries set lease_owner = 'wrk_gone', lease_expires_at = now() + interval '1 minute'
       where id in ('dlv_rc_1', 'dlv_rc_2')`;
     await db.sql`update holdfast_endpoint_pacing set in_flight = 7 where endpoint_id = ${endpoint.id}`;

@@ -5,8 +5,8 @@ import { leaseDue } from '../src/lease';
 import { writeOutcomes } from '../src/outcomes';
 import { type EndpointPacing, nextLimit, pickRound, roundCandidates, roundParts } from '../src/pacing';
 import { createEndpoint, migrations } from '../src/postgres';
-import { dueDeliveries } from './fixtures/queue';
 import { endPools, pgQueue } from './fixtures/db';
+import { dueDeliveries } from './fixtures/queue';
 
 afterAll(endPools);
 

@@ -2,8 +2,8 @@ import type { TestDatabase } from '@holdfast/pg/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LeasedRow, leaseDue } from '../src/lease';
 import { type AttemptResult, writeOutcomes } from '../src/outcomes';
-import { dueDeliveries, queueDatabase } from './fixtures/queue';
 import { endPools, pgQueue } from './fixtures/db';
+import { dueDeliveries, queueDatabase } from './fixtures/queue';
 
 afterAll(endPools);
 

@@ -153,4 +153,3 @@ export interface QueueDb {
   readonly db: Db;
   readonly sql: WorkerStatements;
 }
-
