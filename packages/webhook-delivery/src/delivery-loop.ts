@@ -15,6 +15,8 @@ const RECONCILE_MS = 10_000;
  * deleted or disabled meanwhile (their attempts are then aborted).
  */
 const ENDPOINT_CHECK_MS = 1_000;
+/** How often a worker whose listener could not subscribe tries again. */
+const RESUBSCRIBE_MS = 10_000;
 
 export interface DeliveryLoopOptions {
   queue: QueueDb;
@@ -56,7 +58,10 @@ export class DeliveryLoop {
   #wake: (() => void) | undefined;
   /** A notification came while a round ran: the next round runs at once. */
   #notified = false;
+  /** The listener's subscription, once taken (tried again while it is not: `#resubscribe`). */
   #subscription: WakeSubscription | undefined;
+  #subscribing = false;
+  #lastSubscribe = Number.NEGATIVE_INFINITY;
   #lastReconcile = 0;
 
   constructor(options: DeliveryLoopOptions) {
@@ -133,8 +138,8 @@ export class DeliveryLoop {
   }
 
   async #run(): Promise<void> {
-    this.#subscription = await this.#subscribe();
     while (this.#running) {
+      this.#resubscribe();
       this.#notified = false;
       let leased = 0;
       try {
@@ -281,23 +286,44 @@ export class DeliveryLoop {
     await reconcileInFlight(queue);
   }
 
-  /** Listens for the outbox's notifications when given a listener (see `pollMs`). */
-  async #subscribe(): Promise<WakeSubscription | undefined> {
-    const { queue, listener, onError } = this.#o;
-    if (!listener) return undefined;
+  /**
+   * Subscribes to the outbox's notifications when given a listener and not subscribed yet (at
+   * most every `RESUBSCRIBE_MS`): beside the rounds, never before them, so a database that
+   * cannot be reached at start delays no round, and a subscription that failed is tried again.
+   */
+  #resubscribe(): void {
+    const { listener, now } = this.#o;
+    if (!listener || this.#subscription || this.#subscribing) return;
+    if (now() - this.#lastSubscribe < RESUBSCRIBE_MS) return;
+    this.#lastSubscribe = now();
+    this.#subscribing = true;
+    void this.#subscribe(listener).then((subscription) => {
+      this.#subscribing = false;
+      // Stopped meanwhile: nothing is left to wake.
+      if (!this.#running) return void subscription?.stop();
+      this.#subscription = subscription;
+      // What was created before LISTEN took effect notified nobody: one round looks now.
+      if (subscription) {
+        this.#notified = true;
+        this.#wake?.();
+      }
+    });
+  }
+
+  /** Listens for the outbox's notifications; `undefined` when it cannot (the poll finds everything, later). */
+  async #subscribe(listener: Listener): Promise<WakeSubscription | undefined> {
+    const { queue, onError } = this.#o;
     try {
       const subscription = listenForWork(listener, await wakeChannelName(queue), () => {
         this.#notified = true;
         this.#wake?.();
       });
-      void subscription.ready.then((r) => {
-        if (!r.listening) onError(r.error);
-      });
-      return subscription;
+      const ready = await subscription.ready;
+      if (ready.listening) return subscription;
+      onError(ready.error);
     } catch (error) {
-      // Without notifications the poll still finds everything, later.
       onError(error);
-      return undefined;
     }
+    return undefined;
   }
 }

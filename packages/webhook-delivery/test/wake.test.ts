@@ -120,4 +120,40 @@ describe.skipIf(postgresOnly)('wake on commit (PostgreSQL)', () => {
       server.close();
     }
   });
+
+  it('reports a listener that cannot listen to onError and finds new deliveries by the poll', async () => {
+    await db.sql`truncate holdfast_webhook_endpoints, holdfast_events, holdfast_resource_sequences cascade`;
+    const received: string[] = [];
+    const server = createServer((req, res) => {
+      received.push(String(req.headers['webhook-id']));
+      req.resume();
+      req.on('end', () => {
+        res.statusCode = 204;
+        res.end();
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+    await createEndpoint(db.sql, { account: ACCOUNT, url }, options);
+    const errors: unknown[] = [];
+    const refused = new Error('LISTEN refused');
+    const worker = createDeliveryWorker({
+      db: pgDb(db),
+      listener: { listen: () => Promise.reject(refused) },
+      ...options,
+      pollMs: 20,
+      onError: (error) => errors.push(error),
+    });
+    try {
+      worker.start();
+      const event = await enqueueEvent(db.sql, order('ord_w8'));
+      while (received.length < 1) await new Promise((r) => setTimeout(r, 5));
+      expect(received).toEqual([event.id]);
+      expect(errors).toContain(refused);
+    } finally {
+      await worker.stop();
+      server.closeAllConnections();
+      server.close();
+    }
+  });
 });
