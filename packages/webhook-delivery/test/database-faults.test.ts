@@ -1,10 +1,10 @@
-import { createServer, type Server } from 'node:http';
 import { createServer as createTcpServer, type Socket, connect as tcpConnect } from 'node:net';
 import { fromPg } from '@holdfast/db/pg';
 import { createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createDeliveryWorker, createEndpoint, enqueueEvent, migrations } from '../src/postgres';
 import { endPools, pgPool } from './fixtures/db';
+import { webhookReceiver } from './fixtures/receiver';
 
 // The worker on node-postgres while its database fails under it: backends terminated every
 // few dozen milliseconds, and the server unreachable for a while (every connection cut, new
@@ -18,38 +18,14 @@ const EVENTS = 200;
 const ACCOUNT = 'acct_faults';
 
 let db: TestDatabase;
-let hook: { url: string; ids: Map<string, number>; server: Server };
+let hook: Awaited<ReturnType<typeof webhookReceiver>>;
 
-beforeAll(async () => {
-  if (!realPostgres) return;
-  db = await createTestDatabase();
-  for (const migration of migrations) await db.sql.unsafe(migration.sql);
+/** Requests per `webhook-id`. */
+const requestsById = () => {
   const ids = new Map<string, number>();
-  const server = createServer((req, res) => {
-    const id = String(req.headers['webhook-id']);
-    ids.set(id, (ids.get(id) ?? 0) + 1);
-    req.resume();
-    req.on('end', () => {
-      res.statusCode = 204;
-      res.end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  hook = { url: `http://127.0.0.1:${port}/hook`, ids, server };
-});
-afterAll(async () => {
-  if (!realPostgres) return;
-  hook.server.closeAllConnections();
-  hook.server.close();
-  await db.close();
-});
-beforeEach(async () => {
-  if (!realPostgres) return;
-  await db.sql`truncate holdfast_webhook_endpoints, holdfast_events, holdfast_resource_sequences, holdfast_notifications cascade`;
-  hook.ids.clear();
-});
+  for (const id of hook.received) ids.set(id, (ids.get(id) ?? 0) + 1);
+  return ids;
+};
 
 /** Every process-level error while `work` runs: an unhandled one would have ended a service. */
 async function noCrash(work: () => Promise<void>): Promise<unknown[]> {
@@ -121,6 +97,20 @@ function worker(pool: ReturnType<typeof pgPool>, errors: unknown[]) {
 }
 
 describe.skipIf(!realPostgres)('the worker on node-postgres while the database fails', () => {
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    for (const migration of migrations) await db.sql.unsafe(migration.sql);
+    hook = await webhookReceiver();
+  });
+  afterAll(async () => {
+    hook.close();
+    await db.close();
+  });
+  beforeEach(async () => {
+    await db.sql`truncate holdfast_webhook_endpoints, holdfast_events, holdfast_resource_sequences, holdfast_notifications cascade`;
+    hook.received.length = 0;
+  });
+
   it('survives its backends terminated every 40 ms: every delivery succeeds once, logged once', async () => {
     await enqueue(EVENTS);
     const name = `holdfast_faults_${process.pid}`;
@@ -152,8 +142,8 @@ describe.skipIf(!realPostgres)('the worker on node-postgres while the database f
     });
     expect(crashes).toEqual([]);
     expect(await ledger()).toEqual({ unfinished: 0, attempts: EVENTS, doubled: 0, in_flight: 0 });
-    expect(hook.ids.size).toBe(EVENTS);
-    const resent = [...hook.ids.values()].reduce((a, n) => a + n - 1, 0);
+    expect(requestsById().size).toBe(EVENTS);
+    const resent = hook.received.length - EVENTS;
     console.log(
       `terminated backends: ${terminated} terminations, ${errors.length} errors reported to onError, ${resent} requests sent again after a lost outcome`,
     );
@@ -186,7 +176,7 @@ describe.skipIf(!realPostgres)('the worker on node-postgres while the database f
     });
     expect(crashes).toEqual([]);
     expect(await ledger()).toEqual({ unfinished: 0, attempts: EVENTS, doubled: 0, in_flight: 0 });
-    expect(hook.ids.size).toBe(EVENTS);
+    expect(requestsById().size).toBe(EVENTS);
   });
 });
 

@@ -1,11 +1,10 @@
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { fromPg } from '@holdfast/db/pg';
 import { createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDeliveryWorker, createEndpoint, enqueueEvent, migrations } from '../src/postgres';
 import { queueDepth } from '../src/prometheus';
 import { endPools, pgPool, postgresJsListener } from './fixtures/db';
+import { webhookReceiver } from './fixtures/receiver';
 
 // The sender's tables in a schema of their own, the worker's pool on a search_path that does not
 // reach them: every statement names the schema, and the lease and outcome functions find their
@@ -15,29 +14,21 @@ afterAll(endPools);
 
 let db: TestDatabase;
 
-beforeAll(async () => {
-  if (!realPostgres) return;
-  db = await createTestDatabase();
-  for (const migration of migrations) await db.sql.unsafe(migration.sql);
-});
-afterAll(async () => {
-  if (realPostgres) await db.close();
-});
-
 describe.skipIf(!realPostgres)('schema', () => {
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    for (const migration of migrations) await db.sql.unsafe(migration.sql);
+  });
+  afterAll(() => db.close());
+
   it('runs the worker and the queue gauges on a pool whose search_path does not reach the tables', async () => {
-    const received: string[] = [];
-    const server = createServer((req, res) => {
-      received.push(String(req.headers['webhook-id']));
-      req.resume();
-      req.on('end', () => {
-        res.statusCode = 204;
-        res.end();
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
-    await createEndpoint(db.sql, { account: 'acct_schema', url }, { allowPrivateDestinations: true });
+    const hook = await webhookReceiver();
+    const { received } = hook;
+    await createEndpoint(
+      db.sql,
+      { account: 'acct_schema', url: hook.url },
+      { allowPrivateDestinations: true },
+    );
     const pool = pgPool(db, 4, { options: '-c search_path=holdfast_nowhere' });
     const elsewhere = fromPg(pool);
     await expect(elsewhere.query('select 1 from holdfast_deliveries')).rejects.toMatchObject({
@@ -74,8 +65,7 @@ describe.skipIf(!realPostgres)('schema', () => {
       await expect(depth()).resolves.toMatchObject({ due: 0, dead: 0 });
     } finally {
       await worker.stop();
-      server.closeAllConnections();
-      server.close();
+      hook.close();
     }
     const [row] = await db.sql<{ status: string }[]>`select status from holdfast_deliveries`;
     expect(row?.status).toBe('succeeded');

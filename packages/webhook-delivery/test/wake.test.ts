@@ -4,6 +4,7 @@ import { createTestDatabase, type TestDatabase } from '@holdfast/pg/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDeliveryWorker, createEndpoint, enqueueEvent, migrations } from '../src/postgres';
 import { endPools, pgDb, postgresJsListener } from './fixtures/db';
+import { webhookReceiver } from './fixtures/receiver';
 
 // Wake on commit: the outbox notifies in its own statement, PostgreSQL delivers it at commit.
 // PGlite has no listening connection beside the pool; there the worker polls (delivery.test.ts),
@@ -123,18 +124,9 @@ describe.skipIf(postgresOnly)('wake on commit (PostgreSQL)', () => {
 
   it('reports a listener that cannot listen to onError and finds new deliveries by the poll', async () => {
     await db.sql`truncate holdfast_webhook_endpoints, holdfast_events, holdfast_resource_sequences cascade`;
-    const received: string[] = [];
-    const server = createServer((req, res) => {
-      received.push(String(req.headers['webhook-id']));
-      req.resume();
-      req.on('end', () => {
-        res.statusCode = 204;
-        res.end();
-      });
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
-    await createEndpoint(db.sql, { account: ACCOUNT, url }, options);
+    const hook = await webhookReceiver();
+    const { received } = hook;
+    await createEndpoint(db.sql, { account: ACCOUNT, url: hook.url }, options);
     const errors: unknown[] = [];
     const refused = new Error('LISTEN refused');
     const worker = createDeliveryWorker({
@@ -152,8 +144,7 @@ describe.skipIf(postgresOnly)('wake on commit (PostgreSQL)', () => {
       expect(errors).toContain(refused);
     } finally {
       await worker.stop();
-      server.closeAllConnections();
-      server.close();
+      hook.close();
     }
   });
 });
