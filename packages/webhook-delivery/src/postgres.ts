@@ -47,7 +47,6 @@ export { type EndpointStats, endpointStats, type StatsBucket, type StatsWindow }
 export {
   type AttemptInfo,
   createDeliveryWorker,
-  DEFAULT_ACCOUNT_SHARE,
   type DeliveryWorker,
   type DeliveryWorkerOptions,
   type Notifier,

@@ -19,7 +19,10 @@ export interface DeliveryWorkerOptions {
    * The database, on any adapter (`fromPg(pool)`, `fromPostgres(sql)`, ...): a pool, since
    * attempts' outcomes are written while rounds lease. Every statement stands alone (no
    * transaction spans two), so a connection that dies takes one statement with it, and the
-   * loop carries on with the next. A `statement_timeout` on the pool bounds the periodic jobs.
+   * loop carries on with the next (the error goes to `onError`). A `statement_timeout` on the
+   * pool bounds the periodic jobs. On node-postgres, handle the pool's `error` event: an idle
+   * client whose backend ended reports it there, and an unhandled one ends the process. The
+   * worker never ends the pool; `stop()` first, then end it.
    */
   db: Db;
   /**
@@ -87,7 +90,7 @@ export interface DeliveryWorkerOptions {
 }
 
 /** The share of a worker's slots one account holds while others wait, unless `accountShare` says otherwise. */
-export const DEFAULT_ACCOUNT_SHARE = 0.25;
+const DEFAULT_ACCOUNT_SHARE = 0.25;
 
 /** A delivery worker: any number may run, in any number of processes. */
 export interface DeliveryWorker {
