@@ -1,4 +1,4 @@
-import { unlessRunning } from '@holdfast/db';
+import { type Listener, unlessRunning } from '@holdfast/db';
 import { type AttemptContext, sendAttempt } from './attempt';
 import { type LeasedRow, leaseDue, reconcileInFlight, releaseLease, renewLeases } from './lease';
 import type { OutcomeWriter } from './outcome-writer';
@@ -6,7 +6,7 @@ import { pgArray } from './pg-array';
 import type { Scheduler } from './scheduler';
 import { SignerCache } from './signers';
 import type { QueueDb } from './sql/worker';
-import { type Listener, listenForWork, type WakeSubscription, wakeChannelName } from './wake';
+import { listenForWork, type WakeSubscription, wakeChannelName } from './wake';
 
 /** How often a worker recounts in-flight leases (repairing counts changed by hand). */
 const RECONCILE_MS = 10_000;

@@ -1,15 +1,7 @@
+import type { Listener } from '@holdfast/db';
 import type { Sql } from '@holdfast/pg-migrate';
 import type postgres from 'postgres';
 import type { QueueDb } from './sql/worker';
-
-/**
- * LISTEN/NOTIFY on a connection of its own, which a pool's `Db` cannot hold: `listen` resolves
- * once listening, with the function that stops it. (Until `@holdfast/db` ships its `Listener`,
- * whose shape this is.)
- */
-export interface Listener {
-  listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void> | void>;
-}
 
 /**
  * The channel the outbox notifies when it creates deliveries, as a SQL expression: one per
@@ -47,8 +39,8 @@ export interface WakeSubscription {
 }
 
 /**
- * Calls `onWake` for every commit that created deliveries in this schema. A notification lost
- * while the listening connection was away is found by the next poll.
+ * Calls `onWake` for every commit that created deliveries in this schema, and each time the
+ * listener (re)connects, since notifications sent while it was away are lost.
  */
 export function listenForWork(listener: Listener, channel: string, onWake: () => void): WakeSubscription {
   const request = listener
@@ -63,7 +55,7 @@ export function listenForWork(listener: Listener, channel: string, onWake: () =>
     ),
     async stop() {
       const r = await request;
-      if ('unlisten' in r) await Promise.resolve(r.unlisten()).catch(() => {});
+      if ('unlisten' in r) await r.unlisten().catch(() => {});
     },
   };
 }

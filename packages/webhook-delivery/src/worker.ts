@@ -1,4 +1,4 @@
-import type { Db } from '@holdfast/db';
+import type { Db, Listener } from '@holdfast/db';
 import { DeliveryLoop } from './delivery-loop';
 import { deliveryDispatchers, type EgressOptions } from './egress';
 import { DAY_MS, type Notifier } from './health';
@@ -9,7 +9,6 @@ import { DEFAULT_RETRY_SCHEDULE } from './schedule';
 import { Scheduler } from './scheduler';
 import { workerStatements } from './sql/worker';
 import type { Resolver } from './ssrf';
-import type { Listener } from './wake';
 
 export type { Notifier } from './health';
 export type { AttemptInfo } from './outcome-writer';

@@ -1,5 +1,5 @@
 import { createServer as createTcpServer, type Socket, connect as tcpConnect } from 'node:net';
-import { fromPg } from '@holdfast/db/pg';
+import { fromPg, pgListener } from '@holdfast/db/pg';
 import { createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createDeliveryWorker, createEndpoint, enqueueEvent, migrations } from '../src/postgres';
@@ -85,6 +85,8 @@ async function ledger() {
 function worker(pool: ReturnType<typeof pgPool>, errors: unknown[]) {
   return createDeliveryWorker({
     db: fromPg(pool),
+    // Its listening client is terminated and cut with the rest.
+    listener: pgListener(pool),
     schedule: [0, 0, 0],
     unsafeTimeoutMs: 2_000,
     // A lease whose outcome could not be written (nor given back) is taken over soon after.

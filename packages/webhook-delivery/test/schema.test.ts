@@ -1,9 +1,10 @@
 import { fromPg } from '@holdfast/db/pg';
+import { postgresListener } from '@holdfast/db/postgres';
 import { createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDeliveryWorker, createEndpoint, enqueueEvent, migrations } from '../src/postgres';
 import { queueDepth } from '../src/prometheus';
-import { endPools, pgPool, postgresJsListener } from './fixtures/db';
+import { endPools, pgPool } from './fixtures/db';
 import { webhookReceiver } from './fixtures/receiver';
 
 // The sender's tables in a schema of their own, the worker's pool on a search_path that does not
@@ -38,7 +39,7 @@ describe.skipIf(!realPostgres)('schema', () => {
       db: elsewhere,
       schema: db.schema,
       // Woken by the outbox's notification on the schema's channel: the poll would take an hour.
-      listener: postgresJsListener(db.sql),
+      listener: postgresListener(db.sql),
       pollMs: 3_600_000,
       allowPrivateDestinations: true,
       unsafeTimeoutMs: 5_000,

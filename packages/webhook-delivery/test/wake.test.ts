@@ -1,9 +1,10 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { fromPg, pgListener } from '@holdfast/db/pg';
 import { createTestDatabase, type TestDatabase } from '@holdfast/pg/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDeliveryWorker, createEndpoint, enqueueEvent, migrations } from '../src/postgres';
-import { endPools, pgDb, postgresJsListener } from './fixtures/db';
+import { endPools, pgDb, pgPool } from './fixtures/db';
 import { webhookReceiver } from './fixtures/receiver';
 
 // Wake on commit: the outbox notifies in its own statement, PostgreSQL delivers it at commit.
@@ -97,9 +98,11 @@ describe.skipIf(postgresOnly)('wake on commit (PostgreSQL)', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
     await createEndpoint(db.sql, { account: ACCOUNT, url }, options);
+    // The worker's own node-postgres pool, its listener holding one client of it.
+    const pool = pgPool(db, 4);
     const worker = createDeliveryWorker({
-      db: pgDb(db),
-      listener: postgresJsListener(db.sql),
+      db: fromPg(pool),
+      listener: pgListener(pool),
       ...options,
       pollMs: 3_600_000,
       onError: () => {},

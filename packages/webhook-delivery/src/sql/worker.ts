@@ -1,6 +1,6 @@
 import type { Db } from '@holdfast/db';
+import { qualify } from '@holdfast/db/migrate';
 import { wakeChannelSql } from '../wake';
-import { qualify } from './qualify';
 
 /**
  * Every statement the delivery worker, its periodic jobs, endpoint health and the queue gauges
