@@ -11,6 +11,7 @@
 //   fairness: tenant B p99 <x> ms beside a hanging tenant A (B alone <y> ms; share off <z> ms)
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { fromPostgres } from '@holdfast/db/postgres';
 import { createTestDatabase } from '@holdfast/pg/testing';
 import {
   createDeliveryWorker,
@@ -70,13 +71,12 @@ async function run({ withA, before }: Case): Promise<Result> {
   }
   await createEndpoint(db.sql, { account: 'acct_B', url: fastUrl }, endpoint);
   const worker = createDeliveryWorker({
-    sql: db.sql,
+    db: fromPostgres(db.sql),
     concurrency: CONCURRENCY,
     perEndpointConcurrency: CEILING,
     unsafeTimeoutMs: 8_000,
     allowPrivateDestinations: true,
     pollMs: 20,
-    listen: false,
     onError: () => {},
     schedule: [60_000],
     ...(before ? { accountShare: 1 } : {}),

@@ -1,4 +1,3 @@
-export { type DeliveryWorkerUrlOptions, deliveryWorkerFromUrl } from './connect';
 export { type AccountsNotice, notifyAccounts } from './egress-notifications';
 export {
   type AccountRef,
@@ -48,7 +47,6 @@ export { type EndpointStats, endpointStats, type StatsBucket, type StatsWindow }
 export {
   type AttemptInfo,
   createDeliveryWorker,
-  DEFAULT_ACCOUNT_SHARE,
   type DeliveryWorker,
   type DeliveryWorkerOptions,
   type Notifier,

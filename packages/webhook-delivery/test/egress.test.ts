@@ -15,7 +15,10 @@ import {
   migrations,
   notifyAccounts,
 } from '../src/postgres';
+import { endPools, pgDb } from './fixtures/db';
 import { cert, key } from './fixtures/egress-tls';
+
+afterAll(endPools);
 
 const signer = createSigner({ secrets: `whsec_${Buffer.alloc(32, 7).toString('base64')}` });
 
@@ -353,7 +356,7 @@ describe('the worker with egress', () => {
       enqueueEvent(tx, { account: 'acct_egress', type: 'order.created', resourceId: 'ord_1', object: {} }),
     );
     const worker = createDeliveryWorker({
-      sql: db.sql,
+      db: pgDb(db),
       unsafeTimeoutMs: 5000,
       ...options,
       egress: { addresses: ['127.0.0.3'] },
@@ -368,7 +371,7 @@ describe('the worker with egress', () => {
   it('refuses to deliver from an address it cannot bind', async () => {
     const errors: unknown[] = [];
     const worker = createDeliveryWorker({
-      sql: db.sql,
+      db: pgDb(db),
       allowPrivateDestinations: true,
       egress: { addresses: ['192.0.2.1'] },
       onError: (error) => errors.push(error),

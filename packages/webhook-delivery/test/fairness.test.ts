@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { createTestDatabase, type TestDatabase } from '@holdfast/pg/testing';
 import fc from 'fast-check';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { leaseStatement } from '../src/lease';
+import { leaseDue } from '../src/lease';
 import { type EndpointPacing, pickRound, roundCandidates, roundParts } from '../src/pacing';
 import {
   createDeliveryWorker,
@@ -17,7 +17,10 @@ import {
   migrations,
   updateEndpoint,
 } from '../src/postgres';
+import { endPools, pgDb, pgQueue } from './fixtures/db';
 import { dueDeliveries } from './fixtures/queue';
+
+afterAll(endPools);
 
 // Fairness across accounts: the lease statement's account share (checked against pickRound, the
 // model scheduler.test.ts drives on the fake clock), new endpoints starting low, and attempts of
@@ -82,12 +85,11 @@ async function holdingReceiver() {
 
 function startWorker(): DeliveryWorker {
   const worker = createDeliveryWorker({
-    sql: db.sql,
+    db: pgDb(db),
     schedule: [0],
     unsafeTimeoutMs: 60_000,
     allowPrivateDestinations: true,
     pollMs: 10,
-    listen: false,
     onError: () => {},
   });
   worker.start();
@@ -170,7 +172,7 @@ describe('a new endpoint', () => {
     expect(endpoint.concurrency).toEqual({ current: 4, max: 16 });
     await dueDeliveries(db.sql, { account: ACCOUNT, endpointId: endpoint.id, tag: 'new', from: 1, to: 80 });
     const worker = createDeliveryWorker({
-      sql: db.sql,
+      db: pgDb(db),
       perEndpointConcurrency: 16,
       concurrency: 32,
       unsafeTimeoutMs: 5_000,
@@ -254,7 +256,7 @@ describe('the lease statement across accounts', () => {
           accountShare: c.accountShare,
           accounts,
         };
-        const rows = await leaseStatement(db.sql, {
+        const rows = await leaseDue(pgQueue(db), {
           owner: 'wrk_fair',
           limit: c.limit,
           perEndpoint: 64,
