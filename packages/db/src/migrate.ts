@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import type { Db } from './index';
 
@@ -192,4 +193,24 @@ export async function readMigrations(
       sql: await readFile(typeof base === 'string' ? `${base}${name}` : new URL(name, base), 'utf8'),
     })),
   );
+}
+
+// TEMPORARY (idem-keys branch): stand-ins for what the lead lands on main; main's version wins.
+/** @internal */
+export function qualify(schema?: string): (table: string) => string {
+  return (table) => (schema === undefined ? table : `${identifier(schema, 'schema')}.${table}`);
+}
+
+/** @internal */
+export function sqlMigrations(dir: URL, prefix: string, options: { schema?: string } = {}): Migration[] {
+  return readdirSync(dir)
+    .filter((name: string) => /^\d{3}_[a-z0-9_]+\.sql$/.test(name))
+    .sort()
+    .map((name: string) => {
+      const id = `${prefix}/${name.replace(/\.sql$/, '')}${options.schema === undefined ? '' : `@${options.schema}`}`;
+      const sql = readFileSync(new URL(name, dir), 'utf8');
+      if (options.schema === undefined) return { id, sql };
+      const quoted = identifier(options.schema, 'schema');
+      return { id, sql: `create schema if not exists ${quoted}; select set_config('search_path', '${quoted}, ' || current_setting('search_path'), true);\n${sql}` };
+    });
 }
