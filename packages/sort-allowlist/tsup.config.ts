@@ -1,5 +1,5 @@
 import { defineConfig, holdfastBuild } from '../../tsup.config.base';
 
 export default defineConfig(
-  holdfastBuild({ index: 'src/index.ts', postgres: 'src/postgres.ts', zod: 'src/zod.ts' }),
+  holdfastBuild({ index: 'src/index.ts', zod: 'src/zod.ts' }),
 );
