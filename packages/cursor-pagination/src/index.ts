@@ -10,7 +10,7 @@ export {
   MAX_CURSOR_LENGTH,
   MAX_CURSOR_VALUE_LENGTH,
 } from './cursor-codec';
-export { type DbCondition, type DbPaginateMapOptions, type DbPaginateOptions, paginate } from './db-paginate';
+export { type PaginateOptions, paginate, type SqlCondition } from './paginate';
 export {
   cappedTotal,
   type Page,
