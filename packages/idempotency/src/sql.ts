@@ -1,84 +1,108 @@
 import { type Db, fromHex, toHex } from '@holdfast/db';
-import type { ClaimInput, ClaimResult, HeldKey, IdempotencyStore, StoredResponse } from './store';
+import { qualify } from '@holdfast/db/migrate';
+import type { ClaimInput, ClaimResult, StoredResponse } from './store';
 
-// Every statement casts its values and its columns, so postgres.js, node-postgres, Drizzle,
-// Kysely and Prisma pass the same text in and hand the same JS types back: timestamps as ISO
-// text in and epoch ms out, headers as JSON text, the body as hex.
+// Every statement of the package, once, as text with $n values, built for the schema of the
+// table. Each casts its values and its columns, so postgres.js, node-postgres, Drizzle, Kysely
+// and Prisma pass the same text in and hand the same JS types back: timestamps as ISO text in,
+// headers as JSON text, the body as hex.
 
-/**
- * The claim, one round trip. The INSERT claims a free key, or takes over one whose answer
- * expired or whose lease ended unanswered (a dead process). Otherwise the second SELECT reads
- * the holder; it sees the statement's snapshot, so a holder that committed after the snapshot
- * was taken yields no row: the statement then simply runs again with a fresh snapshot.
- */
-export const CLAIM = `
+/** The statements for the table under `schema` (unqualified without one). */
+export interface Statements {
+  /** Claims a free or expired key inside the caller's transaction, or reads who holds it. */
+  readonly claim: string;
+  /** Reads who holds a key. */
+  readonly read: string;
+  /** Stores the answer of the attempt whose token holds the key. */
+  readonly storeAnswer: string;
+  /** One batch of the purge. */
+  readonly purge: string;
+  /**
+   * The CTE of the one-statement path: inserts the key already answered (or takes over one
+   * whose answer expired), its values numbered from `$first`.
+   */
+  answeredClaim(first: number): string;
+}
+
+const cache = new Map<string | undefined, Statements>();
+
+export function statements(schema: string | undefined): Statements {
+  const cached = cache.get(schema);
+  if (cached !== undefined) return cached;
+  const keys = qualify(schema)('holdfast_idempotency_keys');
+  // A key is free when absent, when its answer expired, or when an attempt left it unanswered
+  // and its lease ended (a row no current path commits, kept for rows written before).
+  const free = (now: string) =>
+    `k.expires_at <= ${now} or (k.response_status is null and k.locked_until <= ${now})`;
+  const holder = `fingerprint, response_status::int as response_status, response_headers::text as response_headers,
+       encode(response_body, 'hex') as response_body`;
+  const made: Statements = {
+    // The INSERT claims a free key, or takes over a free one. Otherwise the second SELECT reads
+    // the holder; it sees the statement's snapshot, so a holder that committed after the
+    // snapshot was taken yields no row: the statement then simply runs again.
+    claim: `
 with claimed as (
-  insert into holdfast_idempotency_keys as k
+  insert into ${keys} as k
     (account, key, fingerprint, token, locked_until, created_at, expires_at)
-  values ($1::text, $2::text, $3::text, $4::text, $5::timestamptz, $6::timestamptz, $7::timestamptz)
+  values ($1::text, $2::text, $3::text, $4::text, $5::timestamptz, $5::timestamptz, $6::timestamptz)
   on conflict (account, key) do update set
     fingerprint = excluded.fingerprint, token = excluded.token,
     locked_until = excluded.locked_until, created_at = excluded.created_at,
     expires_at = excluded.expires_at, response_status = null,
     response_headers = null, response_body = null
-  where k.expires_at <= $6::timestamptz
-     or (k.response_status is null and k.locked_until <= $6::timestamptz)
-  returning true as claimed, k.fingerprint, k.locked_until, k.response_status,
-            k.response_headers, k.response_body
+  where ${free('$5::timestamptz')}
+  returning true as claimed, k.fingerprint, k.response_status, k.response_headers, k.response_body
 ),
 found as (
   select * from claimed
   union all
-  select false, fingerprint, locked_until, response_status, response_headers, response_body
-  from holdfast_idempotency_keys
+  select false, fingerprint, response_status, response_headers, response_body
+  from ${keys}
   where account = $1::text and key = $2::text and not exists (select from claimed)
 )
-select claimed, fingerprint, (extract(epoch from locked_until) * 1000)::float8 as locked_until_ms,
-       response_status::int as response_status, response_headers::text as response_headers,
-       encode(response_body, 'hex') as response_body
-from found`;
-
-/** Stores the answer, for the token that holds the key; values from {@link storeAnswerValues}. */
-export const STORE_ANSWER = `
-update holdfast_idempotency_keys
+select claimed, ${holder}
+from found`,
+    read: `select false as claimed, ${holder} from ${keys} where account = $1::text and key = $2::text`,
+    storeAnswer: `
+update ${keys}
 set response_status = $4::int, response_headers = $5::text::jsonb,
     response_body = decode($6::text, 'hex'), expires_at = $7::timestamptz, token = null
 where account = $1::text and key = $2::text and token = $3::text and response_status is null
-returning 1 as stored`;
-
-/**
- * {@link STORE_ANSWER} that raises (division by zero, SQLSTATE 22012) when no row was stored:
- * sent right before COMMIT, it turns that COMMIT into a rollback when the lease was lost.
- */
-export const STORE_ANSWER_OR_RAISE: string = `
-with stored as (${STORE_ANSWER})
-select 1 / count(*) as owned from stored`;
-
-const EXTEND = `
-update holdfast_idempotency_keys set locked_until = $4::timestamptz
-where account = $1::text and key = $2::text and token = $3::text and response_status is null
-returning 1 as extended`;
-
-const RELEASE = `
-delete from holdfast_idempotency_keys
-where account = $1::text and key = $2::text and token = $3::text and response_status is null`;
-
-// Each batch its own short statement that skips rows a request has locked.
-const PURGE = `
+returning 1 as stored`,
+    // Each batch its own short statement that skips rows a request has locked.
+    purge: `
 with deleted as (
-  delete from holdfast_idempotency_keys
+  delete from ${keys}
   where (account, key) in (
-    select account, key from holdfast_idempotency_keys
+    select account, key from ${keys}
     where expires_at <= $1::timestamptz
     limit $2::int
     for update skip locked)
   returning 1)
-select count(*)::int as deleted from deleted`;
+select count(*)::int as deleted from deleted`,
+    answeredClaim(first) {
+      const $ = (n: number) => `$${first + n}`;
+      return `insert into ${keys} as k
+    (account, key, fingerprint, token, locked_until, created_at, expires_at,
+     response_status, response_headers, response_body)
+  values (${$(0)}::text, ${$(1)}::text, ${$(2)}::text, null, ${$(3)}::timestamptz, ${$(3)}::timestamptz,
+          ${$(4)}::timestamptz, ${$(5)}::int, ${$(6)}::text::jsonb, decode(${$(7)}::text, 'hex'))
+  on conflict (account, key) do update set
+    fingerprint = excluded.fingerprint, token = null, locked_until = excluded.locked_until,
+    created_at = excluded.created_at, expires_at = excluded.expires_at,
+    response_status = excluded.response_status, response_headers = excluded.response_headers,
+    response_body = excluded.response_body
+  where ${free(`${$(3)}::timestamptz`)}
+  returning 1`;
+    },
+  };
+  cache.set(schema, made);
+  return made;
+}
 
-interface ClaimRow {
+interface HolderRow {
   claimed: boolean;
   fingerprint: string;
-  locked_until_ms: number;
   response_status: number | null;
   response_headers: string | null;
   response_body: string | null;
@@ -93,95 +117,89 @@ function headersFrom(text: string | null): Record<string, string> {
   return headers;
 }
 
-/** The values of {@link STORE_ANSWER}. */
-export function storeAnswerValues(held: HeldKey, response: StoredResponse, expiresAt: Date): unknown[] {
+/** A claim's row as its result; `undefined` when the statement saw no row (run it again). */
+export function resultOf(row: HolderRow | undefined): ClaimResult | undefined {
+  if (row === undefined) return undefined;
+  if (row.claimed) return { outcome: 'claimed' };
+  if (row.response_status === null) return { outcome: 'running', fingerprint: row.fingerprint };
+  return {
+    outcome: 'completed',
+    fingerprint: row.fingerprint,
+    response: {
+      status: row.response_status,
+      headers: headersFrom(row.response_headers),
+      body: row.response_body === null ? null : fromHex(row.response_body),
+    },
+  };
+}
+
+/** The values of the stored answer, in the order {@link Statements.answeredClaim} and `storeAnswer` take them. */
+export function answerValues(response: StoredResponse): unknown[] {
   return [
-    held.account,
-    held.key,
-    held.token,
     response.status,
     JSON.stringify(response.headers),
     response.body === null ? null : toHex(response.body),
-    expiresAt.toISOString(),
   ];
 }
 
+/** How often a statement that saw no row (its holder committed or vanished meanwhile) runs again. */
+export const SETTLE_ATTEMPTS = 5;
+
+/** Claims the key in the transaction `db` is, or reads who holds it. */
+export async function claimKey(db: Db, sql: Statements, input: ClaimInput): Promise<ClaimResult> {
+  const values = [
+    input.account,
+    input.key,
+    input.fingerprint,
+    input.token,
+    input.now.toISOString(),
+    input.expiresAt.toISOString(),
+  ];
+  for (let attempt = 0; attempt < SETTLE_ATTEMPTS; attempt++) {
+    const result = resultOf((await db.query<HolderRow>(sql.claim, values))[0]);
+    if (result !== undefined) return result;
+  }
+  throw new Error(`idempotency claim did not settle after ${SETTLE_ATTEMPTS} attempts`);
+}
+
+/** Reads who holds a key; `undefined` when nobody does. */
+export async function readKey(
+  db: Db,
+  sql: Statements,
+  account: string,
+  key: string,
+): Promise<ClaimResult | undefined> {
+  return resultOf((await db.query<HolderRow>(sql.read, [account, key]))[0]);
+}
+
+/** Stores the answer for the attempt `token` names; false when it no longer holds the key. */
+export async function storeAnswer(
+  db: Db,
+  sql: Statements,
+  held: { readonly account: string; readonly key: string; readonly token: string },
+  response: StoredResponse,
+  expiresAt: Date,
+): Promise<boolean> {
+  const rows = await db.query(sql.storeAnswer, [
+    held.account,
+    held.key,
+    held.token,
+    ...answerValues(response),
+    expiresAt.toISOString(),
+  ]);
+  return rows.length === 1;
+}
+
 /**
- * The PostgreSQL store over any {@link Db}: the same statements whichever driver runs them.
- * Given a pool, each operation is its own autocommit statement (other processes see a claim
- * at once); given a transaction, everything joins it.
- *
- * @example
- * ```ts
- * const store = dbIdempotencyStore(fromPg(pool));
- * const response = await runIdempotent(store, request, async () => ({ status: 202, body: await send() }));
- * ```
+ * Deletes rows past `now` in batches of `batchSize`, each its own short statement that skips
+ * rows a request has locked, so the purge never makes a request wait. Returns how many went.
  */
-export function dbIdempotencyStore(db: Db): IdempotencyStore {
-  return {
-    async claim(input: ClaimInput): Promise<ClaimResult> {
-      const values = [
-        input.account,
-        input.key,
-        input.fingerprint,
-        input.token,
-        input.lockedUntil.toISOString(),
-        input.now.toISOString(),
-        input.expiresAt.toISOString(),
-      ];
-      for (let attempt = 0; attempt < 5; attempt++) {
-        const [row] = await db.query<ClaimRow>(CLAIM, values);
-        if (row === undefined) continue;
-        if (row.claimed) return { outcome: 'claimed' };
-        if (row.response_status === null) {
-          return {
-            outcome: 'running',
-            fingerprint: row.fingerprint,
-            lockedUntil: new Date(row.locked_until_ms),
-          };
-        }
-        return {
-          outcome: 'completed',
-          fingerprint: row.fingerprint,
-          response: {
-            status: row.response_status,
-            headers: headersFrom(row.response_headers),
-            body: row.response_body === null ? null : fromHex(row.response_body),
-          },
-        };
-      }
-      throw new Error('idempotency claim did not settle after 5 attempts');
-    },
-
-    async complete(held: HeldKey, response: StoredResponse, expiresAt: Date): Promise<boolean> {
-      const rows = await db.query(STORE_ANSWER, storeAnswerValues(held, response, expiresAt));
-      return rows.length === 1;
-    },
-
-    async extend(held: HeldKey, lockedUntil: Date): Promise<boolean> {
-      const rows = await db.query(EXTEND, [held.account, held.key, held.token, lockedUntil.toISOString()]);
-      return rows.length === 1;
-    },
-
-    async release(held: HeldKey): Promise<void> {
-      await db.query(RELEASE, [held.account, held.key, held.token]);
-    },
-
-    /**
-     * Deletes expired rows in batches of `batchSize` (default 500), each its own short
-     * statement that skips rows a request has locked, so the purge never makes a request wait.
-     */
-    async purge(options: { now: Date; batchSize?: number }): Promise<number> {
-      const batchSize = options.batchSize ?? 500;
-      if (!Number.isInteger(batchSize) || batchSize < 1)
-        throw new RangeError('batchSize must be a positive integer');
-      let total = 0;
-      for (;;) {
-        const [row] = await db.query<{ deleted: number }>(PURGE, [options.now.toISOString(), batchSize]);
-        const deleted = row?.deleted ?? 0;
-        total += deleted;
-        if (deleted < batchSize) return total;
-      }
-    },
-  };
+export async function purgeKeys(db: Db, sql: Statements, now: Date, batchSize: number): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const [row] = await db.query<{ deleted: number }>(sql.purge, [now.toISOString(), batchSize]);
+    const deleted = row?.deleted ?? 0;
+    total += deleted;
+    if (deleted < batchSize) return total;
+  }
 }
