@@ -1,5 +1,10 @@
 import type { Context, MiddlewareHandler } from 'hono';
-import { type ApiKeyAuthOptions, apiKeyAuthenticator, insufficientScope, type Principal } from './authenticate';
+import {
+  type ApiKeyAuthOptions,
+  apiKeyAuthenticator,
+  insufficientScope,
+  type Principal,
+} from './authenticate';
 import { hasScope } from './scope';
 
 /** Hono's environment after {@link apiKeyAuth}: `c.get('principal')`. */

@@ -98,7 +98,9 @@ describe.runIf(realPostgres)('on a fresh client of each driver, which has run no
         await fresh.end();
       }
       // One path: the other driver reads what this one wrote.
-      const rows = await db.sql<{ scopes: string[] }[]>`select scopes from holdfast_api_keys where account like 'acct_fresh_%'`;
+      const rows = await db.sql<
+        { scopes: string[] }[]
+      >`select scopes from holdfast_api_keys where account like 'acct_fresh_%'`;
       expect(rows.length).toBeGreaterThan(0);
     });
   }

@@ -1,9 +1,9 @@
 import { onProblem } from '@holdfast/problem-details/hono';
+import type { Context } from 'hono';
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
-import type { Context } from 'hono';
 import { type ApiKeyEnv, apiKeyAuth, requireScope } from '../src/hono';
-import { createKey, type FailureLimit as CoreFailureLimit, memoryApiKeyStore } from '../src/index';
+import { type FailureLimit as CoreFailureLimit, createKey, memoryApiKeyStore } from '../src/index';
 import { generateKey } from '../src/key';
 
 type FailureLimit = CoreFailureLimit<Context>;

@@ -10,7 +10,6 @@ export {
   MAX_CURSOR_LENGTH,
   MAX_CURSOR_VALUE_LENGTH,
 } from './cursor-codec';
-export { type PaginateOptions, paginate, type SqlCondition } from './paginate';
 export {
   cappedTotal,
   type Page,
@@ -28,4 +27,5 @@ export {
   type ListQueryOptions,
   parseListQuery,
 } from './list-query';
+export { type PaginateOptions, paginate, type SqlCondition } from './paginate';
 export { cursorDefinitions, cursorProblems } from './problems';

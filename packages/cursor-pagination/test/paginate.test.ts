@@ -1,6 +1,6 @@
+import type { Db } from '@holdfast/db';
 import { fromPg } from '@holdfast/db/pg';
 import { fromPostgres, postgresTransaction } from '@holdfast/db/postgres';
-import type { Db } from '@holdfast/db';
 import { childDatabaseUrl, createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
 import { isProblemError } from '@holdfast/problem-details';
 import { onProblem } from '@holdfast/problem-details/hono';
@@ -179,7 +179,8 @@ describe('paginate: walking every page (SPEC section 4, pagination rules 4 and 5
               where: { text: 'account = $1', values: ['acct_a'] },
               // Output columns named like sort columns but holding other values: ORDER BY must
               // still sort on the table's columns, as the keyset predicate does.
-              select: "id, total::text as total, -extract(epoch from created_at) as created_at, upper(name) as name, 'x' as status",
+              select:
+                "id, total::text as total, -extract(epoch from created_at) as created_at, upper(name) as name, 'x' as status",
               allowlist: itemSort,
               sort,
               limit,

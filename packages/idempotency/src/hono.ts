@@ -61,5 +61,10 @@ export async function withIdempotency<Tx>(
   options: WithIdempotencyOptions<Tx>,
   handler: (tx: Tx, db: Db) => HandlerResult | Promise<HandlerResult>,
 ): Promise<Response> {
-  return idempotent(options.transaction, await requestOf(c, options.account, options.required ?? false), handler, options);
+  return idempotent(
+    options.transaction,
+    await requestOf(c, options.account, options.required ?? false),
+    handler,
+    options,
+  );
 }

@@ -81,5 +81,11 @@ export function resolveIdempotencyOptions(options: IdempotencyOptions = {}): Res
     if (NEVER_STORED.has(lower)) throw new TypeError(`storedHeaders must not include ${name}`);
     storedHeaders.add(lower);
   }
-  return { schema: options.schema, retentionMs, retryAfterSeconds, storedHeaders, now: options.now ?? Date.now };
+  return {
+    schema: options.schema,
+    retentionMs,
+    retryAfterSeconds,
+    storedHeaders,
+    now: options.now ?? Date.now,
+  };
 }

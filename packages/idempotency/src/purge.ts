@@ -35,7 +35,8 @@ export function schedulePurge(db: Db, options: SchedulePurgeOptions = {}): { sto
   if (!Number.isInteger(intervalMs) || intervalMs < 1)
     throw new RangeError('intervalMs must be a positive integer');
   const batchSize = options.batchSize ?? 500;
-  if (!Number.isInteger(batchSize) || batchSize < 1) throw new RangeError('batchSize must be a positive integer');
+  if (!Number.isInteger(batchSize) || batchSize < 1)
+    throw new RangeError('batchSize must be a positive integer');
   const { now = Date.now } = options;
   const sql = statements(options.schema);
   const onError = options.onError ?? ((error: unknown) => console.error('idempotency purge failed:', error));

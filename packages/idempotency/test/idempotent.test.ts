@@ -44,7 +44,9 @@ const request = (key: string | null, amount = 500): IdempotentRequest => ({
 });
 
 async function count(table: 'payments' | 'outbox', key: string): Promise<number> {
-  const [row] = await db.sql<{ n: number }[]>`select count(*)::int as n from ${db.sql(table)} where key = ${key}`;
+  const [row] = await db.sql<
+    { n: number }[]
+  >`select count(*)::int as n from ${db.sql(table)} where key = ${key}`;
   return row?.n ?? 0;
 }
 
@@ -88,7 +90,10 @@ const drivers: [string, Driver][] = [
               return pgTransaction(pool) as Transaction<unknown>;
             },
             async write(tx, db, key, amount) {
-              await (tx as pg.PoolClient).query('insert into payments (key, amount) values ($1, $2)', [key, amount]);
+              await (tx as pg.PoolClient).query('insert into payments (key, amount) values ($1, $2)', [
+                key,
+                amount,
+              ]);
               await outbox(db, key);
             },
           },
@@ -97,159 +102,180 @@ const drivers: [string, Driver][] = [
     : []),
 ];
 
-describe.each(drivers)('idempotent() on %s: claim, business write and answer in one transaction', (_name, driver) => {
-  const pay = (key: string | null, result: (amount: number) => HandlerResult | Promise<HandlerResult>, amount = 500) =>
-    idempotent(driver.transaction(), request(key, amount), async (tx, tdb) => {
-      await driver.write(tx, tdb, key ?? 'none', amount);
-      return result(amount);
+describe.each(drivers)(
+  'idempotent() on %s: claim, business write and answer in one transaction',
+  (_name, driver) => {
+    const pay = (
+      key: string | null,
+      result: (amount: number) => HandlerResult | Promise<HandlerResult>,
+      amount = 500,
+    ) =>
+      idempotent(driver.transaction(), request(key, amount), async (tx, tdb) => {
+        await driver.write(tx, tdb, key ?? 'none', amount);
+        return result(amount);
+      });
+    const created = (amount: number): HandlerResult => ({
+      status: 201,
+      headers: { Location: `/v1/payments/${amount}`, 'Set-Cookie': 'session=secret' },
+      body: { amount },
     });
-  const created = (amount: number): HandlerResult => ({
-    status: 201,
-    headers: { Location: `/v1/payments/${amount}`, 'Set-Cookie': 'session=secret' },
-    body: { amount },
-  });
 
-  it('commits the write, the outbox row and the answer together, then replays without running', async () => {
-    const key = freshKey();
-    const first = await pay(key, created);
-    expect(first.status).toBe(201);
-    expect(first.headers.get('Idempotent-Replayed')).toBeNull();
-    expect([await count('payments', key), await count('outbox', key), await keyRows(key)]).toEqual([1, 1, 1]);
-    let ran = false;
-    const again = await idempotent(driver.transaction(), request(key), async () => {
-      ran = true;
-      return { status: 201 };
+    it('commits the write, the outbox row and the answer together, then replays without running', async () => {
+      const key = freshKey();
+      const first = await pay(key, created);
+      expect(first.status).toBe(201);
+      expect(first.headers.get('Idempotent-Replayed')).toBeNull();
+      expect([await count('payments', key), await count('outbox', key), await keyRows(key)]).toEqual([
+        1, 1, 1,
+      ]);
+      let ran = false;
+      const again = await idempotent(driver.transaction(), request(key), async () => {
+        ran = true;
+        return { status: 201 };
+      });
+      expect(ran).toBe(false);
+      expect(again.headers.get('Idempotent-Replayed')).toBe('true');
+      expect(again.headers.get('Location')).toBe('/v1/payments/500');
+      expect(again.headers.get('Set-Cookie')).toBeNull();
+      expect(await again.json()).toEqual({ amount: 500 });
+      const reused = await problemOf(pay(key, created, 7));
+      expect([reused.status, reused.code]).toEqual([422, 'idempotency_key_reused']);
+      expect(await count('payments', key)).toBe(1);
     });
-    expect(ran).toBe(false);
-    expect(again.headers.get('Idempotent-Replayed')).toBe('true');
-    expect(again.headers.get('Location')).toBe('/v1/payments/500');
-    expect(again.headers.get('Set-Cookie')).toBeNull();
-    expect(await again.json()).toEqual({ amount: 500 });
-    const reused = await problemOf(pay(key, created, 7));
-    expect([reused.status, reused.code]).toEqual([422, 'idempotency_key_reused']);
-    expect(await count('payments', key)).toBe(1);
-  });
 
-  it('rolls a 5xx answer back with its writes: returned, nothing stored, the retry runs', async () => {
-    const key = freshKey();
-    const failed = await pay(key, () => ({ status: 503, body: { retry: true } }));
-    expect(failed.status).toBe(503);
-    expect([await count('payments', key), await count('outbox', key), await keyRows(key)]).toEqual([0, 0, 0]);
-    expect((await pay(key, created)).headers.get('Idempotent-Replayed')).toBeNull();
-    expect(await count('payments', key)).toBe(1);
-  });
+    it('rolls a 5xx answer back with its writes: returned, nothing stored, the retry runs', async () => {
+      const key = freshKey();
+      const failed = await pay(key, () => ({ status: 503, body: { retry: true } }));
+      expect(failed.status).toBe(503);
+      expect([await count('payments', key), await count('outbox', key), await keyRows(key)]).toEqual([
+        0, 0, 0,
+      ]);
+      expect((await pay(key, created)).headers.get('Idempotent-Replayed')).toBeNull();
+      expect(await count('payments', key)).toBe(1);
+    });
 
-  it('rolls a throw back, a thrown 4xx problem too: rethrown, nothing stored, the retry runs', async () => {
-    const key = freshKey();
-    await expect(
-      pay(key, () => {
-        throw new Error('crash after the write');
-      }),
-    ).rejects.toThrow('crash after the write');
-    const refused = await problemOf(
-      pay(key, () => {
-        throw problem('unprocessable', { detail: 'no' });
-      }),
-    );
-    expect(refused.status).toBe(422);
-    expect([await count('payments', key), await keyRows(key)]).toEqual([0, 0]);
-    expect((await pay(key, created)).status).toBe(201);
-    expect(await count('payments', key)).toBe(1);
-  });
-
-  it('commits a returned 4xx with its writes and replays it', async () => {
-    const key = freshKey();
-    const declined = await pay(key, () => ({ status: 402, body: { declined: true } }));
-    expect(declined.status).toBe(402);
-    const replay = await pay(key, created);
-    expect([replay.status, replay.headers.get('Idempotent-Replayed')]).toEqual([402, 'true']);
-    expect(await count('payments', key)).toBe(1);
-  });
-
-  it('answers 400 before the transaction begins when the required key is missing or malformed', async () => {
-    let ran = false;
-    const never: Transaction<unknown> = async () => {
-      ran = true;
-      throw new Error('no transaction should begin');
-    };
-    const missing = await problemOf(idempotent(never, { ...request(null), required: true }, () => ({ status: 201 })));
-    expect(missing.code).toBe('idempotency_key_required');
-    const malformed = await problemOf(idempotent(never, request('x'.repeat(300)), () => ({ status: 201 })));
-    expect(malformed.code).toBe('validation_failed');
-    expect(ran).toBe(false);
-  });
-
-  it('runs a keyless optional request in its transaction, rolling back a 5xx', async () => {
-    const before = await count('payments', 'none');
-    expect((await pay(null, () => ({ status: 500 }))).status).toBe(500);
-    expect(await count('payments', 'none')).toBe(before);
-    expect((await pay(null, created)).status).toBe(201);
-    expect(await count('payments', 'none')).toBe(before + 1);
-  });
-
-  it('runs again once the stored answer is past its retention', async () => {
-    const key = freshKey();
-    const clock = manualClock();
-    const run = () =>
-      idempotent(
-        driver.transaction(),
-        request(key),
-        async (tx, tdb) => {
-          await driver.write(tx, tdb, key, 1);
-          return { status: 201 };
-        },
-        { now: clock.now },
-      );
-    await run();
-    clock.advance(MIN_RETENTION_MS - 1);
-    expect((await run()).headers.get('Idempotent-Replayed')).toBe('true');
-    clock.advance(1);
-    expect((await run()).headers.get('Idempotent-Replayed')).toBeNull();
-    expect([await count('payments', key), await keyRows(key)]).toEqual([2, 1]);
-  });
-
-  // Needs several connections: PGlite's one is held by the first request's transaction.
-  it.skipIf(!realPostgres)('20 concurrent requests with one key: one run, one row, 19 replays of its answer', async () => {
-    const key = freshKey();
-    let runs = 0;
-    const started = deferred();
-    const answers = await Promise.all(
-      Array.from({ length: 20 }, () =>
-        idempotent(driver.transaction(), request(key), async (tx, tdb) => {
-          runs += 1;
-          started.resolve();
-          await new Promise((resolve) => setTimeout(resolve, 50));
-          await driver.write(tx, tdb, key, 500);
-          return { status: 201, body: { runs } };
+    it('rolls a throw back, a thrown 4xx problem too: rethrown, nothing stored, the retry runs', async () => {
+      const key = freshKey();
+      await expect(
+        pay(key, () => {
+          throw new Error('crash after the write');
         }),
-      ),
-    );
-    expect(runs).toBe(1);
-    expect(answers.map((answer) => answer.status)).toEqual(answers.map(() => 201));
-    expect(answers.filter((answer) => answer.headers.get('Idempotent-Replayed') === 'true')).toHaveLength(19);
-    expect([await count('payments', key), await count('outbox', key)]).toEqual([1, 1]);
-  });
-
-  it.skipIf(!realPostgres)('a waiting request claims the key itself when the first rolls back', async () => {
-    const key = freshKey();
-    const gate = deferred();
-    const started = deferred();
-    const first = idempotent(driver.transaction(), request(key), async (tx, tdb) => {
-      await driver.write(tx, tdb, key, 1);
-      started.resolve();
-      await gate.promise;
-      return { status: 503 };
+      ).rejects.toThrow('crash after the write');
+      const refused = await problemOf(
+        pay(key, () => {
+          throw problem('unprocessable', { detail: 'no' });
+        }),
+      );
+      expect(refused.status).toBe(422);
+      expect([await count('payments', key), await keyRows(key)]).toEqual([0, 0]);
+      expect((await pay(key, created)).status).toBe(201);
+      expect(await count('payments', key)).toBe(1);
     });
-    await started.promise;
-    const second = pay(key, created);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    gate.resolve();
-    expect((await first).status).toBe(503);
-    const answer = await second;
-    expect([answer.status, answer.headers.get('Idempotent-Replayed')]).toEqual([201, null]);
-    expect(await count('payments', key)).toBe(1);
-  });
-});
+
+    it('commits a returned 4xx with its writes and replays it', async () => {
+      const key = freshKey();
+      const declined = await pay(key, () => ({ status: 402, body: { declined: true } }));
+      expect(declined.status).toBe(402);
+      const replay = await pay(key, created);
+      expect([replay.status, replay.headers.get('Idempotent-Replayed')]).toEqual([402, 'true']);
+      expect(await count('payments', key)).toBe(1);
+    });
+
+    it('answers 400 before the transaction begins when the required key is missing or malformed', async () => {
+      let ran = false;
+      const never: Transaction<unknown> = async () => {
+        ran = true;
+        throw new Error('no transaction should begin');
+      };
+      const missing = await problemOf(
+        idempotent(never, { ...request(null), required: true }, () => ({ status: 201 })),
+      );
+      expect(missing.code).toBe('idempotency_key_required');
+      const malformed = await problemOf(idempotent(never, request('x'.repeat(300)), () => ({ status: 201 })));
+      expect(malformed.code).toBe('validation_failed');
+      expect(ran).toBe(false);
+    });
+
+    it('runs a keyless optional request in its transaction, rolling back a 5xx', async () => {
+      const before = await count('payments', 'none');
+      expect((await pay(null, () => ({ status: 500 }))).status).toBe(500);
+      expect(await count('payments', 'none')).toBe(before);
+      expect((await pay(null, created)).status).toBe(201);
+      expect(await count('payments', 'none')).toBe(before + 1);
+    });
+
+    it('runs again once the stored answer is past its retention', async () => {
+      const key = freshKey();
+      const clock = manualClock();
+      const run = () =>
+        idempotent(
+          driver.transaction(),
+          request(key),
+          async (tx, tdb) => {
+            await driver.write(tx, tdb, key, 1);
+            return { status: 201 };
+          },
+          { now: clock.now },
+        );
+      await run();
+      clock.advance(MIN_RETENTION_MS - 1);
+      expect((await run()).headers.get('Idempotent-Replayed')).toBe('true');
+      clock.advance(1);
+      expect((await run()).headers.get('Idempotent-Replayed')).toBeNull();
+      expect([await count('payments', key), await keyRows(key)]).toEqual([2, 1]);
+    });
+
+    // Needs several connections: PGlite's one is held by the first request's transaction.
+    it.skipIf(!realPostgres)(
+      '20 concurrent requests with one key: one run, one row, 19 replays of its answer',
+      async () => {
+        const key = freshKey();
+        let runs = 0;
+        const started = deferred();
+        const answers = await Promise.all(
+          Array.from({ length: 20 }, () =>
+            idempotent(driver.transaction(), request(key), async (tx, tdb) => {
+              runs += 1;
+              started.resolve();
+              await new Promise((resolve) => setTimeout(resolve, 50));
+              await driver.write(tx, tdb, key, 500);
+              return { status: 201, body: { runs } };
+            }),
+          ),
+        );
+        expect(runs).toBe(1);
+        expect(answers.map((answer) => answer.status)).toEqual(answers.map(() => 201));
+        expect(answers.filter((answer) => answer.headers.get('Idempotent-Replayed') === 'true')).toHaveLength(
+          19,
+        );
+        expect([await count('payments', key), await count('outbox', key)]).toEqual([1, 1]);
+      },
+    );
+
+    it.skipIf(!realPostgres)(
+      'a waiting request claims the key itself when the first rolls back',
+      async () => {
+        const key = freshKey();
+        const gate = deferred();
+        const started = deferred();
+        const first = idempotent(driver.transaction(), request(key), async (tx, tdb) => {
+          await driver.write(tx, tdb, key, 1);
+          started.resolve();
+          await gate.promise;
+          return { status: 503 };
+        });
+        await started.promise;
+        const second = pay(key, created);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        gate.resolve();
+        expect((await first).status).toBe(503);
+        const answer = await second;
+        expect([answer.status, answer.headers.get('Idempotent-Replayed')]).toEqual([201, null]);
+        expect(await count('payments', key)).toBe(1);
+      },
+    );
+  },
+);
 
 describe('the table and its schema', () => {
   it('ships one plain SQL migration; with a schema, the table and every statement go there', async () => {
@@ -259,9 +285,19 @@ describe('the table and its schema', () => {
       await migrate(fromPostgres(db.sql), migrations({ schema }));
       const key = freshKey();
       const options = { schema };
-      const answer = await idempotent(postgresTransaction(db.sql), request(key), async () => ({ status: 201 }), options);
+      const answer = await idempotent(
+        postgresTransaction(db.sql),
+        request(key),
+        async () => ({ status: 201 }),
+        options,
+      );
       expect(answer.status).toBe(201);
-      const replay = await idempotent(postgresTransaction(db.sql), request(key), async () => ({ status: 500 }), options);
+      const replay = await idempotent(
+        postgresTransaction(db.sql),
+        request(key),
+        async () => ({ status: 500 }),
+        options,
+      );
       expect(replay.headers.get('Idempotent-Replayed')).toBe('true');
       const [row] = await db.sql<{ n: number }[]>`
         select count(*)::int as n from ${db.sql(schema)}.holdfast_idempotency_keys where key = ${key}`;
@@ -279,7 +315,9 @@ describe('the table and its schema', () => {
     expect(table?.relpersistence).toBe('p');
     const indexes = await db.sql<{ indexdef: string }[]>`
       select indexdef from pg_indexes where tablename = 'holdfast_idempotency_keys' and schemaname = current_schema()`;
-    expect(indexes.map((index) => index.indexdef).join('\n')).toMatch(/\(account, key\)[\s\S]*\(expires_at\)|\(expires_at\)[\s\S]*\(account, key\)/);
+    expect(indexes.map((index) => index.indexdef).join('\n')).toMatch(
+      /\(account, key\)[\s\S]*\(expires_at\)|\(expires_at\)[\s\S]*\(account, key\)/,
+    );
   });
 });
 
@@ -288,7 +326,9 @@ describe('schedulePurge', () => {
     const clock = manualClock();
     const keys = Array.from({ length: 5 }, () => freshKey());
     for (const key of keys)
-      await idempotent(postgresTransaction(db.sql), request(key), async () => ({ status: 201 }), { now: clock.now });
+      await idempotent(postgresTransaction(db.sql), request(key), async () => ({ status: 201 }), {
+        now: clock.now,
+      });
     const purger = schedulePurge(fromPostgres(db.sql), {
       intervalMs: 10,
       batchSize: 2,
@@ -324,13 +364,19 @@ describe('schedulePurge', () => {
     const locked = freshKey();
     const free = freshKey();
     for (const key of [locked, free])
-      await idempotent(postgresTransaction(db.sql), request(key), async () => ({ status: 201 }), { now: clock.now });
+      await idempotent(postgresTransaction(db.sql), request(key), async () => ({ status: 201 }), {
+        now: clock.now,
+      });
     const client = await pool.connect();
     try {
       await client.query('begin');
       await client.query('select 1 from holdfast_idempotency_keys where key = $1 for update', [locked]);
-      const purger = schedulePurge(fromPg(pool), { intervalMs: 5, now: () => clock.now() + MIN_RETENTION_MS });
-      for (let i = 0; i < 200 && (await keyRows(free)) > 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      const purger = schedulePurge(fromPg(pool), {
+        intervalMs: 5,
+        now: () => clock.now() + MIN_RETENTION_MS,
+      });
+      for (let i = 0; i < 200 && (await keyRows(free)) > 0; i++)
+        await new Promise((resolve) => setTimeout(resolve, 10));
       await purger.stop();
       expect([await keyRows(locked), await keyRows(free)]).toEqual([1, 0]);
     } finally {
@@ -391,7 +437,9 @@ describe('property: random sequences of repeats, changed bodies and failures', (
         }
         const rows = await db.sql<{ amount: number }[]>`
           select amount from payments where key like ${`${prefix}-%`} order by amount`;
-        expect(rows.map((row) => row.amount)).toEqual([...stored.values()].map((s) => s.execution).sort((a, b) => a - b));
+        expect(rows.map((row) => row.amount)).toEqual(
+          [...stored.values()].map((s) => s.execution).sort((a, b) => a - b),
+        );
       }),
       { numRuns: 40 },
     );
@@ -430,7 +478,10 @@ describe('withIdempotency(): a Hono route', () => {
     expect(await again.json()).toEqual(await first.json());
     const reused = await pay(app, key, 1);
     expect(reused.status).toBe(422);
-    expect(await reused.json()).toMatchObject({ code: 'idempotency_key_reused', requestId: reused.headers.get('Request-Id') });
+    expect(await reused.json()).toMatchObject({
+      code: 'idempotency_key_reused',
+      requestId: reused.headers.get('Request-Id'),
+    });
     expect(await count('payments', key)).toBe(1);
   });
 });

@@ -79,7 +79,11 @@ void idempotent(ownTransaction, request, async (client) => {
   return { status: 201 };
 });
 // A web Response is an answer too.
-void withIdempotency(c, { transaction: ownTransaction, account: 'acct_1' }, async () => new Response(null, { status: 204 }));
+void withIdempotency(
+  c,
+  { transaction: ownTransaction, account: 'acct_1' },
+  async () => new Response(null, { status: 204 }),
+);
 // @ts-expect-error the account is required: keys are scoped to it
 void withIdempotency(c, { transaction: ownTransaction, required: true }, async () => ({ status: 201 }));
 // @ts-expect-error a transaction is required: a pool of postgres.js is no longer taken
@@ -95,7 +99,10 @@ void missingStatus;
 // The one-statement path takes a Db and text writes.
 void idempotentStatement(db, request, {
   answer: { status: 201, body: { id: 'ord_1' } },
-  writes: (claimed) => ({ text: `o as (insert into orders (id) select $1 where ${claimed})`, values: ['ord_1'] }),
+  writes: (claimed) => ({
+    text: `o as (insert into orders (id) select $1 where ${claimed})`,
+    values: ['ord_1'],
+  }),
 });
 // @ts-expect-error a postgres.js Sql is no Db
 void idempotentStatement(sql, request, { answer: { status: 201 }, writes: () => ({ text: '' }) });

@@ -33,7 +33,9 @@ function expressionOf(field: ResolvedSortField): string {
     case 'text': {
       // A declared collation, and lower() for case-insensitive sorting.
       const collation = ident(field.collation ?? 'C');
-      return field.caseInsensitive ? `lower(${column}) collate ${collation}` : `${column} collate ${collation}`;
+      return field.caseInsensitive
+        ? `lower(${column}) collate ${collation}`
+        : `${column} collate ${collation}`;
     }
     case 'enum':
       // An explicit business rank. The values come from the allowlist in code, written as

@@ -54,7 +54,9 @@ describe('orderBy on PostgreSQL (SPEC section 4, sorting rules)', () => {
   });
 
   async function ids(raw: string): Promise<string> {
-    const rows = await db.sql.unsafe<{ id: string }[]>(`select id from items order by ${orderBy(sortOf(raw))}`);
+    const rows = await db.sql.unsafe<{ id: string }[]>(
+      `select id from items order by ${orderBy(sortOf(raw))}`,
+    );
     return rows.map((row) => row.id).join('');
   }
 
