@@ -143,7 +143,8 @@ async function planNodes(list: List, sortRaw: string, filter: [string, string] |
     const nodes: string[] = [];
     const walk = (plan: { 'Node Type': string; Plans?: unknown[] }) => {
       const children = (plan.Plans ?? []) as (typeof plan)[];
-      const bounded = plan['Node Type'] === 'Sort' && children.every((child) => child['Node Type'] === 'Limit');
+      const bounded =
+        plan['Node Type'] === 'Sort' && children.every((child) => child['Node Type'] === 'Limit');
       nodes.push(bounded ? 'Sort of a Limit' : plan['Node Type']);
       for (const child of children) walk(child);
     };
