@@ -1,5 +1,4 @@
-import { cursorBinding, encodeCursor, paginate } from '@holdfast/cursor-pagination';
-import type { Db } from '@holdfast/db';
+import { cursorBinding, encodeCursor } from '@holdfast/cursor-pagination';
 import { createTestDatabase, type TestDatabase } from '@holdfast/pg/testing';
 import { migrate } from '@holdfast/pg-migrate';
 import { parseSort, type SortAllowlist } from '@holdfast/sort-allowlist';
@@ -12,6 +11,7 @@ import { paymentMethodSort } from '../src/resources/payment-methods/schema';
 import { paymentSort } from '../src/resources/payments/schema';
 import { subscriptionSort } from '../src/resources/subscriptions/schema';
 import { inboundEventSort } from '../src/routes/inbound-events';
+import { pageStatement } from './page-statement';
 
 // Every served single-key sort, in both directions, and the default sort under each indexed
 // equality filter, is an index scan: with sorting disabled in the planner, the plan of the page
@@ -114,14 +114,7 @@ async function deepCursor(list: List, sortRaw: string, filter: Record<string, st
 
 async function planNodes(list: List, sortRaw: string, filter: [string, string] | undefined, deep: boolean) {
   const filters = filter ? { [filter[0]]: filter[1] } : {};
-  let sent: { text: string; values: unknown[] } | undefined;
-  const recorder: Db = {
-    async query<Row>(text: string, values?: readonly unknown[]): Promise<Row[]> {
-      sent ??= { text, values: [...(values ?? [])] };
-      return [];
-    },
-  };
-  await paginate(recorder, {
+  const page = await pageStatement({
     from: list.table,
     where: list.where,
     allowlist: list.allowlist,
@@ -132,8 +125,6 @@ async function planNodes(list: List, sortRaw: string, filter: [string, string] |
     binding: { account: 'acct_1' },
     keyring,
   });
-  const page = sent;
-  if (!page) throw new Error('paginate sent no statement');
   return db.sql.begin(async (tx) => {
     await tx`set local enable_sort = off`;
     await tx`set local enable_seqscan = off`;
