@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { migrations as apiKeyMigrations, createKey, dbApiKeyStore, hashKey } from '@holdfast/api-keys';
-import { paginate } from '@holdfast/cursor-pagination';
+import { type Page, paginate } from '@holdfast/cursor-pagination';
 import { statementName } from '@holdfast/db';
 import { migrate } from '@holdfast/db/migrate';
 import { fromPg, pgTransaction } from '@holdfast/db/pg';
@@ -60,18 +60,20 @@ describe.skipIf(!realPostgres)(
       for (let round = 0; round < ITERATIONS; round += 1) {
         const idempotencyKey = `k-${round % 40}`; // every key comes back: replays too
         const amount = round % 40;
+        const listCursor: string | null = round % 2 === 0 ? cursor : null;
+        const listing: Promise<Page<Record<string, unknown>>> = paginate(fromPg(pool), {
+          from: 'pool_items',
+          where: { text: 'account = $1', values: [ACCOUNT] },
+          allowlist: itemSort,
+          sort: round % 2 === 0 ? '-createdAt' : 'n',
+          cursor: listCursor,
+          limit: 7,
+          include: round % 5 === 0 ? 'total' : null,
+          binding: { account: ACCOUNT, resource: 'items' },
+          keyring,
+        });
         const [page, answer, found, , pid] = await Promise.all([
-          paginate(fromPg(pool), {
-            from: 'pool_items',
-            where: { text: 'account = $1', values: [ACCOUNT] },
-            allowlist: itemSort,
-            sort: round % 2 === 0 ? '-createdAt' : 'n',
-            cursor: round % 2 === 0 ? cursor : null,
-            limit: 7,
-            include: round % 5 === 0 ? 'total' : null,
-            binding: { account: ACCOUNT, resource: 'items' },
-            keyring,
-          }),
+          listing,
           idempotent(
             transaction,
             { key: idempotencyKey, account: ACCOUNT, method: 'POST', path: '/v1/orders', body: { amount } },
