@@ -35,3 +35,20 @@ export function freshKey(): string {
   sequence += 1;
   return `key-${sequence}-${Math.random().toString(36).slice(2)}`;
 }
+
+/**
+ * Starts `run(inside)`, whose handler calls `await inside()` once it has written: that holds its
+ * transaction open (and the key claimed) until `release()`. Resolves once the handler is inside.
+ */
+export async function holding<T>(
+  run: (inside: () => Promise<void>) => Promise<T>,
+): Promise<{ readonly result: Promise<T>; release(): void }> {
+  const gate = deferred();
+  const started = deferred();
+  const result = run(async () => {
+    started.resolve();
+    await gate.promise;
+  });
+  await started.promise;
+  return { result, release: () => gate.resolve() };
+}

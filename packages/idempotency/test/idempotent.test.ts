@@ -17,7 +17,7 @@ import {
   schedulePurge,
 } from '../src/index';
 import { testApp } from './fixtures/app';
-import { deferred, freshKey, manualClock, problemOf } from './helpers';
+import { deferred, freshKey, holding, manualClock, problemOf } from './helpers';
 
 let db: TestDatabase;
 let pool: pg.Pool | undefined;
@@ -256,19 +256,17 @@ describe.each(drivers)(
       'a waiting request claims the key itself when the first rolls back',
       async () => {
         const key = freshKey();
-        const gate = deferred();
-        const started = deferred();
-        const first = idempotent(driver.transaction(), request(key), async (tx, tdb) => {
-          await driver.write(tx, tdb, key, 1);
-          started.resolve();
-          await gate.promise;
-          return { status: 503 };
-        });
-        await started.promise;
+        const first = await holding((inside) =>
+          idempotent(driver.transaction(), request(key), async (tx, tdb) => {
+            await driver.write(tx, tdb, key, 1);
+            await inside();
+            return { status: 503 };
+          }),
+        );
         const second = pay(key, created);
         await new Promise((resolve) => setTimeout(resolve, 100));
-        gate.resolve();
-        expect((await first).status).toBe(503);
+        first.release();
+        expect((await first.result).status).toBe(503);
         const answer = await second;
         expect([answer.status, answer.headers.get('Idempotent-Replayed')]).toEqual([201, null]);
         expect(await count('payments', key)).toBe(1);

@@ -6,7 +6,7 @@ import { childDatabaseUrl, createTestDatabase, realPostgres, type TestDatabase }
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type IdempotentRequest, idempotent, idempotentStatement, migrations } from '../src/index';
-import { deferred, freshKey, manualClock, problemOf } from './helpers';
+import { freshKey, holding, manualClock, problemOf } from './helpers';
 
 // idempotentStatement(): the key's claim (written already answered), the business writes and
 // the answer in ONE statement, on any Db; the holder answers when the key is there.
@@ -162,19 +162,17 @@ describe.each(drivers)(
       'waits while idempotent() holds the key in its transaction, then replays its answer',
       async () => {
         const key = freshKey();
-        const release = deferred();
-        const started = deferred();
-        const slow = idempotent(postgresTransaction(db.sql), request(key), async () => {
-          started.resolve();
-          await release.promise;
-          return { status: 201, body: { slow: true } };
-        });
-        await started.promise;
+        const slow = await holding((inside) =>
+          idempotent(postgresTransaction(db.sql), request(key), async () => {
+            await inside();
+            return { status: 201, body: { slow: true } };
+          }),
+        );
         const waiting = idempotentStatement(open(), request(key), order(key));
         await new Promise((resolve) => setTimeout(resolve, 100));
         expect(await counts(key)).toMatchObject({ orders: 0, events: 0 });
-        release.resolve();
-        expect((await slow).status).toBe(201);
+        slow.release();
+        expect((await slow.result).status).toBe(201);
         const replay = await waiting;
         expect(replay.headers.get('Idempotent-Replayed')).toBe('true');
         expect(await replay.json()).toEqual({ slow: true });
