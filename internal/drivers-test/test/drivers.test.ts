@@ -157,10 +157,21 @@ describe.skipIf(!realPostgres).each(makers)(
       expect(await effects(key)).toEqual({ orders: 1, keys: 1, events: 1, deliveries: 1 });
     });
 
-    it('executes 20 parallel requests with one key once, and answers every one the same', async () => {
+    it('executes 20 parallel requests with one key once, and answers every one the same (a 409 while it runs, retried)', async () => {
       const key = randomUUID();
       const runs = { count: 0 };
-      const responses = await Promise.all(Array.from({ length: 20 }, () => placeOrder(driver, key, 9, runs)));
+      // While the first runs, a repeat is 409 idempotency_key_in_use (Retry-After): the client retries.
+      const placed = async (): Promise<Response> => {
+        for (let attempt = 0; ; attempt += 1) {
+          try {
+            return await placeOrder(driver, key, 9, runs);
+          } catch (error) {
+            if (attempt > 100 || (error as { status?: number }).status !== 409) throw error;
+            await new Promise((resolve) => setTimeout(resolve, 20));
+          }
+        }
+      };
+      const responses = await Promise.all(Array.from({ length: 20 }, placed));
       expect(runs.count).toBe(1);
       const bodies = await Promise.all(responses.map((r) => r.json()));
       expect(responses.map((r) => r.status)).toEqual(Array(20).fill(201));

@@ -32,36 +32,57 @@ export function statements(schema: string | undefined): Statements {
   const keys = qualify(schema)('holdfast_idempotency_keys');
   // A key is free when absent, when its answer expired, or when an attempt left it unanswered
   // and its lease ended (a row no current path commits, kept for rows written before).
+  // The advisory lock of a key (and, with `fingerprint`, of a request under it), one 64-bit
+  // number from the table, the account and the key.
+  const lockKey = (fingerprint?: string) =>
+    `hashtextextended(json_build_array('${keys}', $1::text, $2::text${fingerprint === undefined ? '' : `, ${fingerprint}::text`})::text, 0)`;
   const free = (now: string) =>
     `k.expires_at <= ${now} or (k.response_status is null and k.locked_until <= ${now})`;
   const holder = `fingerprint, response_status::int as response_status, response_headers::text as response_headers,
        encode(response_body, 'hex') as response_body`;
   const made: Statements = {
-    // The INSERT claims a free key, or takes over a free one. Otherwise the second SELECT reads
-    // the holder; it sees the statement's snapshot, so a holder that committed after the
-    // snapshot was taken yields no row: the statement then simply runs again.
+    // A claim inside the caller's transaction, which must not wait on another transaction's
+    // uncommitted claim: the key's advisory lock (held until that transaction ends) tells a
+    // running attempt at once. Only the holder of the lock inserts, so the INSERT never waits.
+    // Without the lock, the same statement answers from what is committed (a live answer is
+    // replayed) or probes the lock of (key, fingerprint) that every holder also takes (shared,
+    // released at once) to tell 409 (the same request runs) from 422 (another one does).
+    // Otherwise the INSERT claims a free key (absent, its answer expired, or left unanswered by
+    // an attempt whose lease ended); the holder it finds is read from the statement's snapshot.
     claim: `
-with claimed as (
+with lock as (
+  select s.got,
+         case when s.got then (select false from (select pg_advisory_xact_lock(${lockKey('$3')})) x)
+              when pg_try_advisory_lock_shared(${lockKey('$3')}) then not pg_advisory_unlock_shared(${lockKey('$3')})
+              else true end as same_running
+  from (select pg_try_advisory_xact_lock(${lockKey()}) as got offset 0) s
+),
+claimed as (
   insert into ${keys} as k
     (account, key, fingerprint, token, locked_until, created_at, expires_at)
-  values ($1::text, $2::text, $3::text, $4::text, $5::timestamptz, $5::timestamptz, $6::timestamptz)
+  select $1::text, $2::text, $3::text, $4::text, $5::timestamptz, $5::timestamptz, $6::timestamptz
+  from lock where lock.got
   on conflict (account, key) do update set
     fingerprint = excluded.fingerprint, token = excluded.token,
     locked_until = excluded.locked_until, created_at = excluded.created_at,
     expires_at = excluded.expires_at, response_status = null,
     response_headers = null, response_body = null
   where ${free('$5::timestamptz')}
-  returning true as claimed, k.fingerprint, k.response_status, k.response_headers, k.response_body
+  returning true as claimed, k.fingerprint, k.response_status, k.response_headers, k.response_body,
+            true as live
 ),
 found as (
   select * from claimed
   union all
-  select false, fingerprint, response_status, response_headers, response_body
+  select false, fingerprint, response_status, response_headers, response_body,
+         expires_at > $5::timestamptz and (response_status is not null or locked_until > $5::timestamptz)
   from ${keys}
   where account = $1::text and key = $2::text and not exists (select from claimed)
 )
-select claimed, ${holder}
-from found`,
+select coalesce(f.claimed, false) as claimed, f.fingerprint, f.response_status::int as response_status,
+       f.response_headers::text as response_headers, encode(f.response_body, 'hex') as response_body,
+       f.live, lock.got, lock.same_running
+from lock left join found f on true`,
     read: `select false as claimed, ${holder} from ${keys} where account = $1::text and key = $2::text`,
     storeAnswer: `
 update ${keys}
@@ -103,6 +124,12 @@ select count(*)::int as deleted from deleted`,
 interface HolderRow {
   claimed: boolean;
   fingerprint: string;
+  /** The row holds a live answer or a live lease (claim only). */
+  live?: boolean;
+  /** The key's advisory lock was taken (claim only): no other transaction runs with it. */
+  got?: boolean;
+  /** Without the lock: the running attempt has this request's fingerprint (claim only). */
+  same_running?: boolean | null;
   response_status: number | null;
   response_headers: string | null;
   response_body: string | null;
@@ -145,7 +172,10 @@ export function answerValues(response: StoredResponse): unknown[] {
 /** How often a statement that saw no row (its holder committed or vanished meanwhile) runs again. */
 export const SETTLE_ATTEMPTS = 5;
 
-/** Claims the key in the transaction `db` is, or reads who holds it. */
+/**
+ * Claims the key in the transaction `db` is, or says who holds it: a committed answer, or
+ * another transaction running with the key (its fingerprint told apart by its lock).
+ */
 export async function claimKey(db: Db, sql: Statements, input: ClaimInput): Promise<ClaimResult> {
   const values = [
     input.account,
@@ -156,8 +186,18 @@ export async function claimKey(db: Db, sql: Statements, input: ClaimInput): Prom
     input.expiresAt.toISOString(),
   ];
   for (let attempt = 0; attempt < SETTLE_ATTEMPTS; attempt++) {
-    const result = resultOf((await db.query<HolderRow>(sql.claim, values))[0]);
-    if (result !== undefined) return result;
+    const [row] = await db.query<HolderRow>(sql.claim, values);
+    if (row === undefined) continue;
+    if (row.claimed) return { outcome: 'claimed' };
+    // A live committed answer (or a live unanswered lease) speaks for itself.
+    if (row.fingerprint !== null && row.live) return resultOf(row) ?? { outcome: 'claimed' };
+    // Another transaction runs with the key: its request is this one, or another.
+    if (!row.got)
+      return {
+        outcome: 'running',
+        fingerprint: row.same_running ? input.fingerprint : `other:${input.fingerprint}`,
+      };
+    // The lock was free and the key still not claimable: what it saw changed; run again.
   }
   throw new Error(`idempotency claim did not settle after ${SETTLE_ATTEMPTS} attempts`);
 }

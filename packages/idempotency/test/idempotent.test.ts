@@ -17,7 +17,7 @@ import {
   schedulePurge,
 } from '../src/index';
 import { testApp } from './fixtures/app';
-import { deferred, freshKey, holding, manualClock, problemOf } from './helpers';
+import { freshKey, holding, manualClock, problemOf } from './helpers';
 
 let db: TestDatabase;
 let pool: pg.Pool | undefined;
@@ -227,33 +227,36 @@ describe.each(drivers)(
 
     // Needs several connections: PGlite's one is held by the first request's transaction.
     it.skipIf(!realPostgres)(
-      '20 concurrent requests with one key: one run, one row, 19 replays of its answer',
+      '20 concurrent requests with one key: one run, one row; the others 409 while it runs, then the replay',
       async () => {
         const key = freshKey();
         let runs = 0;
-        const started = deferred();
-        const answers = await Promise.all(
-          Array.from({ length: 20 }, () =>
-            idempotent(driver.transaction(), request(key), async (tx, tdb) => {
-              runs += 1;
-              started.resolve();
-              await new Promise((resolve) => setTimeout(resolve, 50));
-              await driver.write(tx, tdb, key, 500);
-              return { status: 201, body: { runs } };
-            }),
-          ),
-        );
+        const run = () =>
+          idempotent(driver.transaction(), request(key), async (tx, tdb) => {
+            runs += 1;
+            await new Promise((resolve) => setTimeout(resolve, 100));
+            await driver.write(tx, tdb, key, 500);
+            return { status: 201, body: { runs } };
+          });
+        const settled = await Promise.allSettled(Array.from({ length: 20 }, run));
         expect(runs).toBe(1);
-        expect(answers.map((answer) => answer.status)).toEqual(answers.map(() => 201));
-        expect(answers.filter((answer) => answer.headers.get('Idempotent-Replayed') === 'true')).toHaveLength(
-          19,
+        const answered = settled.flatMap((one) => (one.status === 'fulfilled' ? [one.value] : []));
+        expect(answered.filter((answer) => answer.headers.get('Idempotent-Replayed') === null)).toHaveLength(
+          1,
         );
+        for (const one of settled) {
+          if (one.status === 'fulfilled') expect(one.value.status).toBe(201);
+          else expect(one.reason).toMatchObject({ status: 409, code: 'idempotency_key_in_use' });
+        }
+        expect(settled.some((one) => one.status === 'rejected')).toBe(true);
+        const replay = await run();
+        expect([replay.status, replay.headers.get('Idempotent-Replayed')]).toEqual([201, 'true']);
         expect([await count('payments', key), await count('outbox', key)]).toEqual([1, 1]);
       },
     );
 
     it.skipIf(!realPostgres)(
-      'a waiting request claims the key itself when the first rolls back',
+      'while the first runs: 422 for another request (checked first), 409 with Retry-After for the same; after its rollback the retry claims the key',
       async () => {
         const key = freshKey();
         const first = await holding((inside) =>
@@ -263,11 +266,14 @@ describe.each(drivers)(
             return { status: 503 };
           }),
         );
-        const second = pay(key, created);
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        const changed = await problemOf(pay(key, created, 9));
+        expect([changed.status, changed.code]).toEqual([422, 'idempotency_key_reused']);
+        const busy = await problemOf(pay(key, created));
+        expect([busy.status, busy.code]).toEqual([409, 'idempotency_key_in_use']);
+        expect(busy.toResponse().headers.get('Retry-After')).toBe('1');
         first.release();
         expect((await first.result).status).toBe(503);
-        const answer = await second;
+        const answer = await pay(key, created);
         expect([answer.status, answer.headers.get('Idempotent-Replayed')]).toEqual([201, null]);
         expect(await count('payments', key)).toBe(1);
       },
