@@ -44,9 +44,9 @@ class ServerErrorAnswer extends Error {
  * record" nor "record but not charged". The answer comes back once the transaction committed.
  *
  * A repeat gets the stored answer with `Idempotent-Replayed: true` and runs nothing; a request
- * with the same key and another method, path or body is 422. A concurrent request with the same
- * key waits on the uncommitted claim, then replays the answer (or, when the first rolled back,
- * claims the key itself). A 5xx answer rolls the writes back (the claim with them) and is
+ * with the same key and another method, path or body is 422. While the first runs, a repeat is
+ * 409 `idempotency_key_in_use` with `Retry-After` (another request under the key still 422): the
+ * claim holds the key's advisory lock in this transaction, so nobody waits on it. A 5xx answer rolls the writes back (the claim with them) and is
  * returned; a throw rolls everything back and is rethrown: either way the key stays free for
  * a retry and nothing is stored. Without a key (and none required) `handler` simply runs in the
  * transaction, and a 5xx still rolls it back.
