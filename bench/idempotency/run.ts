@@ -14,10 +14,9 @@ import { randomBytes } from 'node:crypto';
 import { createServer, connect as netConnect } from 'node:net';
 import type { Db } from '@holdfast/db';
 import { fromPg } from '@holdfast/db/pg';
-import { fromPostgres } from '@holdfast/db/postgres';
-import { type IdempotentRequest, idempotent } from '@holdfast/idempotency';
+import { fromPostgres, postgresTransaction } from '@holdfast/db/postgres';
+import { type IdempotentRequest, idempotent, migrations } from '@holdfast/idempotency';
 import { withIdempotency } from '@holdfast/idempotency/hono';
-import { migrations } from '@holdfast/idempotency/postgres';
 import { migrate } from '@holdfast/pg-migrate';
 import { onProblem } from '@holdfast/problem-details/hono';
 import { jsonBody, requestId } from '@holdfast/request-guards/hono';
@@ -136,10 +135,14 @@ function boundaryApp(run: (handler: (db: Db) => Promise<Response>) => Promise<Re
   app.use('/v1/*', jsonBody());
   app.post('/v1/payments', (c) =>
     run((db) =>
-      idempotent(db, requestOf(c), async () => {
-        const [row] = await db.query<{ id: string }>(INSERT_PAYMENT);
-        return created(row?.id);
-      }),
+      idempotent(
+        (work) => work(db, db),
+        requestOf(c),
+        async () => {
+          const [row] = await db.query<{ id: string }>(INSERT_PAYMENT);
+          return created(row?.id);
+        },
+      ),
     ),
   );
   return app;
@@ -151,7 +154,7 @@ function paymentsApp(sql: postgres.Sql): Hono {
   app.onError(onProblem());
   app.use('/v1/*', jsonBody());
   app.post('/v1/payments', (c) =>
-    withIdempotency(c, { sql, account: 'acct_bench' }, async (tx) => {
+    withIdempotency(c, { transaction: postgresTransaction(sql), account: 'acct_bench' }, async (tx) => {
       const [row] = await tx<{ id: number }[]>`
         insert into payments (account, amount, currency) values ('acct_bench', 500, 'EUR') returning id`;
       const id = `pay_${row?.id}`;
@@ -223,7 +226,7 @@ const counted = client(relayUrl.toString(), true);
 const countedPg = pgClient(relayUrl.toString());
 try {
   await sql.unsafe(`create schema ${benchSchema}`);
-  await migrate(sql, migrations);
+  await migrate(sql, migrations());
   await sql`create table payments (id bigserial primary key, account text not null, amount bigint not null, currency text not null)`;
   await Promise.all([pgDirect.connect(), countedPg.connect()]);
   const app = paymentsApp(sql);

@@ -6,10 +6,9 @@
 // Two sorts: the default -createdAt (all terms descending: a row comparison) and total
 // (ascending, then id descending: the expanded OR-of-ANDs predicate led by a bound on total).
 import { randomBytes } from 'node:crypto';
-import { cursorBinding, encodeCursor, type Keyring } from '@holdfast/cursor-pagination';
-import { paginate } from '@holdfast/cursor-pagination/postgres';
-import { defineSortAllowlist, parseSort } from '@holdfast/sort-allowlist';
-import { joinFragments, orderBy, sortExpressions } from '@holdfast/sort-allowlist/postgres';
+import { cursorBinding, encodeCursor, type Keyring, paginate } from '@holdfast/cursor-pagination';
+import { fromPostgres } from '@holdfast/db/postgres';
+import { defineSortAllowlist, orderBy, parseSort, sortExpressions } from '@holdfast/sort-allowlist';
 import postgres from 'postgres';
 import { summary } from '../summary';
 
@@ -88,8 +87,8 @@ async function main(): Promise<void> {
     await sql`vacuum analyze orders`;
     const loadSeconds = (performance.now() - loadStart) / 1000;
 
-    const select = sql`id, created_at, total, status`;
-    const where = sql`account_id = ${account}`;
+    const select = 'id, created_at, total, status';
+    const where = { text: 'account_id = $1', values: [account] };
     const [version] = await sql<{ server_version: string }[]>`show server_version`;
     console.log(
       `PostgreSQL ${version?.server_version ?? '?'}, ${ROWS.toLocaleString('en-US')} rows loaded and indexed in ${loadSeconds.toFixed(1)} s; ` +
@@ -108,19 +107,19 @@ async function main(): Promise<void> {
       const parsed = parseSort(orderSort, raw);
       if (!parsed.ok) throw parsed.error;
       const sort = parsed.value;
-      const terms = sortExpressions(sql, sort);
+      const terms = sortExpressions(sort);
 
       // The cursor a client would hold after reading DEPTH rows: the values of the row there,
       // as paginate() takes them (each ORDER BY term as PostgreSQL's lossless text). The text
       // columns get their own names: an output column named like a sort column would be what a
       // bare name in ORDER BY sorts on.
-      const keyText = joinFragments(
-        sql,
-        terms.map((term, index) => sql`(${term.expression})::text as ${sql(`k${index}`)}`),
-        sql`, `,
-      );
-      const [at] = await sql`select ${keyText} from orders where ${where}
-        order by ${orderBy(sql, sort)} offset ${DEPTH - 1} limit 1`.values();
+      const keyText = terms.map((term, index) => `(${term.expression})::text as k${index}`).join(', ');
+      const [at] = await sql
+        .unsafe(
+          `select ${keyText} from orders where ${where.text} order by ${orderBy(sort)} offset $2 limit 1`,
+          [account, DEPTH - 1],
+        )
+        .values();
       if (!at) throw new Error('no row at depth');
       const values = at.map((value: unknown) => (typeof value === 'string' ? value : null));
       const deepCursor = await encodeCursor(keyring, {
@@ -129,8 +128,8 @@ async function main(): Promise<void> {
       });
 
       const keyset = (cursor: string | undefined) =>
-        paginate(sql, {
-          from: sql`orders`,
+        paginate(fromPostgres(sql), {
+          from: 'orders',
           where,
           select,
           allowlist: orderSort,
@@ -140,8 +139,8 @@ async function main(): Promise<void> {
           binding,
           keyring,
         });
-      const offset = (skip: number) =>
-        sql`select ${select} from orders where ${where} order by ${orderBy(sql, sort)} limit ${LIMIT + 1} offset ${skip}`;
+      const offsetText = `select ${select} from orders where ${where.text} order by ${orderBy(sort)} limit $2 offset $3`;
+      const offset = (skip: number) => sql.unsafe(offsetText, [account, LIMIT + 1, skip]);
 
       // The deep keyset page must be exactly the rows OFFSET finds there.
       const [deepPage, offsetDeep] = await Promise.all([keyset(deepCursor), offset(DEPTH)]);
@@ -181,8 +180,7 @@ async function main(): Promise<void> {
       if (raw === '-createdAt') {
         await explain(
           `EXPLAIN (ANALYZE, BUFFERS): OFFSET 500000, sort=${raw}`,
-          sql`explain (analyze, buffers) select ${select} from orders where ${where}
-            order by ${orderBy(sql, sort)} limit ${LIMIT + 1} offset ${DEPTH}`,
+          sql.unsafe(`explain (analyze, buffers) ${offsetText}`, [account, LIMIT + 1, DEPTH]),
         );
       }
     }

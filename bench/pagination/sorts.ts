@@ -13,8 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { cursorBinding, encodeCursor, type Keyring } from '@holdfast/cursor-pagination';
 import { migrate } from '@holdfast/pg-migrate';
-import { acceptedSorts, parseSort } from '@holdfast/sort-allowlist';
-import { joinFragments, sortExpressions } from '@holdfast/sort-allowlist/postgres';
+import { acceptedSorts, parseSort, sortExpressions } from '@holdfast/sort-allowlist';
 import postgres from 'postgres';
 import { allMigrations } from '../../examples/reference-server/src/db';
 import { listOrders } from '../../examples/reference-server/src/resources/orders/repository';
@@ -70,13 +69,11 @@ async function timed(run: () => Promise<unknown>): Promise<number> {
 async function middleCursor(raw: string, filter: Record<string, string>): Promise<string> {
   const parsed = parseSort(orderSort, raw);
   if (!parsed.ok) throw parsed.error;
-  const terms = sortExpressions(sql, parsed.value);
-  const keyText = joinFragments(
-    sql,
-    terms.map((term, index) => sql`(${term.expression})::text as ${sql(`k${index}`)}`),
-    sql`, `,
-  );
-  const [at] = await sql`select ${keyText} from holdfast_orders where id = ${`ord_${MIDDLE}`}`.values();
+  const terms = sortExpressions(parsed.value);
+  const keyText = terms.map((term, index) => `(${term.expression})::text as k${index}`).join(', ');
+  const [at] = await sql
+    .unsafe(`select ${keyText} from holdfast_orders where id = $1`, [`ord_${MIDDLE}`])
+    .values();
   if (!at) throw new Error('no middle row');
   return encodeCursor(keyring, {
     binding: await cursorBinding({

@@ -3,7 +3,6 @@ import { defineConfig, holdfastBuild } from '../../tsup.config.base';
 export default defineConfig(
   holdfastBuild({
     index: 'src/index.ts',
-    postgres: 'src/postgres.ts',
     hono: 'src/hono.ts',
     express: 'src/express.ts',
     fastify: 'src/fastify.ts',

@@ -6,7 +6,6 @@ export default defineConfig(
   holdfastBuild(
     {
       index: 'src/index.ts',
-      postgres: 'src/postgres.ts',
       hono: 'src/hono.ts',
       express: 'src/express.ts',
       fastify: 'src/fastify.ts',

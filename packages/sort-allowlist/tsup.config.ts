@@ -1,5 +1,3 @@
 import { defineConfig, holdfastBuild } from '../../tsup.config.base';
 
-export default defineConfig(
-  holdfastBuild({ index: 'src/index.ts', postgres: 'src/postgres.ts', zod: 'src/zod.ts' }),
-);
+export default defineConfig(holdfastBuild({ index: 'src/index.ts', zod: 'src/zod.ts' }));

@@ -1,6 +1,6 @@
 import { type Migration, migrate as runMigrations } from '@holdfast/db/migrate';
 import { fromPg } from '@holdfast/db/pg';
-import { migrations as idempotencyMigrations } from '@holdfast/idempotency/postgres';
+import { migrations as idempotencyMigrations } from '@holdfast/idempotency';
 import type pg from 'pg';
 
 // The index serves the default sort (-createdAt) after the tenant column, exactly its ORDER BY
@@ -20,16 +20,15 @@ create index orders_account_created on orders (account_id, created_at desc nulls
 };
 
 /**
- * The service's migrations, oldest first: `@holdfast/idempotency`'s key table (imported from
- * `/postgres`, which loads no postgres.js at run time: it is only named in types there), then
- * its own.
+ * The service's migrations, oldest first: `@holdfast/idempotency`'s key table (its
+ * `migrations/*.sql` files), then its own.
  *
  * @example
  * ```ts
  * await migrate(pool, migrations);
  * ```
  */
-export const migrations: readonly Migration[] = [...idempotencyMigrations, ordersTable];
+export const migrations: readonly Migration[] = [...idempotencyMigrations(), ordersTable];
 
 /**
  * Applies each migration not yet recorded, in order, with the runner of `@holdfast/db` on the

@@ -1,6 +1,6 @@
-import { scopeFor } from '@holdfast/api-keys';
+import { dbApiKeyStore, scopeFor } from '@holdfast/api-keys';
 import { apiKeyAuth, requireScope } from '@holdfast/api-keys/hono';
-import { postgresApiKeyStore } from '@holdfast/api-keys/postgres';
+import { fromPostgres } from '@holdfast/db/postgres';
 import { clipEcho, problem } from '@holdfast/problem-details';
 import { notFoundProblem, onProblem, problemResponse, problemTypeBase } from '@holdfast/problem-details/hono';
 import { strictQueries } from '@holdfast/problem-details/openapi';
@@ -266,7 +266,7 @@ export function buildApp(deps: Deps, options: AppOptions = {}): App {
   const failures = addressLimiter(deps);
   v1.use(
     apiKeyAuth({
-      store: postgresApiKeyStore(deps.sql),
+      store: dbApiKeyStore(fromPostgres(deps.sql)),
       realm: 'holdfast',
       failures: perAddress(failures),
       now: deps.now,

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
-import { createKey } from '@holdfast/api-keys';
-import { postgresApiKeyStore } from '@holdfast/api-keys/postgres';
+import { createKey, dbApiKeyStore } from '@holdfast/api-keys';
+import { fromPostgres } from '@holdfast/db/postgres';
 import { migrate } from '@holdfast/pg-migrate';
 import { ALL_SCOPES, loadConfig } from './config';
 import { allMigrations, openDatabase } from './db';
@@ -51,7 +51,7 @@ const db = await openDatabase(config, 'join').catch((error: unknown) => {
 });
 try {
   await migrate(db.sql, await allMigrations());
-  const key = await createKey(postgresApiKeyStore(db.sql), values.account, scopes, mode);
+  const key = await createKey(dbApiKeyStore(fromPostgres(db.sql)), values.account, scopes, mode);
   console.log(
     `API key for ${values.account}, ${mode} mode (${scopes.join(', ')}), in ${db.description}. It is shown this once:\n${key}`,
   );

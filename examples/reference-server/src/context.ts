@@ -1,4 +1,4 @@
-import type { Principal } from '@holdfast/api-keys/hono';
+import type { Principal } from '@holdfast/api-keys';
 import type { Keyring } from '@holdfast/cursor-pagination';
 import type { RedisScripting } from '@holdfast/rate-limit/redis';
 import type { OpenAPIHono } from '@hono/zod-openapi';
@@ -8,7 +8,7 @@ import type { Logger } from './observability/logger';
 import type { Metrics } from './observability/metrics';
 
 /** Who is calling, from `apiKeyAuth()`: every query scopes by its `account` (the tenant). */
-export type { Principal } from '@holdfast/api-keys/hono';
+export type { Principal } from '@holdfast/api-keys';
 
 /** Hono's environment for every route of the reference server. */
 export interface AppEnv {

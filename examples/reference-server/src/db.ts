@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { migrations as apiKeyMigrations } from '@holdfast/api-keys/postgres';
+import { migrations as apiKeyMigrations } from '@holdfast/api-keys';
 import type { Keyring } from '@holdfast/cursor-pagination';
-import { migrations as idempotencyMigrations } from '@holdfast/idempotency/postgres';
+import { migrations as idempotencyMigrations } from '@holdfast/idempotency';
 import { connect, type Database } from '@holdfast/pg';
 import type { Migration } from '@holdfast/pg-migrate';
 import { readMigrations } from '@holdfast/pg-migrate/files';
@@ -93,8 +93,8 @@ function migrationFiles(): Promise<Migration[]> {
  */
 export async function allMigrations(): Promise<Migration[]> {
   return [
-    ...apiKeyMigrations,
-    ...idempotencyMigrations,
+    ...apiKeyMigrations(),
+    ...idempotencyMigrations(),
     ...deliveryMigrations,
     ...verifierMigrations(),
     ...(await migrationFiles()),

@@ -1,5 +1,4 @@
-import { hasScope, type Scoped } from '@holdfast/api-keys';
-import { insufficientScope } from '@holdfast/api-keys/hono';
+import { hasScope, insufficientScope, type Scoped } from '@holdfast/api-keys';
 
 /**
  * Every event type this server emits (CONTRACT sections 5 and 6). Webhook endpoints subscribe

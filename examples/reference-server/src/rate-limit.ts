@@ -1,4 +1,4 @@
-import type { FailureLimit } from '@holdfast/api-keys/hono';
+import type { FailureLimit } from '@holdfast/api-keys';
 import {
   applyRateLimitHeaders,
   type Limiter,
@@ -83,7 +83,7 @@ export function addressLimiter(deps: Deps): Limiter {
  * `limiter` by the client's address, as `apiKeyAuth()` spends it on failed authentication; a
  * request without a socket (`app.request()` in tests) is not limited.
  */
-export function perAddress(limiter: Limiter): FailureLimit {
+export function perAddress(limiter: Limiter): FailureLimit<Context> {
   return {
     check: async (c) => {
       const address = clientAddress(c);

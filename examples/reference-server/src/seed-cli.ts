@@ -1,5 +1,5 @@
-import { createKey } from '@holdfast/api-keys';
-import { postgresApiKeyStore } from '@holdfast/api-keys/postgres';
+import { createKey, dbApiKeyStore } from '@holdfast/api-keys';
+import { fromPostgres } from '@holdfast/db/postgres';
 import { migrate } from '@holdfast/pg-migrate';
 import { loadConfig } from './config';
 import { allMigrations, openDatabase } from './db';
@@ -37,7 +37,8 @@ const db = await openDatabase(config, 'join').catch((error: unknown) => {
 let key: string | undefined;
 try {
   await migrate(db.sql, await allMigrations());
-  if (await databaseIsEmpty(db.sql)) key = await createKey(postgresApiKeyStore(db.sql), 'acct_demo', ['*']);
+  if (await databaseIsEmpty(db.sql))
+    key = await createKey(dbApiKeyStore(fromPostgres(db.sql)), 'acct_demo', ['*']);
   else console.error(`${db.description} already holds data: nothing was seeded.`);
 } finally {
   await db.close();

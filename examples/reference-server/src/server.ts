@@ -1,9 +1,8 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createKey } from '@holdfast/api-keys';
-import { postgresApiKeyStore } from '@holdfast/api-keys/postgres';
+import { createKey, dbApiKeyStore } from '@holdfast/api-keys';
+import { fromPostgres } from '@holdfast/db/postgres';
 import { schedulePurge } from '@holdfast/idempotency';
-import { postgresIdempotencyStore } from '@holdfast/idempotency/postgres';
 import type { Database } from '@holdfast/pg';
 import { migrate } from '@holdfast/pg-migrate';
 import { createHonoServer } from '@holdfast/request-guards/node';
@@ -95,7 +94,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     ops = await startOperations(config, db.sql, env);
     const migrations = await allMigrations();
     await migrate(startup, migrations);
-    const keys = postgresApiKeyStore(startup);
+    const keys = dbApiKeyStore(fromPostgres(startup));
     for (const key of config.apiKeys) await keys.save(key);
     let demoKey: string | undefined;
     if (config.seedDemoKey) {
@@ -155,7 +154,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       stoppables.push(startWebhookWorkers({ ...deps, sql: workerSql }));
       stoppables.push(startSettlementWorker({ sql: workerSql, now: deps.now }));
       stoppables.push(
-        schedulePurge(postgresIdempotencyStore(workerSql), {
+        schedulePurge(fromPostgres(workerSql), {
           onError: (error) => console.error('idempotency purge failed:', error),
         }),
       );

@@ -1,5 +1,4 @@
-import { cursorBinding, encodeCursor, paginate } from '@holdfast/cursor-pagination';
-import type { Db } from '@holdfast/db';
+import { cursorBinding, encodeCursor } from '@holdfast/cursor-pagination';
 import { createTestDatabase, type TestDatabase } from '@holdfast/pg/testing';
 import { migrate } from '@holdfast/pg-migrate';
 import { acceptedSorts, parseSort, type SortAllowlist } from '@holdfast/sort-allowlist';
@@ -9,6 +8,7 @@ import { allMigrations } from '../src/db';
 import { orderSort } from '../src/resources/orders/schema';
 import { paymentSort } from '../src/resources/payments/schema';
 import { subscriptionSort } from '../src/resources/subscriptions/schema';
+import { pageStatement } from './page-statement';
 
 // Every sort the allowlists accept (walked from the allowlists themselves, so a new alias or
 // sort without an index fails here), alone and under each equality filter of its list, on the
@@ -148,14 +148,7 @@ function planFaults(
 
 /** The plan of the page statement paginate() sends for this sort, filter and cursor. */
 async function planOf(list: List, sort: string, filter: Record<string, string>, deep: boolean) {
-  let statement: { text: string; values: unknown[] } | undefined;
-  const recorder: Db = {
-    async query<Row>(text: string, values?: readonly unknown[]): Promise<Row[]> {
-      statement ??= { text, values: [...(values ?? [])] };
-      return [];
-    },
-  };
-  await paginate(recorder, {
+  const sent = await pageStatement({
     from: list.from,
     where: list.where,
     allowlist: list.allowlist,
@@ -166,8 +159,6 @@ async function planOf(list: List, sort: string, filter: Record<string, string>, 
     binding: { account, resource: list.name },
     keyring,
   });
-  const sent = statement;
-  if (!sent) throw new Error('paginate sent no statement');
   return db.sql.begin(async (tx) => {
     await tx`set local enable_seqscan = off`;
     await tx`set local enable_bitmapscan = off`;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { paginate } from '@holdfast/cursor-pagination';
-import { idempotent } from '@holdfast/idempotency';
-import { migrations as idempotencyMigrations } from '@holdfast/idempotency/postgres';
+import { type Page, paginate } from '@holdfast/cursor-pagination';
+import type { Db, Transaction } from '@holdfast/db';
+import { migrations as idempotencyMigrations, idempotent } from '@holdfast/idempotency';
 import { createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
 import { defineSortAllowlist } from '@holdfast/sort-allowlist';
 import {
@@ -49,7 +49,7 @@ let db: TestDatabase;
 beforeAll(async () => {
   if (!realPostgres) return;
   db = await createTestDatabase();
-  for (const migration of [...idempotencyMigrations, ...deliveryMigrations])
+  for (const migration of [...idempotencyMigrations(), ...deliveryMigrations])
     await db.sql.unsafe(migration.sql);
   await db.sql`create table drivers_orders (id text primary key, amount int not null)`;
   // 1,000 rows with many ties: 5 timestamps, 10 totals and NULL, 3 statuses.
@@ -79,24 +79,23 @@ const makers: readonly [string, (url: string) => Driver | Promise<Driver>][] = [
 
 /** The service's POST /v1/orders on any driver: the order, its event and the answer in one transaction. */
 function placeOrder(driver: Driver, key: string, amount: number, runs: { count: number }, fail = false) {
-  return driver.transaction((tx) =>
-    idempotent(
-      tx,
-      { key, account: ACCOUNT, method: 'POST', path: '/v1/orders', body: { amount } },
-      async () => {
-        runs.count += 1;
-        const id = `ord_${randomUUID()}`;
-        await tx.query('insert into drivers_orders (id, amount) values ($1::text, $2::int)', [id, amount]);
-        await enqueueEvent(tx, {
-          account: ACCOUNT,
-          type: 'order.created',
-          resourceId: id,
-          object: { id, amount },
-        });
-        if (fail) throw new Error('the handler failed after its writes');
-        return { status: 201, body: { id, amount } };
-      },
-    ),
+  const transaction: Transaction<Db> = (work) => driver.transaction((tx) => work(tx, tx));
+  return idempotent(
+    transaction,
+    { key, account: ACCOUNT, method: 'POST', path: '/v1/orders', body: { amount } },
+    async (tx) => {
+      runs.count += 1;
+      const id = `ord_${randomUUID()}`;
+      await tx.query('insert into drivers_orders (id, amount) values ($1::text, $2::int)', [id, amount]);
+      await enqueueEvent(tx, {
+        account: ACCOUNT,
+        type: 'order.created',
+        resourceId: id,
+        object: { id, amount },
+      });
+      if (fail) throw new Error('the handler failed after its writes');
+      return { status: 201, body: { id, amount } };
+    },
   );
 }
 
@@ -158,10 +157,21 @@ describe.skipIf(!realPostgres).each(makers)(
       expect(await effects(key)).toEqual({ orders: 1, keys: 1, events: 1, deliveries: 1 });
     });
 
-    it('executes 20 parallel requests with one key once, and answers every one the same', async () => {
+    it('executes 20 parallel requests with one key once, and answers every one the same (a 409 while it runs, retried)', async () => {
       const key = randomUUID();
       const runs = { count: 0 };
-      const responses = await Promise.all(Array.from({ length: 20 }, () => placeOrder(driver, key, 9, runs)));
+      // While the first runs, a repeat is 409 idempotency_key_in_use (Retry-After): the client retries.
+      const placed = async (): Promise<Response> => {
+        for (let attempt = 0; ; attempt += 1) {
+          try {
+            return await placeOrder(driver, key, 9, runs);
+          } catch (error) {
+            if (attempt > 100 || (error as { status?: number }).status !== 409) throw error;
+            await new Promise((resolve) => setTimeout(resolve, 20));
+          }
+        }
+      };
+      const responses = await Promise.all(Array.from({ length: 20 }, placed));
       expect(runs.count).toBe(1);
       const bodies = await Promise.all(responses.map((r) => r.json()));
       expect(responses.map((r) => r.status)).toEqual(Array(20).fill(201));
@@ -176,7 +186,7 @@ describe.skipIf(!realPostgres).each(makers)(
             const ids: string[] = [];
             let cursor: string | null = null;
             for (let page = 0; page < 100; page += 1) {
-              const result: Awaited<ReturnType<typeof paginate>> = await paginate(tx, {
+              const result: Page<Record<string, unknown>> = await paginate(tx, {
                 from: 'drivers_items',
                 select: 'id',
                 allowlist: itemSort,

@@ -2,8 +2,7 @@
 // idempotency purge: this file's service code imports pg and @holdfast packages only, never
 // postgres.js (the test's own setup opens the schema through the shared test database).
 import { fromPg, pgTransaction } from '@holdfast/db/pg';
-import { dbIdempotencyStore, schedulePurge } from '@holdfast/idempotency';
-import { migrations as idempotencyMigrations } from '@holdfast/idempotency/postgres';
+import { migrations as idempotencyMigrations, idempotent, schedulePurge } from '@holdfast/idempotency';
 import { createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
 import {
   postgresDedupStore,
@@ -25,7 +24,7 @@ function schemaUrl(schema: string): string {
 beforeAll(async () => {
   if (!realPostgres) return;
   db = await createTestDatabase();
-  for (const migration of [...verifierMigrations(), ...idempotencyMigrations])
+  for (const migration of [...verifierMigrations(), ...idempotencyMigrations()])
     await db.sql.unsafe(migration.sql);
   await db.sql`create table paid (webhook_id text primary key)`;
 });
@@ -95,29 +94,26 @@ describe.skipIf(!realPostgres)(
 
     it('the idempotency purge on the service pool: expired answers go, live ones stay', async () => {
       const pool = new pg.Pool({ connectionString: schemaUrl(db.schema), max: 2 });
-      const store = dbIdempotencyStore(fromPg(pool));
       const at = new Date('2026-01-01T00:00:00Z');
+      const day = 86_400_000;
       try {
         for (let i = 0; i < 7; i += 1) {
-          const expired = i < 5;
-          const held = { account: 'acct_pg', key: `k-${i}`, token: `t-${i}` };
-          const claim = await store.claim({
-            ...held,
-            fingerprint: 'f',
-            now: at,
-            lockedUntil: new Date(at.getTime() + 60_000),
-            expiresAt: new Date(at.getTime() + 86_400_000),
-          });
-          expect(claim.outcome).toBe('claimed');
-          const expiresAt = new Date(at.getTime() + (expired ? 1_000 : 3_600_000));
-          expect(await store.complete(held, { status: 201, headers: {}, body: null }, expiresAt)).toBe(true);
+          // Five answers stored a day before the purge's clock (expired), two an hour before.
+          const storedAt = at.getTime() + (i < 5 ? 0 : day - 3_600_000);
+          const answer = await idempotent(
+            pgTransaction(pool),
+            { key: `k-${i}`, account: 'acct_pg', method: 'POST', path: '/v1/things' },
+            async () => ({ status: 201 }),
+            { now: () => storedAt },
+          );
+          expect(answer.status).toBe(201);
         }
         // Batches of 2 over 5 expired rows: three statements, each its own short transaction.
         const failures: unknown[] = [];
-        const purger = schedulePurge(store, {
+        const purger = schedulePurge(fromPg(pool), {
           intervalMs: 5,
           batchSize: 2,
-          now: () => at.getTime() + 60_000,
+          now: () => at.getTime() + day,
           onError: (error) => failures.push(error),
         });
         const left = async () =>

@@ -28,8 +28,8 @@ export interface MigrateOptions {
  * @example
  * ```ts
  * import { migrate } from '@holdfast/pg-migrate';
- * import { migrations as idempotencyMigrations } from '@holdfast/idempotency/postgres';
- * const applied = await migrate(sql, [...idempotencyMigrations, { id: '001_orders', sql: 'create table orders (id text primary key)' }]);
+ * import { migrations as idempotencyMigrations } from '@holdfast/idempotency';
+ * const applied = await migrate(sql, [...idempotencyMigrations(), { id: '001_orders', sql: 'create table orders (id text primary key)' }]);
  * ```
  */
 export function migrate(

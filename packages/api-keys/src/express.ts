@@ -23,7 +23,7 @@ declare global {
  *
  * @example
  * ```ts
- * app.use('/v1', apiKeyAuth({ store: postgresApiKeyStore(sql), realm: 'acme' }));
+ * app.use('/v1', apiKeyAuth({ store: dbApiKeyStore(fromPg(pool)), realm: 'acme' }));
  * ```
  */
 export function apiKeyAuth(options: ApiKeyAuthOptions<Request>): RequestHandler {

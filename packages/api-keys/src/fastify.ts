@@ -23,7 +23,7 @@ type Hook = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
  *
  * @example
  * ```ts
- * app.addHook('onRequest', apiKeyAuth({ store: postgresApiKeyStore(sql), realm: 'acme' }));
+ * app.addHook('onRequest', apiKeyAuth({ store: dbApiKeyStore(fromPg(pool)), realm: 'acme' }));
  * ```
  */
 export function apiKeyAuth(options: ApiKeyAuthOptions<FastifyRequest>): Hook {

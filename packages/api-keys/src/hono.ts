@@ -1,28 +1,16 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import {
+  type ApiKeyAuthOptions,
   apiKeyAuthenticator,
-  type ApiKeyAuthOptions as CoreAuthOptions,
-  type FailureLimit as CoreFailureLimit,
   insufficientScope,
   type Principal,
 } from './authenticate';
 import { hasScope } from './scope';
 
-export { insufficientScope, type Principal } from './authenticate';
-
 /** Hono's environment after {@link apiKeyAuth}: `c.get('principal')`. */
 export interface ApiKeyEnv {
   Variables: { principal: Principal };
 }
-
-/**
- * A limit on failed attempts, such as a token bucket per client address: `check` throws (429)
- * when the caller is out of attempts; `spend` takes one.
- */
-export type FailureLimit = CoreFailureLimit<Context>;
-
-/** Options of {@link apiKeyAuth}. */
-export type ApiKeyAuthOptions = CoreAuthOptions<Context>;
 
 /**
  * Resolves `Authorization: Bearer <key>` to a {@link Principal} at `c.get('principal')`, or
@@ -34,11 +22,11 @@ export type ApiKeyAuthOptions = CoreAuthOptions<Context>;
  *
  * @example
  * ```ts
- * app.use('/v1/*', apiKeyAuth({ store: postgresApiKeyStore(sql), realm: 'acme' }));
+ * app.use('/v1/*', apiKeyAuth({ store: dbApiKeyStore(fromPg(pool)), realm: 'acme' }));
  * ```
  */
 export function apiKeyAuth<E extends ApiKeyEnv = ApiKeyEnv>(
-  options: ApiKeyAuthOptions,
+  options: ApiKeyAuthOptions<Context>,
 ): MiddlewareHandler<E> {
   const authenticate = apiKeyAuthenticator(options);
   return async (c, next) => {

@@ -5,8 +5,9 @@ export {
   insufficientScope,
   type Principal,
 } from './authenticate';
-export { dbApiKeyStore } from './db-store';
-export { generateKey, hashKey, type KeyMode, parseBearer } from './key';
+export { type ApiKeyStoreOptions, dbApiKeyStore } from './db-store';
+export { hashKey, type KeyMode, parseBearer } from './key';
+export { migrations } from './migrations';
 export { hasScope, type Scoped, scopeFor } from './scope';
 export { type ApiKeyRecord, type ApiKeyStore, createKey, memoryApiKeyStore, type NewApiKey } from './store';
 export { isLive, tenantOf } from './tenant';

@@ -15,8 +15,8 @@ export interface NewApiKey {
 }
 
 /**
- * Where keys live: `dbApiKeyStore(db)` (any driver), `postgresApiKeyStore(sql)` (`/postgres`)
- * or {@link memoryApiKeyStore}.
+ * Where keys live: `dbApiKeyStore(db)` (PostgreSQL, any driver) or {@link memoryApiKeyStore}.
+ * Your own store implements these two; `save` keeps {@link hashKey} of the key, never the key.
  */
 export interface ApiKeyStore {
   /** The key whose {@link hashKey} is `hash`, or `undefined`. */

@@ -13,12 +13,12 @@ import {
   type ApiKeyStore,
   apiKeyAuthenticator,
   type FailureLimit,
-  generateKey,
   hasScope,
   insufficientScope,
   memoryApiKeyStore,
   type Principal,
 } from '../src/index';
+import { generateKey } from '../src/key';
 
 const READ = generateKey();
 const WRITE = generateKey();

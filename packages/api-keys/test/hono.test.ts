@@ -1,8 +1,12 @@
 import { onProblem } from '@holdfast/problem-details/hono';
+import type { Context } from 'hono';
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
-import { type ApiKeyEnv, apiKeyAuth, type FailureLimit, requireScope } from '../src/hono';
-import { createKey, generateKey, memoryApiKeyStore } from '../src/index';
+import { type ApiKeyEnv, apiKeyAuth, requireScope } from '../src/hono';
+import { type FailureLimit as CoreFailureLimit, createKey, memoryApiKeyStore } from '../src/index';
+import { generateKey } from '../src/key';
+
+type FailureLimit = CoreFailureLimit<Context>;
 
 function app(options: { failures?: FailureLimit; now?: () => number } = {}) {
   const store = memoryApiKeyStore();

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { generateKey, hashKey, parseBearer } from '../src/index';
+import { hashKey, parseBearer } from '../src/index';
+import { generateKey } from '../src/key';
 
 describe('keys', () => {
   it('generates <prefix>_<mode>_ and 32 base64url characters, never the same twice', () => {

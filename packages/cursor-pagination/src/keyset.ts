@@ -1,10 +1,7 @@
-import type { ResolvedSortField, Sort } from '@holdfast/sort-allowlist';
-import type { SortExpression } from '@holdfast/sort-allowlist/postgres';
-import type postgres from 'postgres';
-import type { ISql as Sql } from 'postgres';
-import { type Arg, Hole, join, Param, raw, type Statement, statement, toPostgres } from './statement';
+import { type ResolvedSortField, type Sort, sortExpressions } from '@holdfast/sort-allowlist';
+import { type Arg, join, Param, raw, type Statement, statement } from './statement';
 
-/** One ORDER BY term: its expression (text built here, or a caller's fragment) and placement. */
+/** One ORDER BY term: its expression (trusted text from the allowlist) and placement. */
 export interface Term<H> {
   readonly expression: Arg<H>;
   readonly direction: 'asc' | 'desc';
@@ -13,7 +10,7 @@ export interface Term<H> {
   readonly type: ResolvedSortField['type'] | 'id';
 }
 
-/** An identifier from code (allowlists, filterColumns), quoted; `a.b` names a column of a table. */
+/** An identifier from code (filterColumns), quoted; `a.b` names a column of a table. */
 export function ident<H>(name: string): Statement<H> {
   return raw(
     name
@@ -23,48 +20,15 @@ export function ident<H>(name: string): Statement<H> {
   );
 }
 
-// The same expressions as sortExpressions in @holdfast/sort-allowlist/postgres.
-function expressionOf<H>(field: ResolvedSortField): Statement<H> {
-  const column = ident<H>(field.column);
-  switch (field.type) {
-    case 'number':
-    case 'timestamp':
-      return column;
-    case 'text': {
-      // A declared collation, and lower() for case-insensitive sorting.
-      const collation = ident<H>(field.collation ?? 'C');
-      return field.caseInsensitive
-        ? statement<H>`lower(${column}) collate ${collation}`
-        : statement<H>`${column} collate ${collation}`;
-    }
-    case 'enum': {
-      // An explicit business rank, its values bound as parameters.
-      const ranks = join<H>(
-        field.rank.map((value) => statement<H>`${new Param(value)}::text`),
-        ', ',
-      );
-      return statement<H>`array_position(array[${ranks}]::text[], ${column}::text)`;
-    }
-  }
-}
-
-/** The ORDER BY terms of a sort, the id tiebreaker last (descending, non-null). */
+/** The ORDER BY terms of a sort (sortExpressions of the allowlist package), the id tiebreaker last. */
 export function sortTerms<H>(sort: Sort): Term<H>[] {
-  const terms: Term<H>[] = sort.keys.map((key) => ({
-    expression: expressionOf<H>(key.field),
-    direction: key.direction,
-    nulls: key.field.nulls,
-    nullable: key.field.nullable,
-    type: key.field.type,
+  return sortExpressions(sort).map((term) => ({
+    expression: raw<H>(term.expression),
+    direction: term.direction,
+    nulls: term.nulls,
+    nullable: term.nullable,
+    type: term.type,
   }));
-  terms.push({
-    expression: ident<H>(sort.tiebreaker.column),
-    direction: 'desc',
-    nulls: 'last',
-    nullable: false,
-    type: 'id',
-  });
-  return terms;
 }
 
 /**
@@ -187,39 +151,4 @@ export function keysetBranches<H>(
     for (const condition of beyond) branches.push(join<H>([...equals, condition], ' and '));
   }
   return branches.length === 0 ? [raw('false')] : branches;
-}
-
-/**
- * The keyset predicate "row sorts strictly after the cursor position" for ORDER BY terms (the
- * id tiebreaker last) and the cursor's values, one per term, as a postgres.js fragment: the
- * predicate `paginate` runs on every driver, with the terms' own fragments in it. Values are
- * the terms' lossless text (`expression::text`), bound as parameters PostgreSQL reads back as
- * the expression's own type (timestamps through an explicit `::text::timestamptz`): the
- * comparison uses exactly the value the cursor carries, microseconds included.
- *
- * When every term is non-nullable and descending (the default `-createdAt` plus id) it is a
- * row comparison, `(created_at, id) < ($1, $2)`, which a btree index on the same terms answers
- * as a range. Otherwise it is the expanded OR of ANDs, with explicit NULL branches, led by a
- * bound on the first term when that term is non-nullable so the index still limits the scan.
- *
- * @example
- * ```ts
- * const terms = sortExpressions(sql, sort);
- * const rows = await sql`select * from orders where ${keysetPredicate(sql, terms, cursor.values)}
- *   order by ${orderBy(sql, sort)} limit 21`;
- * ```
- */
-export function keysetPredicate(
-  sql: Sql,
-  terms: readonly SortExpression[],
-  values: readonly (string | null)[],
-): postgres.Fragment {
-  const holes: Term<postgres.Fragment>[] = terms.map((term) => ({
-    expression: new Hole(term.expression),
-    direction: term.direction,
-    nulls: term.nulls,
-    nullable: term.nullable,
-    type: term.type,
-  }));
-  return toPostgres(sql, keysetStatement(holes, values));
 }

@@ -1,27 +1,18 @@
 import { problem } from '@holdfast/problem-details';
-import { parseSort, type SortAllowlist } from '@holdfast/sort-allowlist';
-import { cursorBinding, decodeCursor, encodeCursor, type FilterValue } from './cursor-codec';
+import { parseSort } from '@holdfast/sort-allowlist';
+import { cursorBinding, decodeCursor, encodeCursor } from './cursor-codec';
 import { cappedTotal, type Page, pageEnvelope, TOTAL_COUNT_CAP, type TotalCount } from './envelope';
 import { parseInclude } from './include';
-import { checkKeyring, type Keyring } from './keyring';
+import { checkKeyring } from './keyring';
 import { ident, keysetBranches, sortTerms } from './keyset';
 import { clampLimit } from './limit';
+import type { PaginateOptions } from './paginate';
 import { type Arg, join, Param, raw, type Statement, statement } from './statement';
 
 type Row = Record<string, unknown>;
 
-/** What both `paginate`s read from the request and from code, whatever the driver. */
-export interface PageRequest {
-  readonly allowlist: SortAllowlist;
-  readonly sort?: string | null | undefined;
-  readonly cursor?: string | null | undefined;
-  readonly limit?: string | number | null | undefined;
-  readonly include?: string | null | undefined;
-  readonly filterColumns?: Readonly<Record<string, string>>;
-  readonly filter?: Readonly<Record<string, FilterValue | undefined>>;
-  readonly binding: { readonly account: string; readonly [key: string]: string };
-  readonly keyring: Keyring;
-}
+/** What `paginate` reads from the request and from code, besides the trusted SQL pieces. */
+export type PageRequest = Omit<PaginateOptions<unknown>, 'from' | 'where' | 'select' | 'map'>;
 
 /** The caller's trusted pieces, in its driver's form. */
 export interface PageSource<H> {

@@ -1,11 +1,7 @@
-import type postgres from 'postgres';
-import type { ISql as Sql } from 'postgres';
-
 // A statement is built once, as a tagged template holds it (text pieces around arguments), and
-// rendered for the driver at the end: as text with `$1..$n` and positional values for any
-// `Db`, or as a postgres.js tagged-template call whose arguments are the same values. The
-// caller's own trusted pieces (postgres.js fragments, or text with its own `$n` values) are
-// holes filled in at rendering, so every driver runs the same SQL.
+// rendered at the end as text with `$1..$n` and positional values, what every `Db` runs. The
+// caller's own trusted condition (text with its own `$n` values) is a hole filled in at
+// rendering, its values renumbered after those before it.
 
 /** A value sent as a parameter, never as text. */
 export class Param {
@@ -98,14 +94,4 @@ export function toText(root: Statement<TextCondition>): { text: string; values: 
     text += strings[i + 1] ?? '';
   });
   return { text, values };
-}
-
-/** For postgres.js: the same text, its holes the caller's fragments, run as a tagged template. */
-export function toPostgres<T extends readonly postgres.MaybeRow[] = postgres.Row[]>(
-  sql: Sql,
-  root: Statement<postgres.Fragment>,
-): postgres.PendingQuery<T> {
-  const { strings, args } = flatten(root);
-  const template: TemplateStringsArray = Object.assign([...strings], { raw: [...strings] });
-  return sql<T>(template, ...args.map((arg) => arg.value as postgres.ParameterOrFragment<never>));
 }

@@ -1,15 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decodeBase64url, encodeBase64url } from '../src/base64url';
-import {
-  cappedTotal,
-  checkKeyring,
-  cursorBinding,
-  decodeCursor,
-  encodeCursor,
-  type Keyring,
-  pageEnvelope,
-} from '../src/index';
+import { cappedTotal, pageEnvelope } from '../src/envelope';
+import { cursorBinding, decodeCursor, encodeCursor, type Keyring } from '../src/index';
+import { checkKeyring } from '../src/keyring';
 
 const k1 = 'old-secret-old-secret-old-secret-0001';
 const k2 = new TextEncoder().encode('new-secret-new-secret-new-secret-0002');

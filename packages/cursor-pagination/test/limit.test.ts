@@ -1,7 +1,9 @@
 import { isProblemError } from '@holdfast/problem-details';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { clampLimit, DEFAULT_LIMIT, MAX_LIMIT, parseInclude } from '../src/index';
+import { parseInclude } from '../src/include';
+import { DEFAULT_LIMIT, MAX_LIMIT } from '../src/index';
+import { clampLimit } from '../src/limit';
 
 describe('clampLimit (SPEC section 4, limit handling)', () => {
   it.each([

@@ -1,15 +1,16 @@
-import { fromPostgres } from '@holdfast/db/postgres';
-import { createTestDatabase, type TestDatabase } from '@holdfast/pg/testing';
+import type { Db } from '@holdfast/db';
+import { fromPg } from '@holdfast/db/pg';
+import { fromPostgres, postgresTransaction } from '@holdfast/db/postgres';
+import { childDatabaseUrl, createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
 import { isProblemError } from '@holdfast/problem-details';
 import { onProblem } from '@holdfast/problem-details/hono';
 import { requestId } from '@holdfast/request-guards/hono';
-import { parseSort } from '@holdfast/sort-allowlist';
-import { orderBy } from '@holdfast/sort-allowlist/postgres';
+import { orderBy, parseSort } from '@holdfast/sort-allowlist';
 import fc from 'fast-check';
 import { Hono } from 'hono';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
-import { type Page, paginate as paginateDb } from '../src/index';
-import { paginate } from '../src/postgres';
+import { type Page, type PaginateOptions, paginate } from '../src/index';
 import {
   createItems,
   type Item,
@@ -22,8 +23,11 @@ import {
 } from './fixtures';
 
 let db: TestDatabase;
+// The pages go through the Db boundary: postgres.js here, node-postgres beside it below.
+let sql: Db;
 beforeAll(async () => {
   db = await createTestDatabase();
+  sql = fromPostgres(db.sql);
   await createItems(db.sql);
 });
 afterAll(async () => {
@@ -41,9 +45,9 @@ interface Request {
 
 function list(request: Request): Promise<Page<{ id: string }>> {
   const account = request.account ?? 'acct_a';
-  return paginate(db.sql, {
-    from: db.sql`items`,
-    where: db.sql`account = ${account}`,
+  return paginate(sql, {
+    from: 'items',
+    where: { text: 'account = $1', values: [account] },
     allowlist: itemSort,
     sort: request.sort,
     cursor: request.cursor,
@@ -64,14 +68,11 @@ async function expectedIds(
 ): Promise<string[]> {
   const parsed = parseSort(itemSort, sort);
   if (!parsed.ok) throw parsed.error;
-  const filter =
-    status === undefined
-      ? db.sql`true`
-      : status === null
-        ? db.sql`status is null`
-        : db.sql`status = ${status}`;
-  const rows = await db.sql<{ id: string }[]>`select id from items where account = ${account} and ${filter}
-    order by ${orderBy(db.sql, parsed.value)}`;
+  const filter = status === undefined ? 'true' : status === null ? 'status is null' : 'status = $2';
+  const rows = await db.sql.unsafe<{ id: string }[]>(
+    `select id from items where account = $1 and ${filter} order by ${orderBy(parsed.value)}`,
+    status === undefined || status === null ? [account] : [account, status],
+  );
   return rows.map((row) => row.id);
 }
 
@@ -173,12 +174,13 @@ describe('paginate: walking every page (SPEC section 4, pagination rules 4 and 5
           const walked: string[] = [];
           let cursor: string | null = null;
           do {
-            const page: Page<{ id: string }> = await paginate(db.sql, {
-              from: db.sql`items`,
-              where: db.sql`account = ${'acct_a'}`,
+            const page: Page<{ id: string }> = await paginate(sql, {
+              from: 'items',
+              where: { text: 'account = $1', values: ['acct_a'] },
               // Output columns named like sort columns but holding other values: ORDER BY must
               // still sort on the table's columns, as the keyset predicate does.
-              select: db.sql`id, total::text as total, -extract(epoch from created_at) as created_at, upper(name) as name, 'x' as status`,
+              select:
+                "id, total::text as total, -extract(epoch from created_at) as created_at, upper(name) as name, 'x' as status",
               allowlist: itemSort,
               sort,
               limit,
@@ -206,9 +208,9 @@ describe('paginate: walking every page (SPEC section 4, pagination rules 4 and 5
     const walked: string[] = [];
     let cursor: string | null = null;
     for (let guard = 0; guard < 100; guard++) {
-      const page: Page<{ id: string }> = await paginate(db.sql, {
-        from: db.sql`items`,
-        where: db.sql`account = ${'acct_a'} or account = ${'acct_a'}`,
+      const page: Page<{ id: string }> = await paginate(sql, {
+        from: 'items',
+        where: { text: 'account = $1 or account = $2', values: ['acct_a', 'acct_a'] },
         allowlist: itemSort,
         limit: 2,
         cursor,
@@ -243,8 +245,14 @@ describe('paginate: walking every page (SPEC section 4, pagination rules 4 and 5
   });
 });
 
-describe('paginate: one statement for every driver', () => {
-  it('property: paginate over postgres.js fragments and over a Db give the same pages, cursors and totals', async () => {
+describe.runIf(realPostgres)('paginate: one statement for every driver', () => {
+  let pool: pg.Pool;
+  beforeAll(() => {
+    pool = new pg.Pool({ connectionString: childDatabaseUrl(db), max: 2 });
+  });
+  afterAll(() => pool.end());
+
+  it('property: paginate over postgres.js and over node-postgres give the same pages, cursors and totals', async () => {
     await fc.assert(
       fc.asyncProperty(
         itemsArbitrary('db_', 30),
@@ -253,10 +261,12 @@ describe('paginate: one statement for every driver', () => {
         fc.constantFrom(undefined, 'pending', null),
         async (items, sort, limit, status) => {
           await replace(items);
-          const boundary = fromPostgres(db.sql);
           let cursor: string | null = null;
           for (let page = 0; page < 100; page += 1) {
-            const common = {
+            const options: PaginateOptions = {
+              from: 'items',
+              where: { text: 'account = $1', values: ['acct_a'] },
+              select: 'id, total::text as total',
               allowlist: itemSort,
               sort,
               cursor,
@@ -267,21 +277,11 @@ describe('paginate: one statement for every driver', () => {
               binding: { account: 'acct_a', resource: 'items' },
               keyring,
             };
-            const viaFragments: Page<Record<string, unknown>> = await paginate(db.sql, {
-              ...common,
-              from: db.sql`items`,
-              where: db.sql`account = ${'acct_a'}`,
-              select: db.sql`id, total::text as total`,
-            });
-            const viaDb = await paginateDb(boundary, {
-              ...common,
-              from: 'items',
-              where: { text: 'account = $1', values: ['acct_a'] },
-              select: 'id, total::text as total',
-            });
-            expect(viaDb).toEqual(viaFragments);
-            if (!viaFragments.pageInfo.hasMore) return;
-            cursor = viaFragments.pageInfo.nextCursor;
+            const viaPostgres: Page<Record<string, unknown>> = await paginate(sql, options);
+            const viaPg = await paginate(fromPg(pool), options);
+            expect(viaPg).toEqual(viaPostgres);
+            if (!viaPostgres.pageInfo.hasMore) return;
+            cursor = viaPostgres.pageInfo.nextCursor;
           }
           throw new Error('walk did not end');
         },
@@ -336,15 +336,15 @@ describe('paginate: cursors (pagination rule 7, CONTRACT section 4)', () => {
 
   it('accepts a cursor signed with the previous key after rotation', async () => {
     const oldRing = { current: 'k1', keys: { k1: keyring.keys.k1 ?? '' } };
-    const first = await paginate(db.sql, {
-      from: db.sql`items`,
+    const first = await paginate(sql, {
+      from: 'items',
       allowlist: itemSort,
       limit: 2,
       binding: { account: 'acct_a' },
       keyring: oldRing,
     });
-    const next = await paginate(db.sql, {
-      from: db.sql`items`,
+    const next = await paginate(sql, {
+      from: 'items',
       allowlist: itemSort,
       limit: 2,
       cursor: first.pageInfo.nextCursor,
@@ -467,10 +467,10 @@ describe('paginate: parameters', () => {
   });
 
   it('orders by the default -createdAt with id descending, and returns mapped rows without helper columns', async () => {
-    const page = await paginate(db.sql, {
-      from: db.sql`items`,
-      where: db.sql`account = ${'acct_big'}`,
-      select: db.sql`id, total`,
+    const page = await paginate(sql, {
+      from: 'items',
+      where: { text: 'account = $1', values: ['acct_big'] },
+      select: 'id, total',
       allowlist: itemSort,
       limit: '2',
       binding: { account: 'acct_big' },
@@ -500,8 +500,8 @@ describe('paginate: parameters', () => {
 
   it('refuses a filter that is not declared (a programming error)', async () => {
     await expect(
-      paginate(db.sql, {
-        from: db.sql`items`,
+      paginate(sql, {
+        from: 'items',
         allowlist: itemSort,
         filter: { label: 'x' },
         binding: { account: 'a' },
@@ -519,9 +519,9 @@ describe('paginate: in a Hono app over HTTP semantics', () => {
     const q = c.req.query();
     const account = c.req.header('x-account') ?? 'acct_big';
     return c.json(
-      await paginate(db.sql, {
-        from: db.sql`items`,
-        where: db.sql`account = ${account}`,
+      await paginate(sql, {
+        from: 'items',
+        where: { text: 'account = $1', values: [account] },
         allowlist: itemSort,
         sort: q.sort,
         cursor: q.cursor,
@@ -573,9 +573,9 @@ describe('paginate: in a Hono app over HTTP semantics', () => {
   });
 
   it('runs inside a transaction and types rows by the mapper', async () => {
-    const page = await db.sql.begin((tx) =>
+    const page = await postgresTransaction(db.sql)((_tx, tx) =>
       paginate(tx, {
-        from: tx`items`,
+        from: 'items',
         allowlist: itemSort,
         limit: '1',
         include: 'total',

@@ -1,30 +1,36 @@
 // Type tests: checked by `tsc -p tsconfig.json` (the root typecheck), not run by vitest.
-import type { Sql } from '@holdfast/pg';
+import type { Db } from '@holdfast/db';
+import { pgTransaction } from '@holdfast/db/pg';
 import { defineSortAllowlist } from '@holdfast/sort-allowlist';
+import type pg from 'pg';
 import { expectTypeOf } from 'vitest';
-import type { Page, PageInfo } from '../src/index';
-import { paginate } from '../src/postgres';
+import { type Page, type PageInfo, paginate } from '../src/index';
 
-declare const sql: Sql;
+declare const db: Db;
+declare const pool: pg.Pool;
 const allowlist = defineSortAllowlist({
   fields: { createdAt: { column: 'created_at', type: 'timestamp' } },
   id: { column: 'id' },
   default: '-createdAt',
 });
 const keyring = { current: 'k1', keys: { k1: 'x'.repeat(32) } };
-const common = { from: sql`orders`, allowlist, binding: { account: 'acct_1' }, keyring };
+const common = { from: 'orders', allowlist, binding: { account: 'acct_1' }, keyring };
 
-// With map, rows are what map returns; without, postgres.js rows.
-expectTypeOf(paginate(sql, { ...common, map: (row) => ({ id: String(row.id) }) })).toEqualTypeOf<
+// With map, rows are what map returns; without, plain records.
+expectTypeOf(paginate(db, { ...common, map: (row) => ({ id: String(row.id) }) })).toEqualTypeOf<
   Promise<Page<{ id: string }>>
 >();
-expectTypeOf(paginate(sql, common)).toExtend<Promise<Page<Record<string, unknown>>>>();
+expectTypeOf(paginate(db, common)).toEqualTypeOf<Promise<Page<Record<string, unknown>>>>();
 
-// Transactions are accepted.
-void sql.begin((tx) => paginate(tx, { ...common, from: tx`orders` }));
+// A transaction's Db is accepted.
+void pgTransaction(pool)((_client, tx) => paginate(tx, common));
 
 // The scope must name the account.
 // @ts-expect-error binding.account is required
-void paginate(sql, { ...common, binding: { resource: 'orders' } });
+void paginate(db, { ...common, binding: { resource: 'orders' } });
+
+// The trusted pieces are text from code, never a driver's fragment.
+// @ts-expect-error from is SQL text
+void paginate(db, { ...common, from: { text: 'orders' } });
 
 expectTypeOf<PageInfo['nextCursor']>().toEqualTypeOf<string | null>();

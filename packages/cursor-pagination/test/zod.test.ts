@@ -1,6 +1,6 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import { describe, expect, it } from 'vitest';
-import { cappedTotal, pageEnvelope } from '../src/index';
+import { cappedTotal, pageEnvelope } from '../src/envelope';
 import { listQueryShape, pageSchema } from '../src/zod';
 import { itemSort } from './fixtures';
 

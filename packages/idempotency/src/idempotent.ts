@@ -1,18 +1,31 @@
-import type postgres from 'postgres';
-import { STORE_ANSWER_OR_RAISE, storeAnswerValues } from './db-store';
-import { expiry, lostLease, runIdempotentFlow } from './flow';
+import type { Db, Transaction } from '@holdfast/db';
 import { type IdempotencyOptions, resolveIdempotencyOptions } from './options';
-import { postgresIdempotencyStore } from './postgres-store';
-import type { IdempotentRequest } from './request';
+import { answerExisting, type IdempotentRequest, prepareClaim } from './request';
 import { type HandlerResult, storeResponse, toResponse } from './response';
+import { claimKey, statements, storeAnswer } from './sql';
 
 /**
- * A handler that does its business writes through `tx`, the transaction the answer is stored in:
- * a postgres.js transaction, or your own driver's through a door's `transaction` option.
+ * Options of every door's `withIdempotency`: the transaction to run in, whose account the key
+ * belongs to, and the settings of {@link IdempotencyOptions}.
+ *
+ * @example
+ * ```ts
+ * const options: WithIdempotencyOptions<pg.PoolClient> = { transaction: pgTransaction(pool), account: 'acct_1', required: true };
+ * ```
  */
-export type TransactionHandler<Tx = postgres.TransactionSql> = (
-  tx: Tx,
-) => HandlerResult | Promise<HandlerResult>;
+export interface WithIdempotencyOptions<Tx> extends IdempotencyOptions {
+  /**
+   * One transaction of your driver: `@holdfast/db` builds one per driver, typed with its
+   * transaction, so the handler's `tx` needs no annotation: `pgTransaction(pool)` (`tx`:
+   * `pg.PoolClient`), `postgresTransaction(sql)`, `drizzleTransaction(db, sql)`,
+   * `kyselyTransaction(db)`, `prismaTransaction(prisma)`.
+   */
+  transaction: Transaction<Tx>;
+  /** The authenticated account of the request (keys are scoped to it). */
+  account: string;
+  /** Answer 400 `idempotency_key_required` without a key. @defaultValue false */
+  required?: boolean;
+}
 
 /** Carries a 5xx answer out of the transaction so its writes roll back. */
 class ServerErrorAnswer extends Error {
@@ -23,103 +36,62 @@ class ServerErrorAnswer extends Error {
   }
 }
 
-const DIVISION_BY_ZERO = '22012';
-
-function isDivisionByZero(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && 'code' in error && error.code === DIVISION_BY_ZERO;
-}
-
 /**
- * The primary API: runs `handler` at most once per (account, key) and commits its business
- * writes and the stored answer in ONE transaction, so a crash can leave neither "charged but
- * no record" nor "record but not charged".
+ * Runs `handler` at most once per (account, key), in ONE transaction of yours with the claim of
+ * the key and the stored answer: the claim (a row of that transaction), the handler's business
+ * writes through `tx` (and an outbox event through `db`, the same transaction as a `Db`) and the
+ * answer commit together, or none of them does. So a crash can leave neither "charged but no
+ * record" nor "record but not charged". The answer comes back once the transaction committed.
  *
- * Phases (after Brandur Leach's "Implementing Stripe-like Idempotency Keys in Postgres"):
- * 1. Claim, one autocommit statement: insert the key with a lease, or read who holds it.
- *    Committed at once, so every process sees "in progress" (409) and its fingerprint (422).
- * 2. One transaction: `handler(tx)`, then the UPDATE that stores the answer only while this
- *    attempt's token still holds the key. If the lease was taken over meanwhile, the UPDATE
- *    touches no row, `1 / count(*)` raises, and the whole transaction (business writes
- *    included) rolls back. The UPDATE is pipelined with COMMIT: no extra round trip.
- *    Meanwhile the lease is renewed every third of `leaseMs` from the pool.
- * 3. On a 5xx answer or a throw the transaction rolls back and the key is released; a thrown
- *    4xx `ProblemError` rolls the writes back and is stored as the answer. If the process
- *    dies, PostgreSQL rolls the transaction back and the lease frees the key.
+ * A repeat gets the stored answer with `Idempotent-Replayed: true` and runs nothing; a request
+ * with the same key and another method, path or body is 422. While the first runs, a repeat is
+ * 409 `idempotency_key_in_use` with `Retry-After` (another request under the key still 422): the
+ * claim holds the key's advisory lock in this transaction, so nobody waits on it. A 5xx answer rolls the writes back (the claim with them) and is
+ * returned; a throw rolls everything back and is rethrown: either way the key stays free for
+ * a retry and nothing is stored. Without a key (and none required) `handler` simply runs in the
+ * transaction, and a 5xx still rolls it back.
  *
- * Without a key (and none required) `handler` still runs in one transaction, and a 5xx rolls
- * it back. Pass the pool, never a transaction: the claim must commit on its own.
- *
- * @throws ProblemError 400 `idempotency_key_required` / `validation_failed`, 409
- * `idempotency_key_in_use` (also when the lease was lost mid-flight), 422
- * `idempotency_key_reused`; whatever `handler` throws.
+ * @throws ProblemError 400 `idempotency_key_required` / `validation_failed` (before the
+ * transaction begins), 422 `idempotency_key_reused`, 409 `idempotency_key_in_use`; whatever
+ * `handler` throws.
  * @example
  * ```ts
  * const response = await idempotent(
- *   sql,
- *   { key: req.headers.get('Idempotency-Key'), account, method: 'POST', path: '/v1/payments', body, required: true },
- *   async (tx) => {
- *     const [payment] = await tx`insert into payments ${tx(row)} returning *`;
- *     return { status: 201, headers: { Location: `/v1/payments/${payment.id}` }, body: payment };
+ *   pgTransaction(pool), // from @holdfast/db/pg: client is a pg.PoolClient
+ *   { key: request.headers.get('Idempotency-Key'), account: 'acct_1', method: 'POST', path: '/v1/orders', body, required: true },
+ *   async (client) => {
+ *     await client.query('insert into orders (id, total) values ($1, $2)', [id, body.total]);
+ *     return { status: 201, headers: { Location: `/v1/orders/${id}` }, body: { id } };
  *   },
  * );
  * ```
  */
-export async function idempotent(
-  sql: postgres.Sql,
+export async function idempotent<Tx>(
+  transaction: Transaction<Tx>,
   request: IdempotentRequest,
-  handler: TransactionHandler,
+  handler: (tx: Tx, db: Db) => HandlerResult | Promise<HandlerResult>,
   options: IdempotencyOptions = {},
 ): Promise<Response> {
   const resolved = resolveIdempotencyOptions(options);
-  return runIdempotentFlow(postgresIdempotencyStore(sql), request, resolved, {
-    async unkeyed() {
-      try {
-        return await sql.begin(async (tx) => {
-          const response = toResponse(await handler(tx));
-          if (response.status >= 500) throw new ServerErrorAnswer(response);
-          return response;
-        });
-      } catch (error) {
-        if (error instanceof ServerErrorAnswer) return error.response;
-        throw error;
+  const claim = await prepareClaim(request, resolved);
+  const sql = statements(resolved.schema);
+  try {
+    return await transaction(async (tx, db) => {
+      if (claim !== undefined) {
+        const held = await claimKey(db, sql, claim);
+        if (held.outcome !== 'claimed') return answerExisting(held, claim, resolved, request.requestId);
       }
-    },
-    async keyed(held) {
-      let stored: Promise<unknown> | undefined;
-      // The storing statement's own failure, told apart from a handler's division by zero.
-      let storeFailure: unknown;
-      let response: Response;
-      try {
-        response = await sql.begin(async (tx) => {
-          const answer = toResponse(await handler(tx));
-          if (answer.status >= 500) throw new ServerErrorAnswer(answer);
-          const copy = await storeResponse(answer, resolved.storedHeaders);
-          // The statement every driver runs (dbIdempotencyStore's), sent now and not awaited,
-          // so postgres.js pipelines COMMIT right behind it. If it raises, PostgreSQL answers
-          // that COMMIT with ROLLBACK, and awaiting it below tells.
-          const values = storeAnswerValues(held, copy, expiry(resolved)) as postgres.ParameterOrJSON<never>[];
-          stored = tx.unsafe(STORE_ANSWER_OR_RAISE, values, { prepare: true }).execute();
-          stored.catch((error: unknown) => {
-            storeFailure = error;
-          });
-          return answer;
-        });
-      } catch (error) {
-        // A 5xx rolled its writes back; the core releases the key.
-        if (error instanceof ServerErrorAnswer) return { kind: 'answer', response: error.response };
-        if (error !== undefined && error === storeFailure && isDivisionByZero(error)) {
-          throw lostLease(error, resolved.retryAfterSeconds);
-        }
-        throw error;
-      }
-      try {
-        await stored;
-      } catch (error) {
-        if (isDivisionByZero(error)) throw lostLease(error, resolved.retryAfterSeconds);
-        // The transaction aborted, so nothing committed; the core releases the unanswered claim.
-        throw error;
-      }
-      return { kind: 'stored', response };
-    },
-  });
+      const response = toResponse(await handler(tx, db));
+      if (response.status >= 500) throw new ServerErrorAnswer(response);
+      if (claim === undefined) return response;
+      const stored = await storeResponse(response, resolved.storedHeaders);
+      // The claim is a row of this very transaction, so nobody else can have taken it.
+      if (!(await storeAnswer(db, sql, claim, stored, claim.expiresAt)))
+        throw new Error('the idempotency key claimed in this transaction was not found');
+      return response;
+    });
+  } catch (error) {
+    if (error instanceof ServerErrorAnswer) return error.response;
+    throw error;
+  }
 }

@@ -20,8 +20,6 @@ export interface IdempotentRequest {
   readonly required?: boolean;
   /** This request's id, written into replayed problem bodies. */
   readonly requestId?: string;
-  /** The service's base of problem `type` URIs, for stored problem bodies (`ProblemContext.typeBase`). */
-  readonly typeBase?: string;
 }
 
 /** A request whose key was read and fingerprinted, ready to claim. */
@@ -46,7 +44,6 @@ export async function prepareClaim(
     fingerprint,
     token: crypto.randomUUID(),
     now: new Date(now),
-    lockedUntil: new Date(now + options.leaseMs),
     expiresAt: new Date(now + options.retentionMs),
   };
 }

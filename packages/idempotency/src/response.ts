@@ -1,4 +1,4 @@
-import { isProblemError, PROBLEM_MEDIA_TYPE, type ProblemError } from '@holdfast/problem-details';
+import { PROBLEM_MEDIA_TYPE } from '@holdfast/problem-details';
 import type { StoredResponse } from './store';
 
 /**
@@ -38,16 +38,6 @@ export function toResponse(result: HandlerResult): Response {
   const response = new Response(bytes, { status: result.status, headers });
   bodies.set(response, bytes);
   return response;
-}
-
-/** The response a thrown 4xx problem is answered with, before the request id is known. */
-export function problemToResponse(error: ProblemError, path: string, typeBase?: string): Response {
-  return error.toResponse(typeBase === undefined ? { instance: path } : { instance: path, typeBase });
-}
-
-/** Whether a thrown value is a 4xx problem: an answer worth storing, not a crash. */
-export function isClientProblem(error: unknown): error is ProblemError {
-  return isProblemError(error) && error.status >= 400 && error.status < 500;
 }
 
 function isProblemJson(contentType: string | undefined): boolean {

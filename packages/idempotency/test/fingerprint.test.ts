@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, requestFingerprint } from '../src/index';
+import { canonicalJson } from '../src/fingerprint';
+import { requestFingerprint } from '../src/index';
 
 function shuffleKeys(value: unknown, seed: number): unknown {
   if (Array.isArray(value)) return value.map((item) => shuffleKeys(item, seed));

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseIdempotencyKey } from '../src/index';
+import { parseIdempotencyKey } from '../src/key';
 
 describe('parseIdempotencyKey', () => {
   // The IETF draft "The Idempotency-Key HTTP Header Field", section 2.1, writes the key as an

@@ -1,22 +1,30 @@
-import { createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
-import { migrate } from '@holdfast/pg-migrate';
+import type { Db } from '@holdfast/db';
+import { migrate } from '@holdfast/db/migrate';
+import { fromPg } from '@holdfast/db/pg';
+import { fromPostgres, postgresTransaction } from '@holdfast/db/postgres';
+import { childDatabaseUrl, createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { IdempotentRequest } from '../src/index';
-import { type Fragment, idempotent, idempotentStatement, migrations } from '../src/postgres';
-import { deferred, freshKey, manualClock, problemOf } from './store-suite';
+import { type IdempotentRequest, idempotent, idempotentStatement, migrations } from '../src/index';
+import { freshKey, holding, manualClock, problemOf } from './helpers';
 
 // idempotentStatement(): the key's claim (written already answered), the business writes and
-// the answer in ONE statement; the transaction flow of idempotent() when the key is there.
+// the answer in ONE statement, on any Db; the holder answers when the key is there.
 
 let db: TestDatabase;
+let pool: pg.Pool | undefined;
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  await migrate(db.sql, migrations);
+  if (realPostgres) pool = new pg.Pool({ connectionString: childDatabaseUrl(db), max: 8 });
+  await migrate(fromPostgres(db.sql), migrations());
   await db.sql`create table statement_orders (id text primary key, key text not null, total int not null check (total >= 0))`;
   await db.sql`create table statement_events (order_id text not null, type text not null)`;
 });
-afterAll(() => db?.close());
+afterAll(async () => {
+  await pool?.end();
+  await db?.close();
+});
 
 const request = (key: string | null, total = 500): IdempotentRequest => ({
   key,
@@ -32,17 +40,20 @@ let ids = 0;
 function order(key: string | null, total = 500, sleep = 0) {
   ids += 1;
   const id = `ord_${ids}_${Math.random().toString(36).slice(2)}`;
-  const label = key ?? 'none';
+  const label = key ?? `none_${id}`;
   return {
     id,
+    label,
     answer: { status: 201, headers: { Location: `/v1/orders/${id}` }, body: { id, total } },
-    writes: (claimed: Fragment) => db.sql`
-      created as (
+    writes: (claimed: string) => ({
+      text: `created as (
         insert into statement_orders (id, key, total)
-        select ${id}, ${label}, ${total}::int from (select pg_sleep(${sleep})) s where ${claimed}
+        select $1::text, $2::text, $3::int from (select pg_sleep($4::float8)) s where ${claimed}
         returning id
       ),
       event as (insert into statement_events (order_id, type) select id, 'order.created' from created)`,
+      values: [id, label, total, sleep],
+    }),
   };
 }
 
@@ -55,117 +66,139 @@ async function counts(key: string): Promise<{ orders: number; events: number; ke
   return row ?? { orders: -1, events: -1, keys: -1 };
 }
 
-describe(`idempotentStatement(): claim, writes and answer in one statement (${realPostgres ? 'PostgreSQL' : 'PGlite'})`, () => {
-  it('writes once with the answer stored, replays it after success, refuses another body with 422', async () => {
-    const key = freshKey();
-    const first = order(key);
-    const created = await idempotentStatement(db.sql, request(key), first);
-    expect(created.status).toBe(201);
-    expect(created.headers.get('Idempotent-Replayed')).toBeNull();
-    const body = await created.json();
-    expect(body).toEqual({ id: first.id, total: 500 });
-    expect(await counts(key)).toEqual({ orders: 1, events: 1, keys: 1 });
-    const [stored] = await db.sql`
+const drivers: [string, () => Db][] = [
+  ['postgres.js', () => fromPostgres(db.sql)],
+  ...(realPostgres
+    ? ([
+        [
+          'node-postgres',
+          () => {
+            if (pool === undefined) throw new Error('no pool');
+            return fromPg(pool);
+          },
+        ],
+      ] as [string, () => Db][])
+    : []),
+];
+
+describe.each(drivers)(
+  `idempotentStatement() on %s: claim, writes and answer in one statement (${realPostgres ? 'PostgreSQL' : 'PGlite'})`,
+  (_name, open) => {
+    it('writes once with the answer stored, replays it after success, refuses another body with 422', async () => {
+      const key = freshKey();
+      const first = order(key);
+      const created = await idempotentStatement(open(), request(key), first);
+      expect(created.status).toBe(201);
+      expect(created.headers.get('Idempotent-Replayed')).toBeNull();
+      const body = await created.json();
+      expect(body).toEqual({ id: first.id, total: 500 });
+      expect(await counts(key)).toEqual({ orders: 1, events: 1, keys: 1 });
+      const [stored] = await db.sql`
       select token, response_status, response_headers from holdfast_idempotency_keys where key = ${key}`;
-    expect(stored).toMatchObject({ token: null, response_status: 201 });
-    expect(stored?.response_headers).toMatchObject({ location: `/v1/orders/${first.id}` });
+      expect(stored).toMatchObject({ token: null, response_status: 201 });
+      expect(stored?.response_headers).toMatchObject({ location: `/v1/orders/${first.id}` });
 
-    // A retry builds another row (another id): nothing of it is written, the first answer comes back.
-    const replay = await idempotentStatement(db.sql, request(key), order(key));
-    expect(replay.status).toBe(201);
-    expect(replay.headers.get('Idempotent-Replayed')).toBe('true');
-    expect(replay.headers.get('Location')).toBe(`/v1/orders/${first.id}`);
-    expect(await replay.json()).toEqual(body);
-    expect(await counts(key)).toEqual({ orders: 1, events: 1, keys: 1 });
+      // A retry builds another row (another id): nothing of it is written, the first answer comes back.
+      const replay = await idempotentStatement(open(), request(key), order(key));
+      expect(replay.status).toBe(201);
+      expect(replay.headers.get('Idempotent-Replayed')).toBe('true');
+      expect(replay.headers.get('Location')).toBe(`/v1/orders/${first.id}`);
+      expect(await replay.json()).toEqual(body);
+      expect(await counts(key)).toEqual({ orders: 1, events: 1, keys: 1 });
 
-    const reused = await problemOf(idempotentStatement(db.sql, request(key, 501), order(key, 501)));
-    expect(reused.status).toBe(422);
-    expect(reused.code).toBe('idempotency_key_reused');
-    expect(await counts(key)).toEqual({ orders: 1, events: 1, keys: 1 });
-  });
-
-  it('a concurrent duplicate waits for the first to commit, then gets its answer; a different body gets 422', async () => {
-    const key = freshKey();
-    const first = order(key, 500, 0.3);
-    const running = idempotentStatement(db.sql, request(key), first);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    const [duplicate, other] = await Promise.allSettled([
-      idempotentStatement(db.sql, request(key), order(key)),
-      idempotentStatement(db.sql, request(key, 700), order(key, 700)),
-    ]);
-    const response = await running;
-    expect(response.status).toBe(201);
-    expect(duplicate.status).toBe('fulfilled');
-    if (duplicate.status === 'fulfilled') {
-      expect(duplicate.value.headers.get('Idempotent-Replayed')).toBe('true');
-      expect(await duplicate.value.json()).toEqual({ id: first.id, total: 500 });
-    }
-    expect(other.status).toBe('rejected');
-    if (other.status === 'rejected')
-      expect(await problemOf(Promise.reject(other.reason))).toMatchObject({ status: 422 });
-    expect(await counts(key)).toEqual({ orders: 1, events: 1, keys: 1 });
-  });
-
-  it('many concurrent identical requests write exactly once', async () => {
-    const key = freshKey();
-    const answers = await Promise.all(
-      Array.from({ length: 12 }, () => idempotentStatement(db.sql, request(key), order(key))),
-    );
-    expect(answers.map((r) => r.status)).toEqual(answers.map(() => 201));
-    expect(answers.filter((r) => r.headers.get('Idempotent-Replayed') === null)).toHaveLength(1);
-    const locations = new Set(answers.map((r) => r.headers.get('Location')));
-    expect(locations.size).toBe(1);
-    expect(await counts(key)).toEqual({ orders: 1, events: 1, keys: 1 });
-  });
-
-  it('a statement that fails leaves nothing half-written, the key included, and the retry runs', async () => {
-    const key = freshKey();
-    const broken = order(key, -1); // the check constraint refuses it, after the key's insert
-    await expect(idempotentStatement(db.sql, request(key, -1), broken)).rejects.toThrow();
-    expect(await counts(key)).toEqual({ orders: 0, events: 0, keys: 0 });
-    const retried = await idempotentStatement(db.sql, request(key, -1), order(key, 5));
-    expect(retried.status).toBe(201);
-    expect(retried.headers.get('Idempotent-Replayed')).toBeNull();
-    expect(await counts(key)).toEqual({ orders: 1, events: 1, keys: 1 });
-  });
-
-  // Needs two connections: PGlite's one is held by the first request's transaction.
-  it.skipIf(!realPostgres)('answers 409 while the transaction flow holds the key', async () => {
-    const key = freshKey();
-    const release = deferred();
-    const started = deferred();
-    const slow = idempotent(db.sql, request(key), async () => {
-      started.resolve();
-      await release.promise;
-      return { status: 201, body: { slow: true } };
+      const reused = await problemOf(idempotentStatement(open(), request(key, 501), order(key, 501)));
+      expect(reused.status).toBe(422);
+      expect(reused.code).toBe('idempotency_key_reused');
+      expect(await counts(key)).toEqual({ orders: 1, events: 1, keys: 1 });
     });
-    await started.promise;
-    const busy = await problemOf(idempotentStatement(db.sql, request(key), order(key)));
-    expect(busy.status).toBe(409);
-    expect(busy.code).toBe('idempotency_key_in_use');
-    expect(await counts(key)).toMatchObject({ orders: 0, events: 0 });
-    release.resolve();
-    expect((await slow).status).toBe(201);
-  });
 
-  it('takes over an expired answer, writing through the transaction flow', async () => {
-    const clock = manualClock();
-    const later = freshKey();
-    const options = { now: clock.now };
-    await idempotentStatement(db.sql, request(later), order(later), options);
-    clock.advance(25 * 60 * 60 * 1000); // past the 24 h retention
-    const again = order(later);
-    const taken = await idempotentStatement(db.sql, request(later), again, options);
-    expect(taken.status).toBe(201);
-    expect(taken.headers.get('Idempotent-Replayed')).toBeNull();
-    expect(await taken.json()).toEqual({ id: again.id, total: 500 });
-    expect(await counts(later)).toEqual({ orders: 2, events: 2, keys: 1 });
-  });
+    it('a concurrent duplicate waits for the first to commit, then gets its answer; a different body gets 422', async () => {
+      const key = freshKey();
+      const first = order(key, 500, 0.3);
+      const running = idempotentStatement(open(), request(key), first);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const [duplicate, other] = await Promise.allSettled([
+        idempotentStatement(open(), request(key), order(key)),
+        idempotentStatement(open(), request(key, 700), order(key, 700)),
+      ]);
+      const response = await running;
+      expect(response.status).toBe(201);
+      expect(duplicate.status).toBe('fulfilled');
+      if (duplicate.status === 'fulfilled') {
+        expect(duplicate.value.headers.get('Idempotent-Replayed')).toBe('true');
+        expect(await duplicate.value.json()).toEqual({ id: first.id, total: 500 });
+      }
+      expect(other.status).toBe('rejected');
+      if (other.status === 'rejected')
+        expect(await problemOf(Promise.reject(other.reason))).toMatchObject({ status: 422 });
+      expect(await counts(key)).toEqual({ orders: 1, events: 1, keys: 1 });
+    });
 
-  it('without a key the writes run alone, and no key is stored', async () => {
-    const first = order(null);
-    const response = await idempotentStatement(db.sql, request(null), first);
-    expect(response.status).toBe(201);
-    expect(await counts('none')).toMatchObject({ orders: 1, events: 1, keys: 0 });
-  });
-});
+    it('many concurrent identical requests write exactly once', async () => {
+      const key = freshKey();
+      const answers = await Promise.all(
+        Array.from({ length: 12 }, () => idempotentStatement(open(), request(key), order(key))),
+      );
+      expect(answers.map((r) => r.status)).toEqual(answers.map(() => 201));
+      expect(answers.filter((r) => r.headers.get('Idempotent-Replayed') === null)).toHaveLength(1);
+      const locations = new Set(answers.map((r) => r.headers.get('Location')));
+      expect(locations.size).toBe(1);
+      expect(await counts(key)).toEqual({ orders: 1, events: 1, keys: 1 });
+    });
+
+    it('a statement that fails leaves nothing half-written, the key included, and the retry runs', async () => {
+      const key = freshKey();
+      const broken = order(key, -1); // the check constraint refuses it, after the key's insert
+      await expect(idempotentStatement(open(), request(key, -1), broken)).rejects.toThrow();
+      expect(await counts(key)).toEqual({ orders: 0, events: 0, keys: 0 });
+      const retried = await idempotentStatement(open(), request(key, -1), order(key, 5));
+      expect(retried.status).toBe(201);
+      expect(retried.headers.get('Idempotent-Replayed')).toBeNull();
+      expect(await counts(key)).toEqual({ orders: 1, events: 1, keys: 1 });
+    });
+
+    // Needs two connections: PGlite's one is held by the first request's transaction.
+    it.skipIf(!realPostgres)(
+      'waits while idempotent() holds the key in its transaction, then replays its answer',
+      async () => {
+        const key = freshKey();
+        const slow = await holding((inside) =>
+          idempotent(postgresTransaction(db.sql), request(key), async () => {
+            await inside();
+            return { status: 201, body: { slow: true } };
+          }),
+        );
+        const waiting = idempotentStatement(open(), request(key), order(key));
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        expect(await counts(key)).toMatchObject({ orders: 0, events: 0 });
+        slow.release();
+        expect((await slow.result).status).toBe(201);
+        const replay = await waiting;
+        expect(replay.headers.get('Idempotent-Replayed')).toBe('true');
+        expect(await replay.json()).toEqual({ slow: true });
+        expect(await counts(key)).toMatchObject({ orders: 0, events: 0, keys: 1 });
+      },
+    );
+
+    it('takes over an expired answer in the same one statement', async () => {
+      const clock = manualClock();
+      const later = freshKey();
+      const options = { now: clock.now };
+      await idempotentStatement(open(), request(later), order(later), options);
+      clock.advance(25 * 60 * 60 * 1000); // past the 24 h retention
+      const again = order(later);
+      const taken = await idempotentStatement(open(), request(later), again, options);
+      expect(taken.status).toBe(201);
+      expect(taken.headers.get('Idempotent-Replayed')).toBeNull();
+      expect(await taken.json()).toEqual({ id: again.id, total: 500 });
+      expect(await counts(later)).toEqual({ orders: 2, events: 2, keys: 1 });
+    });
+
+    it('without a key the writes run alone, and no key is stored', async () => {
+      const first = order(null);
+      const response = await idempotentStatement(open(), request(null), first);
+      expect(response.status).toBe(201);
+      expect(await counts(first.label)).toMatchObject({ orders: 1, events: 1, keys: 0 });
+    });
+  },
+);

@@ -15,12 +15,7 @@ export {
   type TextSortField,
   type TimestampSortField,
 } from './allowlist';
-export {
-  type SortParameterObject,
-  type SortParameterSchema,
-  sortDescription,
-  sortParameter,
-  sortSchema,
-} from './openapi';
+export { type SortParameterObject, type SortParameterSchema, sortParameter } from './openapi';
+export { orderBy, type SortExpression, sortExpressions } from './order-by';
 export { parseSort, type SortProblem, type SortResult } from './parse-sort';
 export { sortDefinitions, sortProblems } from './problems';

@@ -1,6 +1,7 @@
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import { describe, expect, it } from 'vitest';
-import { defineSortAllowlist, sortParameter, sortSchema } from '../src/index';
+import { defineSortAllowlist, sortParameter } from '../src/index';
+import { sortSchema } from '../src/openapi';
 import { sortQuerySchema } from '../src/zod';
 
 const orders = defineSortAllowlist({

@@ -2,7 +2,7 @@ import { createTestDatabase, type TestDatabase } from '@holdfast/pg/testing';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineSortAllowlist, parseSort, type ResolvedSortField, type Sort } from '../src/index';
-import { orderBy } from '../src/postgres';
+import { orderBy } from '../src/order-by';
 
 const items = defineSortAllowlist({
   fields: {
@@ -54,9 +54,9 @@ describe('orderBy on PostgreSQL (SPEC section 4, sorting rules)', () => {
   });
 
   async function ids(raw: string): Promise<string> {
-    const rows = await db.sql<
-      { id: string }[]
-    >`select id from items order by ${orderBy(db.sql, sortOf(raw))}`;
+    const rows = await db.sql.unsafe<{ id: string }[]>(
+      `select id from items order by ${orderBy(sortOf(raw))}`,
+    );
     return rows.map((row) => row.id).join('');
   }
 
@@ -83,14 +83,28 @@ describe('orderBy on PostgreSQL (SPEC section 4, sorting rules)', () => {
     expect(await ids(raw)).toBe(expected);
   });
 
-  it('puts every identifier in quotes and binds enum ranks as parameters', async () => {
-    const query = db.sql`select id from items order by ${orderBy(db.sql, sortOf('status,nameCi'))}`;
-    const described = await query.describe();
-    expect(described.string).toContain(
-      'array_position(array[$1, $2, $3]::text[], "status"::text) asc nulls last',
+  it('puts every identifier in quotes and writes enum ranks as quoted literals', () => {
+    const text = orderBy(sortOf('status,nameCi'));
+    expect(text).toBe(
+      `array_position(array['pending', 'shipped', 'cancelled']::text[], "status"::text) asc nulls last, ` +
+        `lower("name") collate "C" asc nulls last, "id" desc nulls last`,
     );
-    expect(described.string).toContain('lower("name") collate "C" asc nulls last');
-    expect(described.string).toContain('"id" desc nulls last');
+  });
+
+  it('quotes what code gives it, so a quote in a rank or a column name stays inside its literal', async () => {
+    const odd = defineSortAllowlist({
+      fields: { kind: { column: 'we"ird', type: 'enum', rank: ["it's", 'plain'] } },
+      id: { column: 'id' },
+      default: 'kind',
+    });
+    const parsed = parseSort(odd, 'kind');
+    if (!parsed.ok) throw parsed.error;
+    const text = orderBy(parsed.value);
+    expect(text).toContain(`array['it''s', 'plain']::text[], "we""ird"::text`);
+    await db.sql`create table odd_kinds (id text primary key, "we""ird" text)`;
+    await db.sql`insert into odd_kinds values ('a', 'plain'), ('b', ${"it's"}), ('c', null)`;
+    const rows = await db.sql.unsafe<{ id: string }[]>(`select id from odd_kinds order by ${text}`);
+    expect(rows.map((row) => row.id).join('')).toBe('bac');
   });
 
   // An independent model of the reference ordering, written from the spec's words, against
@@ -170,9 +184,9 @@ describe('orderBy on PostgreSQL (SPEC section 4, sorting rules)', () => {
           await db.sql`delete from modelled`;
           if (rows.length > 0) await db.sql`insert into modelled ${db.sql(rows)}`;
           const sort = sortOf(raw);
-          const fromDb = await db.sql<
-            { id: string }[]
-          >`select id from modelled order by ${orderBy(db.sql, sort)}`;
+          const fromDb = await db.sql.unsafe<{ id: string }[]>(
+            `select id from modelled order by ${orderBy(sort)}`,
+          );
           const expected = [...rows].sort((a, b) => modelCompare(sort, a, b)).map((r) => r.id);
           expect(fromDb.map((r) => r.id)).toEqual(expected);
         },

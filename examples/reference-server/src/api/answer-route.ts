@@ -35,7 +35,7 @@ function validate<S extends z.ZodType>(
  * @example
  * ```ts
  * answerRoute(v1, createPayment, CreatePaymentSchema, z.object({}), (c, { body }) =>
- *   withIdempotency(c, { sql, account, required: true }, (tx) => charge(tx, body)));
+ *   withIdempotency(c, { transaction, account, required: true }, (tx) => charge(tx, body)));
  * ```
  */
 export function answerRoute<Body extends z.ZodType, Params extends z.ZodType>(

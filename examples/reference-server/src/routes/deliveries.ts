@@ -1,5 +1,6 @@
-import { paginate } from '@holdfast/cursor-pagination/postgres';
+import { paginate } from '@holdfast/cursor-pagination';
 import { listQueryShape, pageSchema } from '@holdfast/cursor-pagination/zod';
+import { fromPostgres } from '@holdfast/db/postgres';
 import { problem } from '@holdfast/problem-details';
 import { noFieldsBody } from '@holdfast/request-guards';
 import { refuseFields } from '@holdfast/request-guards/hono';
@@ -144,9 +145,12 @@ export function deliveryRoutes(app: App, deps: Deps): void {
     const { account, livemode } = principal;
     const query = c.req.valid('query');
     const page = await withListTimeout(sql, (tx) =>
-      paginate(tx, {
-        from: sql`holdfast_deliveries`,
-        where: sql`account_id = ${account} and event_type = any(${sql.array(readableEventTypes(principal))})`,
+      paginate(fromPostgres(tx), {
+        from: 'holdfast_deliveries',
+        where: {
+          text: 'account_id = $1 and event_type = any($2::text[])',
+          values: [account, [...readableEventTypes(principal)]],
+        },
         allowlist: deliverySort,
         sort: query.sort,
         cursor: query.cursor,
@@ -181,9 +185,9 @@ export function deliveryRoutes(app: App, deps: Deps): void {
     const query = c.req.valid('query');
     const delivery = await getStoredDelivery(sql, { account, id });
     if (!delivery || !eventTypeVisible(principal, delivery.eventType)) throw missing(id);
-    const page = await paginate(sql, {
-      from: sql`holdfast_delivery_attempts`,
-      where: sql`account_id = ${account} and delivery_id = ${id}`,
+    const page = await paginate(fromPostgres(sql), {
+      from: 'holdfast_delivery_attempts',
+      where: { text: 'account_id = $1 and delivery_id = $2', values: [account, id] },
       allowlist: attemptSort,
       sort: query.sort,
       cursor: query.cursor,

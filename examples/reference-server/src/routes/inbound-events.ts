@@ -1,6 +1,7 @@
 import { isLive } from '@holdfast/api-keys';
-import { paginate } from '@holdfast/cursor-pagination/postgres';
+import { paginate } from '@holdfast/cursor-pagination';
 import { listQueryShape, pageSchema } from '@holdfast/cursor-pagination/zod';
+import { fromPostgres } from '@holdfast/db/postgres';
 import { defineSortAllowlist } from '@holdfast/sort-allowlist';
 import { eventSequence } from '@holdfast/webhook-verifier/receiver';
 import { createRoute, z } from '@hono/zod-openapi';
@@ -71,9 +72,9 @@ export function inboundEventRoutes(app: App, deps: Deps): void {
   app.openapi(listInboundEvents, async (c) => {
     const { account } = c.get('principal');
     const query = c.req.valid('query');
-    const page = await paginate(sql, {
-      from: sql`holdfast_webhook_inbox`,
-      where: sql`tenant = ${account}`,
+    const page = await paginate(fromPostgres(sql), {
+      from: 'holdfast_webhook_inbox',
+      where: { text: 'tenant = $1', values: [account] },
       allowlist: inboundEventSort,
       sort: query.sort,
       cursor: query.cursor,

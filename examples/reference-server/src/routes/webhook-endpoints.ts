@@ -1,5 +1,6 @@
-import { paginate } from '@holdfast/cursor-pagination/postgres';
+import { paginate } from '@holdfast/cursor-pagination';
 import { listQueryShape, pageSchema } from '@holdfast/cursor-pagination/zod';
+import { fromPostgres } from '@holdfast/db/postgres';
 import { noFieldsBody } from '@holdfast/request-guards';
 import { refuseFields } from '@holdfast/request-guards/hono';
 import {
@@ -187,9 +188,9 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
   app.openapi(listEndpoints, async (c) => {
     const { account, livemode } = c.get('principal');
     const query = c.req.valid('query');
-    const page = await paginate(sql, {
-      from: sql`holdfast_webhook_endpoints`,
-      where: sql`account_id = ${account} and deleted_at is null`,
+    const page = await paginate(fromPostgres(sql), {
+      from: 'holdfast_webhook_endpoints',
+      where: { text: 'account_id = $1 and deleted_at is null', values: [account] },
       allowlist: endpointSort,
       sort: query.sort,
       cursor: query.cursor,

@@ -1,4 +1,5 @@
-import { paginate } from '@holdfast/cursor-pagination/postgres';
+import { paginate } from '@holdfast/cursor-pagination';
+import { fromPostgres } from '@holdfast/db/postgres';
 import { problem } from '@holdfast/problem-details';
 import { getEvent as getStoredEvent, toEvent } from '@holdfast/webhook-delivery/postgres';
 import type { App, Deps } from '../../context';
@@ -20,9 +21,12 @@ export function eventRoutes(app: App, deps: Deps): void {
     const { account, livemode } = principal;
     const query = c.req.valid('query');
     // Only events whose resource this key may read (CONTRACT section 10); the rest are absent.
-    const page = await paginate(sql, {
-      from: sql`holdfast_events`,
-      where: sql`account_id = ${account} and type = any(${sql.array(readableEventTypes(principal))})`,
+    const page = await paginate(fromPostgres(sql), {
+      from: 'holdfast_events',
+      where: {
+        text: 'account_id = $1 and type = any($2::text[])',
+        values: [account, [...readableEventTypes(principal)]],
+      },
       allowlist: eventSort,
       sort: query.sort,
       cursor: query.cursor,

@@ -1,4 +1,5 @@
-import { paginate } from '@holdfast/cursor-pagination/postgres';
+import { paginate } from '@holdfast/cursor-pagination';
+import { fromPostgres } from '@holdfast/db/postgres';
 import { toNotification } from '@holdfast/webhook-delivery/postgres';
 import type { App, Deps } from '../../context';
 import { listNotifications, notificationSort } from './schema';
@@ -16,9 +17,9 @@ export function notificationRoutes(app: App, deps: Deps): void {
   app.openapi(listNotifications, async (c) => {
     const { account, livemode } = c.get('principal');
     const query = c.req.valid('query');
-    const page = await paginate(sql, {
-      from: sql`holdfast_notifications`,
-      where: sql`account_id = ${account}`,
+    const page = await paginate(fromPostgres(sql), {
+      from: 'holdfast_notifications',
+      where: { text: 'account_id = $1', values: [account] },
       allowlist: notificationSort,
       sort: query.sort,
       cursor: query.cursor,

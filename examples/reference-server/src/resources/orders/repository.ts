@@ -1,9 +1,8 @@
 import { isLive } from '@holdfast/api-keys';
 import type { Keyring } from '@holdfast/cursor-pagination';
-import { paginate } from '@holdfast/cursor-pagination/postgres';
-import type { Fragment } from '@holdfast/idempotency/postgres';
+import { paginate } from '@holdfast/cursor-pagination';
+import { fromPostgres } from '@holdfast/db/postgres';
 import { opaqueId } from '@holdfast/request-guards';
-import { eventWrites } from '@holdfast/webhook-delivery/postgres';
 import type postgres from 'postgres';
 import { type IfMatch, ifMatchHolds } from '../../if-match';
 import { isoTime } from '../../iso-time';
@@ -81,20 +80,20 @@ function asJsonb(metadata: Readonly<Record<string, string>>): Record<string, str
   return Object.fromEntries(keys.map(({ key }) => [key, metadata[key] ?? '']));
 }
 
-/** A new order, built before it is written: its answer, ETag, and the statement's writes. */
+/** A new order, built before it is written: its answer, ETag, and its writes. */
 export interface NewOrder {
   readonly order: Order;
   readonly etag: string;
-  /** The order insert and its `order.created` event, as CTEs gated on `claimed`. */
-  readonly writes: (claimed: Fragment) => Fragment;
+  /** The order insert and its `order.created` event, in the caller's transaction. */
+  write(tx: postgres.TransactionSql): Promise<void>;
 }
 
 /**
  * A new pending order: the row (id, timestamps, version 1, nothing refunded) is built here, so
- * the answer is known before anything is written, and its insert and `order.created` event are
- * CTEs of one statement (`@holdfast/idempotency`'s `idempotentStatement` adds the key's claim).
+ * the answer is known before anything is written; its insert and `order.created` event go in
+ * the transaction `@holdfast/idempotency` stores the answer in.
  */
-export function newOrder(sql: postgres.Sql, account: string, body: CreateOrder, now: number): NewOrder {
+export function newOrder(account: string, body: CreateOrder, now: number): NewOrder {
   const at = new Date(now);
   const metadata = asJsonb(body.metadata ?? {});
   const order: Order = {
@@ -112,24 +111,13 @@ export function newOrder(sql: postgres.Sql, account: string, body: CreateOrder, 
   return {
     order,
     etag: '"1"',
-    writes: (claimed) => {
-      const event = eventWrites(sql, {
-        account,
-        type: 'order.created',
-        resourceId: order.id,
-        object: order,
-        now: () => now,
-        when: claimed,
-      });
-      return sql`
-        holdfast_order as (
-          insert into holdfast_orders
-            (id, account_id, status, currency, total, description, metadata, version, created_at, updated_at)
-          select ${order.id}::text, ${account}::text, 'pending', ${order.currency}::text, ${order.total}::bigint,
-                 ${order.description}::text, ${sql.json(metadata)}::jsonb, 1, ${at}::timestamptz, ${at}::timestamptz
-          where ${claimed}
-        ),
-        ${event.ctes}`;
+    async write(tx) {
+      await tx`
+        insert into holdfast_orders
+          (id, account_id, status, currency, total, description, metadata, version, created_at, updated_at)
+        values (${order.id}::text, ${account}::text, 'pending', ${order.currency}::text, ${order.total}::bigint,
+                ${order.description}::text, ${tx.json(metadata)}::jsonb, 1, ${at}::timestamptz, ${at}::timestamptz)`;
+      await emit(tx, { account, type: 'order.created', resourceId: order.id, object: order, now });
     },
   };
 }
@@ -150,9 +138,9 @@ export function listOrders(
   query: ListQuery & { readonly status?: string | undefined },
 ) {
   return withListTimeout(sql, (tx) =>
-    paginate(tx, {
-      from: sql`holdfast_orders`,
-      where: sql`account_id = ${account}`,
+    paginate(fromPostgres(tx), {
+      from: 'holdfast_orders',
+      where: { text: 'account_id = $1', values: [account] },
       allowlist: orderSort,
       sort: query.sort,
       cursor: query.cursor,
@@ -278,9 +266,9 @@ export async function listRefunds(
   const [order] = await sql`select id from holdfast_orders where id = ${id} and account_id = ${account}`;
   if (!order) throw notFound();
   return withListTimeout(sql, (tx) =>
-    paginate(tx, {
-      from: sql`holdfast_refunds`,
-      where: sql`account_id = ${account} and order_id = ${id}`,
+    paginate(fromPostgres(tx), {
+      from: 'holdfast_refunds',
+      where: { text: 'account_id = $1 and order_id = $2', values: [account, id] },
       allowlist: refundSort,
       sort: query.sort,
       cursor: query.cursor,

@@ -1,4 +1,5 @@
-import { withIdempotency, withIdempotentStatement } from '@holdfast/idempotency/hono';
+import { postgresTransaction } from '@holdfast/db/postgres';
+import { withIdempotency } from '@holdfast/idempotency/hono';
 import { refuseFields } from '@holdfast/request-guards/hono';
 import { z } from '@hono/zod-openapi';
 import { answerRoute } from '../../api/answer-route';
@@ -40,6 +41,7 @@ import {
  */
 export function orderRoutes(app: App, deps: Deps): void {
   const { sql, keyring, now } = deps;
+  const transaction = postgresTransaction(sql);
   // Stored answers live this long; the idempotency purge deletes them after.
   const retentionMs = Math.round(deps.config.idempotencyRetentionHours * 3_600_000);
 
@@ -48,23 +50,19 @@ export function orderRoutes(app: App, deps: Deps): void {
     return c.json(await listOrders(sql, keyring, account, c.req.valid('query')), 200);
   });
 
-  // One statement on the happy path: the key's claim with its stored answer, the order and its
-  // order.created event (bench/server/README.md says what each part buys).
+  // The key's claim, the order, its order.created event and the stored answer commit in one
+  // transaction.
   answerRoute(app, createOrderRoute, CreateOrderSchema, z.object({}), async (c, { body }) => {
     const { account } = c.get('principal');
-    const created = newOrder(sql, account, body, now());
-    return withIdempotentStatement(
-      c,
-      { sql, account, retentionMs },
-      {
-        answer: {
-          status: 201,
-          headers: { Location: `/v1/orders/${created.order.id}`, ETag: created.etag },
-          body: created.order,
-        },
-        writes: created.writes,
-      },
-    );
+    const created = newOrder(account, body, now());
+    return withIdempotency(c, { transaction, account, retentionMs }, async (tx) => {
+      await created.write(tx);
+      return {
+        status: 201,
+        headers: { Location: `/v1/orders/${created.order.id}`, ETag: created.etag },
+        body: created.order,
+      };
+    });
   });
 
   app.openapi(getOrderRoute, async (c) => {
@@ -110,7 +108,7 @@ export function orderRoutes(app: App, deps: Deps): void {
     orderParams,
     async (c, { body, params: { id } }) => {
       const { account } = c.get('principal');
-      return withIdempotency(c, { sql, account, retentionMs }, async (tx) => {
+      return withIdempotency(c, { transaction, account, retentionMs }, async (tx) => {
         const refund = await createRefund(tx, account, id, body, now());
         return { status: 201, headers: { Location: `/v1/orders/${id}/refunds` }, body: refund };
       });

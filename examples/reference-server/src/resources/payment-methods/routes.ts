@@ -1,4 +1,5 @@
-import { paginate } from '@holdfast/cursor-pagination/postgres';
+import { paginate } from '@holdfast/cursor-pagination';
+import { fromPostgres } from '@holdfast/db/postgres';
 import { problem } from '@holdfast/problem-details';
 import type { App, Deps } from '../../context';
 import { findPaymentMethod, insertPaymentMethod, removePaymentMethod, toPaymentMethod } from './repository';
@@ -19,9 +20,9 @@ export function paymentMethodRoutes(app: App, deps: Deps): void {
   app.openapi(listRoute, async (c) => {
     const { account } = c.get('principal');
     const query = c.req.valid('query');
-    const page = await paginate(sql, {
-      from: sql`holdfast_payment_methods`,
-      where: sql`account_id = ${account} and deleted_at is null`,
+    const page = await paginate(fromPostgres(sql), {
+      from: 'holdfast_payment_methods',
+      where: { text: 'account_id = $1 and deleted_at is null', values: [account] },
       allowlist: paymentMethodSort,
       sort: query.sort,
       cursor: query.cursor,

@@ -1,4 +1,5 @@
-import { paginate } from '@holdfast/cursor-pagination/postgres';
+import { paginate } from '@holdfast/cursor-pagination';
+import { fromPostgres, postgresTransaction } from '@holdfast/db/postgres';
 import { withIdempotency } from '@holdfast/idempotency/hono';
 import { problem } from '@holdfast/problem-details';
 import { z } from '@hono/zod-openapi';
@@ -19,6 +20,7 @@ import { CreatePaymentSchema, createPayment, getRoute, listRoute, paymentSort } 
  */
 export function paymentRoutes(app: App, deps: Deps): void {
   const { sql, keyring, now, config } = deps;
+  const transaction = postgresTransaction(sql);
   // Stored answers live this long; the idempotency purge deletes them after (SPEC section 4).
   const retentionMs = Math.round(config.idempotencyRetentionHours * 3_600_000);
 
@@ -26,9 +28,9 @@ export function paymentRoutes(app: App, deps: Deps): void {
     const { account } = c.get('principal');
     const query = c.req.valid('query');
     const page = await withListTimeout(sql, (tx) =>
-      paginate(tx, {
-        from: sql`holdfast_payments`,
-        where: sql`account_id = ${account}`,
+      paginate(fromPostgres(tx), {
+        from: 'holdfast_payments',
+        where: { text: 'account_id = $1', values: [account] },
         allowlist: paymentSort,
         sort: query.sort,
         cursor: query.cursor,
@@ -46,7 +48,7 @@ export function paymentRoutes(app: App, deps: Deps): void {
 
   answerRoute(app, createPayment, CreatePaymentSchema, z.object({}), async (c, { body }) => {
     const { account } = c.get('principal');
-    return withIdempotency(c, { sql, account, required: true, retentionMs }, async (tx) => {
+    return withIdempotency(c, { transaction, account, required: true, retentionMs }, async (tx) => {
       const payment = await insertPayment(tx, account, body, {
         now: now(),
         settleDelayMs: config.paymentSettleDelayMs,

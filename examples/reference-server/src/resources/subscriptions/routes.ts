@@ -1,4 +1,5 @@
-import { paginate } from '@holdfast/cursor-pagination/postgres';
+import { paginate } from '@holdfast/cursor-pagination';
+import { fromPostgres } from '@holdfast/db/postgres';
 import { refuseFields } from '@holdfast/request-guards/hono';
 import type { App, Deps } from '../../context';
 import { withListTimeout } from '../../list-timeout';
@@ -33,9 +34,9 @@ export function subscriptionRoutes(app: App, deps: Deps): void {
     const { account } = c.get('principal');
     const query = c.req.valid('query');
     const page = await withListTimeout(sql, (tx) =>
-      paginate(tx, {
-        from: sql`holdfast_subscriptions`,
-        where: sql`account_id = ${account}`,
+      paginate(fromPostgres(tx), {
+        from: 'holdfast_subscriptions',
+        where: { text: 'account_id = $1', values: [account] },
         allowlist: subscriptionSort,
         sort: query.sort,
         cursor: query.cursor,

@@ -7,19 +7,19 @@ import { planPage } from './page';
 import { Hole, raw, type TextCondition, toText } from './statement';
 
 /** A trusted condition written in code, with its own `$1..$n` values: `{ text: 'account_id = $1', values: [account] }`. */
-export interface DbCondition {
+export interface SqlCondition {
   readonly text: string;
   readonly values?: readonly unknown[];
 }
 
 type Row = Record<string, unknown>;
 
-/** Everything `paginate` over a {@link Db} needs: trusted SQL text from code, raw strings from the request. */
-export interface DbPaginateOptions {
+/** Everything {@link paginate} needs: trusted SQL text from code, raw strings from the request. */
+export interface PaginateOptions<T = Row> {
   /** The table or subquery, written in code: `'orders'`. Never client text. */
   readonly from: string;
   /** A trusted condition written in code, typically the tenant. */
-  readonly where?: DbCondition | undefined;
+  readonly where?: SqlCondition | undefined;
   /** The select list, written in code. @defaultValue `'*'` */
   readonly select?: string | undefined;
   readonly allowlist: SortAllowlist;
@@ -38,23 +38,23 @@ export interface DbPaginateOptions {
   /** What the cursor is bound to besides sort and filter: `{ account, resource: 'orders' }`. */
   readonly binding: { readonly account: string; readonly [key: string]: string };
   readonly keyring: Keyring;
-}
-
-/** {@link DbPaginateOptions} with a row mapper. */
-export interface DbPaginateMapOptions<T> extends DbPaginateOptions {
-  /** Turns a row (sort-key helper columns removed) into the API representation. */
-  readonly map: (row: Row) => T;
+  /** Turns a row (sort-key helper columns removed) into the API representation. @defaultValue the row as it is */
+  readonly map?: ((row: Row) => T) | undefined;
 }
 
 /**
- * `paginate` on any driver: the same keyset page as `paginate` of
- * `@holdfast/cursor-pagination/postgres` (sort against the allowlist, clamped limit, signed
- * cursor bound to sort, filters and scope, `limit + 1` rows in a total order, `include=total`),
- * built as text with `$1..$n` values and run through `db` (the pool, or the caller's
- * transaction: `fromPg(client)`, `fromDrizzle(tx, sql)`, `fromKysely(trx)`, `fromPrisma(tx)`).
+ * One call for a list endpoint, on any driver: parses `sort` against the allowlist, clamps
+ * `limit`, verifies the signed cursor against the sort, filters and scope, runs one keyset
+ * query for `limit + 1` rows in a total order (the sort keys, then id descending, NULLS LAST),
+ * counts with `include=total`, and returns the `{ data, pageInfo }` envelope with the next
+ * signed cursor. The statements are text with `$1..$n` values, run through `db` (the pool, or
+ * the caller's transaction: `fromPg(pool)`, `fromPostgres(sql)`, `fromDrizzle(tx, sql)`,
+ * `fromKysely(trx)`, `fromPrisma(tx)` of `@holdfast/db`).
  * Only identifiers from the allowlist and `filterColumns`, and the trusted `from`, `where` and
  * `select` text from code, reach the SQL; every client value is a parameter. Client input that
- * is wrong throws a 400 `ProblemError`.
+ * is wrong in any way throws a 400 `ProblemError` (`invalid_sort`, `too_many_sort_keys`,
+ * `invalid_cursor`, `validation_failed` for `include`), never a 500; a `TypeError` means the call
+ * itself is wrong (a filter missing from `filterColumns`, a bad keyring).
  *
  * @example
  * ```ts
@@ -70,12 +70,7 @@ export interface DbPaginateMapOptions<T> extends DbPaginateOptions {
  * });
  * ```
  */
-export async function paginate<T>(db: Db, options: DbPaginateMapOptions<T>): Promise<Page<T>>;
-export async function paginate(db: Db, options: DbPaginateOptions): Promise<Page<Row>>;
-export async function paginate<T>(
-  db: Db,
-  options: DbPaginateOptions & { readonly map?: (row: Row) => T },
-): Promise<Page<T | Row>> {
+export async function paginate<T = Row>(db: Db, options: PaginateOptions<T>): Promise<Page<T>> {
   const plan = await planPage<TextCondition>(options, {
     from: raw(options.from),
     where: options.where === undefined ? undefined : new Hole(options.where),
@@ -90,5 +85,6 @@ export async function paginate<T>(
     const [counted] = await db.query<{ count: number }>(count.text, count.values);
     total = counted?.count ?? 0;
   }
-  return plan.finish(rows, total, options.map);
+  // Without `map` the rows are handed back as they are, and T is the row type (its default).
+  return (await plan.finish(rows, total, options.map)) as Page<T>;
 }

@@ -1,1 +1,0 @@
-export { migrations, postgresApiKeyStore } from './postgres-store';
