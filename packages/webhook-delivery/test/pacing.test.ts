@@ -1,5 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { fromPostgres } from '@holdfast/db/postgres';
 import { createTestDatabase, type TestDatabase } from '@holdfast/pg/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -10,7 +11,7 @@ import {
   getEndpoint,
   migrations,
   updateEndpoint,
-} from '../src/postgres';
+} from '../src/index';
 
 // Issue 16, "Must show": adaptive concurrency waits out Retry-After and climbs back; maxPerSecond
 // holds across workers (on a fake clock); deliveries due while an endpoint was disabled go out when it
@@ -52,7 +53,12 @@ async function receiver(respond: (n: number) => { status: number; headers?: Reco
 async function enqueue(db: TestDatabase, count: number, prefix: string): Promise<void> {
   await db.sql.begin(async (tx) => {
     for (let i = 0; i < count; i += 1) {
-      await enqueueEvent(tx, { account: ACCOUNT, type: 't.x', resourceId: `${prefix}_${i}`, object: { i } });
+      await enqueueEvent(fromPostgres(tx), {
+        account: ACCOUNT,
+        type: 't.x',
+        resourceId: `${prefix}_${i}`,
+        object: { i },
+      });
     }
   });
 }
@@ -60,7 +66,7 @@ async function enqueue(db: TestDatabase, count: number, prefix: string): Promise
 let db: TestDatabase;
 beforeAll(async () => {
   db = await createTestDatabase({ max: 6 });
-  for (const migration of migrations) await db.sql.unsafe(migration.sql);
+  for (const migration of migrations()) await db.sql.unsafe(migration.sql);
 });
 afterAll(() => db.close());
 beforeEach(async () => {
@@ -76,7 +82,7 @@ describe('adaptive concurrency', () => {
       n <= MAX ? { status: 429, headers: { 'retry-after': '2' } } : { status: 204 },
     );
     const { endpoint } = await createEndpoint(
-      db.sql,
+      fromPostgres(db.sql),
       { account: ACCOUNT, url: hook.url },
       { ...options, concurrencyMax: MAX, concurrencyInitial: MAX },
     );
@@ -97,7 +103,7 @@ describe('adaptive concurrency', () => {
       onAttempt: (info) => attempts.push(info),
     });
     const limit = async () =>
-      (await getEndpoint(db.sql, { account: ACCOUNT, id: endpoint.id }))?.concurrency.current;
+      (await getEndpoint(fromPostgres(db.sql), { account: ACCOUNT, id: endpoint.id }))?.concurrency.current;
 
     // One full window, all refused: the limit halves (once per outcome batch: overload news is
     // written at once) and the endpoint pauses for 2 s.
@@ -130,9 +136,13 @@ describe('adaptive concurrency', () => {
 
   it('waits while an endpoint is disabled, then sends what fell due once it is enabled again', async () => {
     const hook = await receiver(() => ({ status: 204 }));
-    const { endpoint } = await createEndpoint(db.sql, { account: ACCOUNT, url: hook.url }, options);
+    const { endpoint } = await createEndpoint(
+      fromPostgres(db.sql),
+      { account: ACCOUNT, url: hook.url },
+      options,
+    );
     await enqueue(db, 3, 'disabled');
-    await updateEndpoint(db.sql, { account: ACCOUNT, id: endpoint.id, status: 'disabled' });
+    await updateEndpoint(fromPostgres(db.sql), { account: ACCOUNT, id: endpoint.id, status: 'disabled' });
     const worker = createDeliveryWorker({
       sql: db.sql,
       schedule: [0],
@@ -142,7 +152,7 @@ describe('adaptive concurrency', () => {
     });
     expect(await worker.runOnce()).toBe(0);
     expect(hook.hits).toHaveLength(0);
-    await updateEndpoint(db.sql, { account: ACCOUNT, id: endpoint.id, status: 'active' });
+    await updateEndpoint(fromPostgres(db.sql), { account: ACCOUNT, id: endpoint.id, status: 'active' });
     expect(await worker.runOnce()).toBe(3);
     expect(new Set(hook.hits.map((h) => h.id)).size).toBe(3);
     await worker.stop();
@@ -153,16 +163,20 @@ describe('adaptive concurrency', () => {
     const hook = await receiver(() => ({ status: 204 }));
     for (const bad of [0, -1, 1.5]) {
       await expect(
-        createEndpoint(db.sql, { account: ACCOUNT, url: hook.url, maxPerSecond: bad }, options),
+        createEndpoint(fromPostgres(db.sql), { account: ACCOUNT, url: hook.url, maxPerSecond: bad }, options),
       ).rejects.toMatchObject({ code: 'validation_failed' });
     }
     const { endpoint } = await createEndpoint(
-      db.sql,
+      fromPostgres(db.sql),
       { account: ACCOUNT, url: hook.url, maxPerSecond: 5 },
       options,
     );
     expect(endpoint.maxPerSecond).toBe(5);
-    const lifted = await updateEndpoint(db.sql, { account: ACCOUNT, id: endpoint.id, maxPerSecond: null });
+    const lifted = await updateEndpoint(fromPostgres(db.sql), {
+      account: ACCOUNT,
+      id: endpoint.id,
+      maxPerSecond: null,
+    });
     expect(lifted?.maxPerSecond).toBeNull();
     await hook.close();
   });
@@ -173,7 +187,11 @@ describe('maxPerSecond', () => {
     const RATE = 10;
     const EVENTS = 12;
     const hook = await receiver(() => ({ status: 204 }));
-    await createEndpoint(db.sql, { account: ACCOUNT, url: hook.url, maxPerSecond: RATE }, options);
+    await createEndpoint(
+      fromPostgres(db.sql),
+      { account: ACCOUNT, url: hook.url, maxPerSecond: RATE },
+      options,
+    );
     await enqueue(db, EVENTS, 'rate');
     const start = Date.now() + 60_000;
     let clock = start;

@@ -1,8 +1,8 @@
 import { createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { migrations } from '../src/index';
 import { reconcileInFlight, resumeWaitingLines } from '../src/lease';
 import { JOB_STATEMENT_TIMEOUT_MS, unlessRunning, withStatementTimeout } from '../src/periodic';
-import { migrations } from '../src/postgres';
 
 // Housekeeping that cannot pile up: a periodic job is skipped while its last run still goes
 // (resumeWaitingLines ran 50 to 80 s from a 10 s interval, three to five at once), and its
@@ -101,7 +101,7 @@ describe('statement timeouts of periodic jobs', () => {
   let db: TestDatabase;
   beforeAll(async () => {
     db = await createTestDatabase();
-    for (const migration of migrations) await db.sql.unsafe(migration.sql);
+    for (const migration of migrations()) await db.sql.unsafe(migration.sql);
   });
   afterAll(() => db.close());
 

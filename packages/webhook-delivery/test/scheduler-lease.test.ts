@@ -1,10 +1,11 @@
+import { fromPostgres } from '@holdfast/db/postgres';
 import { createTestDatabase, type TestDatabase } from '@holdfast/pg/testing';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEndpoint, migrations } from '../src/index';
 import { leaseStatement } from '../src/lease';
 import { writeOutcomes } from '../src/outcomes';
 import { type EndpointPacing, nextLimit, pickRound, roundCandidates, roundParts } from '../src/pacing';
-import { createEndpoint, migrations } from '../src/postgres';
 import { dueDeliveries } from './fixtures/queue';
 
 // The scheduler's model properties (scheduler.test.ts) drive pickRound, the pure statement of the
@@ -66,7 +67,7 @@ const caseArb: fc.Arbitrary<Case> = fc.record({
 let db: TestDatabase;
 beforeAll(async () => {
   db = await createTestDatabase();
-  for (const migration of migrations) await db.sql.unsafe(migration.sql);
+  for (const migration of migrations()) await db.sql.unsafe(migration.sql);
 });
 afterAll(() => db.close());
 
@@ -76,7 +77,7 @@ async function arrange(c: Case): Promise<string[]> {
   const ids: string[] = [];
   for (const [i, e] of c.endpoints.entries()) {
     const { endpoint } = await createEndpoint(
-      db.sql,
+      fromPostgres(db.sql),
       { account: ACCOUNT, url: 'http://127.0.0.1:1024/hook', maxPerSecond: e.maxPerSecond },
       { allowPrivateDestinations: true, concurrencyMax: c.ceiling },
     );
