@@ -11,13 +11,9 @@
 //   fairness: tenant B p99 <x> ms beside a hanging tenant A (B alone <y> ms; share off <z> ms)
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { fromPostgres } from '@holdfast/db/postgres';
 import { createTestDatabase } from '@holdfast/pg/testing';
-import {
-  createDeliveryWorker,
-  createEndpoint,
-  enqueueEvent,
-  migrations,
-} from '@holdfast/webhook-delivery/postgres';
+import { createDeliveryWorker, createEndpoint, enqueueEvent, migrations } from '@holdfast/webhook-delivery';
 import { summary } from '../summary';
 
 const CEILING = 64;
@@ -48,7 +44,7 @@ function quantile(sorted: readonly number[], p: number): number {
 
 async function run({ withA, before }: Case): Promise<Result> {
   const db = await createTestDatabase({ max: 8 });
-  for (const migration of migrations) await db.sql.unsafe(migration.sql);
+  for (const migration of migrations()) await db.sql.unsafe(migration.sql);
   const hang = createServer(() => {});
   const sentAt = new Map<string, number>();
   const latencies: number[] = [];
@@ -66,9 +62,9 @@ async function run({ withA, before }: Case): Promise<Result> {
   };
   if (withA) {
     for (let i = 0; i < 8; i += 1)
-      await createEndpoint(db.sql, { account: 'acct_A', url: hangUrl }, endpoint);
+      await createEndpoint(fromPostgres(db.sql), { account: 'acct_A', url: hangUrl }, endpoint);
   }
-  await createEndpoint(db.sql, { account: 'acct_B', url: fastUrl }, endpoint);
+  await createEndpoint(fromPostgres(db.sql), { account: 'acct_B', url: fastUrl }, endpoint);
   const worker = createDeliveryWorker({
     sql: db.sql,
     concurrency: CONCURRENCY,
@@ -84,12 +80,17 @@ async function run({ withA, before }: Case): Promise<Result> {
   worker.start();
   if (withA) {
     for (let i = 0; i < 400; i += 1) {
-      await enqueueEvent(db.sql, { account: 'acct_A', type: 'x', resourceId: `a${i}`, object: {} });
+      await enqueueEvent(fromPostgres(db.sql), {
+        account: 'acct_A',
+        type: 'x',
+        resourceId: `a${i}`,
+        object: {},
+      });
     }
   }
   await new Promise((resolve) => setTimeout(resolve, 500));
   for (let i = 0; i < 60; i += 1) {
-    const event = await enqueueEvent(db.sql, {
+    const event = await enqueueEvent(fromPostgres(db.sql), {
       account: 'acct_B',
       type: 'x',
       resourceId: `b${i}`,

@@ -2,7 +2,7 @@
 // sets (CONCURRENCY, PER_ENDPOINT, POLL_MS: the reference server's HOLDFAST_DELIVERY_* defaults
 // unless overridden). ENGINE (a path to another copy's src/postgres.ts) runs that version
 // instead, to compare two engines in one sitting. Prints "ready"; SIGTERM stops it gracefully.
-import * as engine from '@holdfast/webhook-delivery/postgres';
+import * as engine from '@holdfast/webhook-delivery';
 import postgres from 'postgres';
 
 const sql = postgres(process.env.DATABASE_URL ?? '', { max: 10, onnotice: () => {} });

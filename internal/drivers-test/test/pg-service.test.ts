@@ -4,15 +4,11 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fromPg } from '@holdfast/db/pg';
 import { createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
-import {
-  createEndpoint,
-  deliveryWorkerFromUrl,
-  enqueueEvent,
-  migrations,
-  purgeDeliveryHistory,
-} from '@holdfast/webhook-delivery/postgres';
+import { createEndpoint, enqueueEvent, migrations, purgeDeliveryHistory } from '@holdfast/webhook-delivery';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// The worker on a connection string: replaced by createDeliveryWorker({ db: fromPg(pool) }).
+import { deliveryWorkerFromUrl } from '../../../packages/webhook-delivery/src/connect';
 
 let db: TestDatabase;
 
@@ -25,7 +21,7 @@ function schemaUrl(schema: string): string {
 beforeAll(async () => {
   if (!realPostgres) return;
   db = await createTestDatabase();
-  for (const migration of migrations) await db.sql.unsafe(migration.sql);
+  for (const migration of migrations()) await db.sql.unsafe(migration.sql);
 });
 afterAll(async () => {
   if (realPostgres) await db.close();
@@ -49,10 +45,9 @@ describe.skipIf(!realPostgres)('a service on node-postgres (needs DATABASE_URL: 
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
-    await createEndpoint(db.sql, { account: 'acct_pg', url }, { allowPrivateDestinations: true });
-
     // The service: node-postgres, its own transaction, the event enqueued inside it.
     const pool = new pg.Pool({ connectionString: schemaUrl(db.schema), max: 2 });
+    await createEndpoint(fromPg(pool), { account: 'acct_pg', url }, { allowPrivateDestinations: true });
     const ids: string[] = [];
     for (let i = 0; i < 5; i += 1) {
       const client = await pool.connect();

@@ -1,5 +1,6 @@
 import { paginate } from '@holdfast/cursor-pagination/postgres';
 import { listQueryShape, pageSchema } from '@holdfast/cursor-pagination/zod';
+import { fromPostgres } from '@holdfast/db/postgres';
 import { problem } from '@holdfast/problem-details';
 import { noFieldsBody } from '@holdfast/request-guards';
 import { refuseFields } from '@holdfast/request-guards/hono';
@@ -9,7 +10,7 @@ import {
   replayDelivery as replayStoredDelivery,
   toAttempt,
   toDelivery,
-} from '@holdfast/webhook-delivery/postgres';
+} from '@holdfast/webhook-delivery';
 import { createRoute, z } from '@hono/zod-openapi';
 import { json } from '../api/fields';
 import { problemResponses } from '../api/problem-responses';
@@ -169,7 +170,7 @@ export function deliveryRoutes(app: App, deps: Deps): void {
     const principal = c.get('principal');
     const { account, livemode } = principal;
     const { id } = c.req.valid('param');
-    const delivery = await getStoredDelivery(sql, { account, id });
+    const delivery = await getStoredDelivery(fromPostgres(sql), { account, id });
     if (!delivery || !eventTypeVisible(principal, delivery.eventType)) throw missing(id);
     return c.json({ ...delivery, eventType: knownEventType(delivery.eventType), livemode }, 200);
   });
@@ -179,7 +180,7 @@ export function deliveryRoutes(app: App, deps: Deps): void {
     const { account } = principal;
     const { id } = c.req.valid('param');
     const query = c.req.valid('query');
-    const delivery = await getStoredDelivery(sql, { account, id });
+    const delivery = await getStoredDelivery(fromPostgres(sql), { account, id });
     if (!delivery || !eventTypeVisible(principal, delivery.eventType)) throw missing(id);
     const page = await paginate(sql, {
       from: sql`holdfast_delivery_attempts`,
@@ -211,7 +212,7 @@ export function deliveryRoutes(app: App, deps: Deps): void {
         lock: 'share',
         action: 'Replaying a delivery of this endpoint',
       });
-      return replayStoredDelivery(tx, { account, id });
+      return replayStoredDelivery(fromPostgres(tx), { account, id });
     });
     if (!delivery) throw missing(id);
     c.header('Location', `/v1/deliveries/${delivery.id}`);

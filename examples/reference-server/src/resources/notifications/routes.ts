@@ -1,5 +1,5 @@
 import { paginate } from '@holdfast/cursor-pagination/postgres';
-import { toNotification } from '@holdfast/webhook-delivery/postgres';
+import { toNotification } from '@holdfast/webhook-delivery';
 import type { App, Deps } from '../../context';
 import { listNotifications, notificationSort } from './schema';
 

@@ -3,7 +3,7 @@ import type { Keyring } from '@holdfast/cursor-pagination';
 import { paginate } from '@holdfast/cursor-pagination/postgres';
 import type { Fragment } from '@holdfast/idempotency/postgres';
 import { opaqueId } from '@holdfast/request-guards';
-import { eventWrites } from '@holdfast/webhook-delivery/postgres';
+import { eventWrites } from '@holdfast/webhook-delivery';
 import type postgres from 'postgres';
 import { type IfMatch, ifMatchHolds } from '../../if-match';
 import { isoTime } from '../../iso-time';
@@ -113,14 +113,11 @@ export function newOrder(sql: postgres.Sql, account: string, body: CreateOrder, 
     order,
     etag: '"1"',
     writes: (claimed) => {
-      const event = eventWrites(sql, {
-        account,
-        type: 'order.created',
-        resourceId: order.id,
-        object: order,
-        now: () => now,
-        when: claimed,
-      });
+      // `$1` is the claim; the outbox's values follow it.
+      const event = eventWrites(
+        { account, type: 'order.created', resourceId: order.id, object: order },
+        { now: () => now, offset: 1, when: '$1' },
+      );
       return sql`
         holdfast_order as (
           insert into holdfast_orders
@@ -129,9 +126,20 @@ export function newOrder(sql: postgres.Sql, account: string, body: CreateOrder, 
                  ${order.description}::text, ${sql.json(metadata)}::jsonb, 1, ${at}::timestamptz, ${at}::timestamptz
           where ${claimed}
         ),
-        ${event.ctes}`;
+        ${textFragment(sql, event.ctes, [claimed, ...event.values])}`;
     },
   };
+}
+
+/** Text with `$1..$n` as a postgres.js fragment: each placeholder becomes its value (a fragment is inlined). */
+function textFragment(sql: postgres.Sql, text: string, values: readonly unknown[]): Fragment {
+  const parts = text.split(/\$(\d+)/);
+  const strings = parts.filter((_, i) => i % 2 === 0);
+  const args = parts.filter((_, i) => i % 2 === 1).map((n) => values[Number(n) - 1]);
+  return sql(
+    Object.assign(strings, { raw: strings }) as unknown as TemplateStringsArray,
+    ...(args as never[]),
+  );
 }
 
 /** The list query of GET /v1/orders and GET /v1/orders/{id}/refunds, as validated. */
