@@ -1,26 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import type { Migration } from '@holdfast/db/migrate';
-
-// Stand-in for `sqlMigrations` of `@holdfast/db/migrate` until it lands there: the package's
-// `NNN_name.sql` files in order, ids `<prefix>/NNN_name` (`@<schema>` appended when a schema is
-// given), each run with the schema created and first on its search_path.
-function sqlMigrations(dir: URL, prefix: string, options: { schema?: string } = {}): Migration[] {
-  const { schema } = options;
-  if (schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema))
-    throw new TypeError(`schema ${JSON.stringify(schema)} is not a lower-case SQL identifier`);
-  return readdirSync(dir)
-    .filter((name) => /^\d{3}_[a-z0-9_]+\.sql$/.test(name))
-    .sort()
-    .map((name) => {
-      const sql = readFileSync(new URL(name, dir), 'utf8');
-      const id = `${prefix}/${name.slice(0, -'.sql'.length)}`;
-      if (schema === undefined) return { id, sql };
-      return {
-        id: `${id}@${schema}`,
-        sql: `create schema if not exists "${schema}";\nset local search_path to "${schema}";\n${sql}`,
-      };
-    });
-}
+import { type Migration, sqlMigrations } from '@holdfast/db/migrate';
 
 /**
  * The sender's migrations, in apply order, read from the package's `migrations/NNN_name.sql`

@@ -46,7 +46,9 @@ describe('migrations()', () => {
   });
 
   it('ship in the tarball, and the README lists exactly these files', () => {
-    const manifest = JSON.parse(readFileSync(new URL('package.json', packageDir), 'utf8')) as { files: string[] };
+    const manifest = JSON.parse(readFileSync(new URL('package.json', packageDir), 'utf8')) as {
+      files: string[];
+    };
     expect(manifest.files).toContain('migrations');
     const readme = readFileSync(new URL('README.md', packageDir), 'utf8');
     const listed = [...readme.matchAll(/`migrations\/(\d{3}_[a-z0-9_]+\.sql)`/g)].map((m) => m[1]);
@@ -54,7 +56,8 @@ describe('migrations()', () => {
   });
 
   it('refuse a schema that is no lower-case identifier', () => {
-    for (const schema of ['Webhooks', 'a"b', '', 'x-y']) expect(() => migrations({ schema })).toThrow(TypeError);
+    for (const schema of ['Webhooks', 'a"b', '', 'x-y'])
+      expect(() => migrations({ schema })).toThrow(TypeError);
   });
 });
 
@@ -68,7 +71,11 @@ describe.skipIf(!realPostgres)('the sender in a schema of its own (PostgreSQL)',
 
   beforeAll(async () => {
     // `public` only: unqualified names would not find the sender's tables.
-    pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 2, options: '-c search_path=public' });
+    pool = new pg.Pool({
+      connectionString: process.env.DATABASE_URL,
+      max: 2,
+      options: '-c search_path=public',
+    });
     db = fromPg(pool);
     await migrate(db, migrations(options));
   });
@@ -145,7 +152,9 @@ describe.skipIf(!realPostgres)('the sender in a schema of its own (PostgreSQL)',
        values ('att_1', $1::text, $2::text, $3::text, 500, 20, now())`,
       [head?.id, account, endpoint.id],
     );
-    expect((await listAttempts(db, { account, id: head?.id ?? '' }, options))?.map((a) => a.id)).toEqual(['att_1']);
+    expect((await listAttempts(db, { account, id: head?.id ?? '' }, options))?.map((a) => a.id)).toEqual([
+      'att_1',
+    ]);
     expect(await listAttempts(db, { account, id: second?.id ?? '' }, options)).toEqual([]);
     const stats = await endpointStats(db, { account, endpointId: endpoint.id, window: '24h' }, options);
     expect(stats?.buckets.at(-1)?.dead).toBe(1);

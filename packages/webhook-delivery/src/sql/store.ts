@@ -1,4 +1,4 @@
-import { qualify } from './qualify';
+import { qualify } from '@holdfast/db/migrate';
 
 /**
  * The outbox's three data-modifying CTEs (`holdfast_event_seq`, `holdfast_event`,
