@@ -1,10 +1,7 @@
 // Everything that touches the database takes a `Db` of `@holdfast/db` (any driver's adapter),
 // so this entry imports no driver.
 export { checkEgress, EgressError, type EgressOptions, egressSourceRanges } from './egress';
-export {
-  type AccountsNotice,
-  notifyAccounts,
-} from './egress-notifications';
+export { notifyAccounts } from './egress-notifications';
 export {
   type AccountRef,
   createEndpoint,
@@ -26,9 +23,8 @@ export {
   listAttempts,
   replayDelivery,
   sendTestEvent,
-  type TestEventInput,
 } from './outbox';
-export { type EventInput, type EventWrites, eventWrites } from './outbox-writes';
+export { type EventInput, eventWrites } from './outbox-writes';
 export { deliveryDefinitions, deliveryProblems } from './problems';
 export { purgeDeliveryHistory } from './purge';
 export { type RecoverInput, recoverDeliveries } from './recover';
@@ -45,7 +41,7 @@ export {
   type WebhookEvent,
 } from './rows';
 export { parseRetrySchedule } from './schedule';
-export { checkDestination, type DestinationCheck, type DestinationOptions, type Resolver } from './ssrf';
+export { checkDestination, type DestinationOptions, type Resolver } from './ssrf';
 export { type EndpointStats, endpointStats } from './stats';
 export {
   type AttemptInfo,
