@@ -10,6 +10,7 @@ import {
   type DeliveryOrdering,
   type EndpointConcurrency,
   type Row,
+  rowOf,
   type SignatureScheme,
   toConcurrency,
   toEndpoint,
@@ -171,8 +172,7 @@ export async function getEndpoint(
   { account, id }: AccountRef,
   options: DeliveryOptions = {},
 ): Promise<WebhookEndpoint | undefined> {
-  const [row] = await db.query<Row>(storeStatements(options.schema).getEndpoint, [id, account]);
-  return row ? toEndpoint(row) : undefined;
+  return rowOf(db, storeStatements(options.schema).getEndpoint, { account, id }, toEndpoint);
 }
 
 /**

@@ -9,6 +9,7 @@ import {
   type Delivery,
   type DeliveryAttempt,
   type Row,
+  rowOf,
   toAttempt,
   toDelivery,
   toEvent,
@@ -66,8 +67,7 @@ export async function getEvent(
   { account, id }: AccountRef,
   options: DeliveryOptions = {},
 ): Promise<WebhookEvent | undefined> {
-  const [row] = await db.query<Row>(storeStatements(options.schema).getEvent, [id, account]);
-  return row ? toEvent(row) : undefined;
+  return rowOf(db, storeStatements(options.schema).getEvent, { account, id }, toEvent);
 }
 
 /**
@@ -83,8 +83,7 @@ export async function getDelivery(
   { account, id }: AccountRef,
   options: DeliveryOptions = {},
 ): Promise<Delivery | undefined> {
-  const [row] = await db.query<Row>(storeStatements(options.schema).getDelivery, [id, account]);
-  return row ? toDelivery(row) : undefined;
+  return rowOf(db, storeStatements(options.schema).getDelivery, { account, id }, toDelivery);
 }
 
 /**

@@ -1,5 +1,18 @@
+import type { Db } from '@holdfast/db';
+
 /** A row as any driver returns it, column names as keys. */
 export type Row = { readonly [column: string]: unknown };
+
+/** The row `text` (`$1` id, `$2` account) finds, mapped; `undefined` when there is none. */
+export async function rowOf<T>(
+  db: Db,
+  text: string,
+  ref: { readonly account: string; readonly id: string },
+  map: (row: Row) => T,
+): Promise<T | undefined> {
+  const [row] = await db.query<Row>(text, [ref.id, ref.account]);
+  return row ? map(row) : undefined;
+}
 
 /** The in-flight limit the sender uses for an endpoint now, and its ceiling. */
 export interface EndpointConcurrency {
