@@ -66,13 +66,12 @@ async function run({ withA, before }: Case): Promise<Result> {
   }
   await createEndpoint(fromPostgres(db.sql), { account: 'acct_B', url: fastUrl }, endpoint);
   const worker = createDeliveryWorker({
-    sql: db.sql,
+    db: fromPostgres(db.sql),
     concurrency: CONCURRENCY,
     perEndpointConcurrency: CEILING,
     unsafeTimeoutMs: 8_000,
     allowPrivateDestinations: true,
     pollMs: 20,
-    listen: false,
     onError: () => {},
     schedule: [60_000],
     ...(before ? { accountShare: 1 } : {}),

@@ -20,6 +20,7 @@ import { createEndpoint, enqueueEvent, migrations, updateEndpoint } from '@holdf
 import postgres from 'postgres';
 import { loadConfig } from '../../examples/reference-server/src/config';
 import { leaseStatement } from '../../packages/webhook-delivery/src/lease';
+import { workerStatements } from '../../packages/webhook-delivery/src/sql/worker';
 import { summary } from '../summary';
 
 const EVENTS = Number(process.env.EVENTS ?? 20_000);
@@ -541,8 +542,11 @@ async function explainLease(due: number, endpoints: number): Promise<PlanSummary
                   set_config('auto_explain.log_format', '${format}', true)`,
         );
       }
-      const explained =
-        await tx`explain (analyze, buffers, ${tx.unsafe(format === 'json' ? 'format json' : 'costs off, timing off')}) ${leaseStatement(tx, request)}`;
+      const lease = leaseStatement({ db: fromPostgres(tx), sql: workerStatements() }, request);
+      const explained = await tx.unsafe(
+        `explain (analyze, buffers, ${format === 'json' ? 'format json' : 'costs off, timing off'}) ${lease.text}`,
+        lease.values as postgres.ParameterOrJSON<never>[],
+      );
       return { rows: explained as readonly postgres.Row[], nested: loaded };
     });
     // The nested statement's plan: the notice that is not about the EXPLAIN itself.

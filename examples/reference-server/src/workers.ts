@@ -125,7 +125,7 @@ export function startInboxProcessor(options: InboxProcessorOptions): Loop {
 export function startWebhookWorkers(deps: Deps): Loop {
   const { sql, config } = deps;
   const worker = createDeliveryWorker({
-    sql,
+    db: fromPostgres(sql),
     ...(config.retrySchedule ? { schedule: config.retrySchedule } : {}),
     allowPrivateDestinations: config.allowPrivateDestinations,
     production: config.production,

@@ -4,11 +4,15 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fromPg } from '@holdfast/db/pg';
 import { createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
-import { createEndpoint, enqueueEvent, migrations, purgeDeliveryHistory } from '@holdfast/webhook-delivery';
+import {
+  createDeliveryWorker,
+  createEndpoint,
+  enqueueEvent,
+  migrations,
+  purgeDeliveryHistory,
+} from '@holdfast/webhook-delivery';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-// The worker on a connection string: replaced by createDeliveryWorker({ db: fromPg(pool) }).
-import { deliveryWorkerFromUrl } from '../../../packages/webhook-delivery/src/connect';
 
 let db: TestDatabase;
 
@@ -30,7 +34,7 @@ afterAll(async () => {
 // Real PostgreSQL only: the worker opens its own pool from a connection string, beside the
 // service's node-postgres pool, and PGlite serves one connection.
 describe.skipIf(!realPostgres)('a service on node-postgres (needs DATABASE_URL: two pools)', () => {
-  it('enqueues events in its own pg transactions, and the worker from a connection string delivers each once', async () => {
+  it('enqueues events in its own pg transactions, and the worker on its own pg pool delivers each once', async () => {
     const bodies: string[] = [];
     const server = createServer((req, res) => {
       let body = '';
@@ -78,17 +82,18 @@ describe.skipIf(!realPostgres)('a service on node-postgres (needs DATABASE_URL: 
     client.release();
     await pool.end();
 
-    const worker = deliveryWorkerFromUrl({
-      connectionString: schemaUrl(db.schema),
+    const workerPool = new pg.Pool({ connectionString: schemaUrl(db.schema), max: 2 });
+    const worker = createDeliveryWorker({
+      db: fromPg(workerPool),
       allowPrivateDestinations: true,
       unsafeTimeoutMs: 1000,
-      max: 2,
     });
     try {
       let sent = 1;
       while (sent > 0) sent = await worker.runOnce();
     } finally {
       await worker.stop();
+      await workerPool.end();
       server.closeAllConnections();
       server.close();
     }

@@ -1,12 +1,12 @@
-import type postgres from 'postgres';
+import { type Listener, unlessRunning } from '@holdfast/db';
 import { type AttemptContext, sendAttempt } from './attempt';
 import { type LeasedRow, leaseDue, reconcileInFlight, releaseLease, renewLeases } from './lease';
 import type { OutcomeWriter } from './outcome-writer';
-import { unlessRunning } from './periodic';
 import { pgArray } from './pg-array';
 import type { Scheduler } from './scheduler';
 import { SignerCache } from './signers';
-import { listenForWork, type WakeSubscription, wakeChannel } from './wake';
+import type { QueueDb } from './sql/worker';
+import { listenForWork, type WakeSubscription, wakeChannelName } from './wake';
 
 /** How often a worker recounts in-flight leases (repairing counts changed by hand). */
 const RECONCILE_MS = 10_000;
@@ -15,14 +15,16 @@ const RECONCILE_MS = 10_000;
  * deleted or disabled meanwhile (their attempts are then aborted).
  */
 const ENDPOINT_CHECK_MS = 1_000;
+/** How often a worker whose listener could not subscribe tries again. */
+const RESUBSCRIBE_MS = 10_000;
 
 export interface DeliveryLoopOptions {
-  sql: postgres.Sql;
+  queue: QueueDb;
   owner: string;
   stripe: number;
   leaseMs: number;
-  /** Wake on the outbox's notifications: `undefined` means unless on PGlite. */
-  listen: boolean | undefined;
+  /** Wakes on the outbox's notifications; without one, the poll finds new deliveries. */
+  listener: Listener | undefined;
   now: () => number;
   onError: (error: unknown) => void;
   scheduler: Scheduler;
@@ -38,7 +40,7 @@ export interface DeliveryLoopOptions {
  *
  * @example
  * ```ts
- * const loop = new DeliveryLoop({ sql, owner, stripe, leaseMs, listen: undefined, now, onError, scheduler, writer, attempts });
+ * const loop = new DeliveryLoop({ queue, owner, stripe, leaseMs, listener, now, onError, scheduler, writer, attempts });
  * loop.start();
  * await loop.stop();
  * ```
@@ -56,7 +58,10 @@ export class DeliveryLoop {
   #wake: (() => void) | undefined;
   /** A notification came while a round ran: the next round runs at once. */
   #notified = false;
+  /** The listener's subscription, once taken (tried again while it is not: `#resubscribe`). */
   #subscription: WakeSubscription | undefined;
+  #subscribing = false;
+  #lastSubscribe = Number.NEGATIVE_INFINITY;
   #lastReconcile = 0;
 
   constructor(options: DeliveryLoopOptions) {
@@ -65,10 +70,10 @@ export class DeliveryLoop {
 
   /** One lease round: resolves with how many attempts it started (without waiting for them). */
   async round(): Promise<number> {
-    const { sql, owner, leaseMs, scheduler } = this.#o;
+    const { queue, owner, leaseMs, scheduler } = this.#o;
     const plan = scheduler.plan();
     if (!plan) return 0;
-    const rows = await leaseDue(sql, {
+    const rows = await leaseDue(queue, {
       owner,
       limit: plan.limit,
       perEndpoint: plan.perEndpoint,
@@ -133,8 +138,8 @@ export class DeliveryLoop {
   }
 
   async #run(): Promise<void> {
-    this.#subscription = await this.#subscribe();
     while (this.#running) {
+      this.#resubscribe();
       this.#notified = false;
       let leased = 0;
       try {
@@ -161,12 +166,12 @@ export class DeliveryLoop {
   }
 
   #launch(row: LeasedRow): void {
-    const { sql, owner, stripe, onError, scheduler } = this.#o;
+    const { queue, owner, stripe, onError, scheduler } = this.#o;
     const task: Promise<void> = this.#attempt(row)
       .catch(async (error: unknown) => {
         onError(error);
         // Give the lease back so another round (or worker) retries it promptly.
-        await releaseLease(sql, { owner, id: row.id, stripe }).catch(onError);
+        await releaseLease(queue, { owner, id: row.id, stripe }).catch(onError);
       })
       .finally(() => {
         scheduler.finished(row.id);
@@ -184,7 +189,7 @@ export class DeliveryLoop {
    * with how many were aborted.
    */
   async abortGone(): Promise<number> {
-    const { sql, now } = this.#o;
+    const { queue, now } = this.#o;
     if (this.#checking) return 0;
     const at = now();
     const endpoints = new Set<string>();
@@ -193,9 +198,7 @@ export class DeliveryLoop {
     if (endpoints.size === 0) return 0;
     this.#checking = true;
     try {
-      const gone = await sql<{ id: string }[]>`
-        select id from holdfast_webhook_endpoints
-        where id = any(${pgArray([...endpoints])}::text[]) and (status <> 'active' or deleted_at is not null)`;
+      const gone = await queue.db.query<{ id: string }>(queue.sql.goneEndpoints, [pgArray([...endpoints])]);
       const ids = new Set(gone.map((row) => row.id));
       let aborted = 0;
       for (const r of this.#requests.values()) {
@@ -210,7 +213,7 @@ export class DeliveryLoop {
   }
 
   async #attempt(row: LeasedRow): Promise<void> {
-    const { sql, owner, stripe, now, scheduler, writer } = this.#o;
+    const { queue, owner, stripe, now, scheduler, writer } = this.#o;
     const started = now();
     const abort = new AbortController();
     this.#requests.set(row.id, { endpointId: row.endpoint_id, started, abort });
@@ -231,7 +234,7 @@ export class DeliveryLoop {
       // The endpoint was deleted or disabled: no answer to judge, nothing about the receiver to
       // log or count toward disabling it. The lease goes back with its place; a disabled
       // endpoint's delivery is sent once it is enabled again, as any that fell due meanwhile.
-      await releaseLease(sql, { owner, id: row.id, stripe });
+      await releaseLease(queue, { owner, id: row.id, stripe });
       return;
     }
     const finished = now();
@@ -267,42 +270,60 @@ export class DeliveryLoop {
   }
 
   async #renew(): Promise<void> {
-    const { sql, owner, leaseMs, now, scheduler } = this.#o;
+    const { queue, owner, leaseMs, now, scheduler } = this.#o;
     // Attempts running for more than a third of the lease renew theirs.
     const due = scheduler.renewDue(leaseMs / 3);
     if (due.length > 0) {
-      await renewLeases(sql, { owner, ids: due, until: new Date(now() + leaseMs) });
+      await renewLeases(queue, { owner, ids: due, until: new Date(now() + leaseMs) });
       scheduler.renewed(due);
     }
   }
 
   async #reconcile(): Promise<void> {
-    const { sql, now } = this.#o;
+    const { queue, now } = this.#o;
     if (now() - this.#lastReconcile < RECONCILE_MS) return;
     this.#lastReconcile = now();
-    await reconcileInFlight(sql);
+    await reconcileInFlight(queue);
   }
 
-  /** Listens for the outbox's notifications unless told not to or on PGlite (see `pollMs`). */
-  async #subscribe(): Promise<WakeSubscription | undefined> {
-    const { sql, listen, onError } = this.#o;
-    if (listen === false) return undefined;
+  /**
+   * Subscribes to the outbox's notifications when given a listener and not subscribed yet (at
+   * most every `RESUBSCRIBE_MS`): beside the rounds, never before them, so a database that
+   * cannot be reached at start delays no round, and a subscription that failed is tried again.
+   */
+  #resubscribe(): void {
+    const { listener, now } = this.#o;
+    if (!listener || this.#subscription || this.#subscribing) return;
+    if (now() - this.#lastSubscribe < RESUBSCRIBE_MS) return;
+    this.#lastSubscribe = now();
+    this.#subscribing = true;
+    void this.#subscribe(listener).then((subscription) => {
+      this.#subscribing = false;
+      // Stopped meanwhile: nothing is left to wake.
+      if (!this.#running) return void subscription?.stop();
+      this.#subscription = subscription;
+      // What was created before LISTEN took effect notified nobody: one round looks now.
+      if (subscription) {
+        this.#notified = true;
+        this.#wake?.();
+      }
+    });
+  }
+
+  /** Listens for the outbox's notifications; `undefined` when it cannot (the poll finds everything, later). */
+  async #subscribe(listener: Listener): Promise<WakeSubscription | undefined> {
+    const { queue, onError } = this.#o;
     try {
-      const [row] = await sql<{ pglite: boolean; channel: string }[]>`
-        select version() like '%PGlite%' as pglite, ${wakeChannel(sql)} as channel`;
-      if (!row || (row.pglite && listen === undefined)) return undefined;
-      const subscription = listenForWork(sql, row.channel, () => {
+      const subscription = listenForWork(listener, await wakeChannelName(queue), () => {
         this.#notified = true;
         this.#wake?.();
       });
-      void subscription.ready.then((r) => {
-        if (!r.listening) onError(r.error);
-      });
-      return subscription;
+      const ready = await subscription.ready;
+      if (ready.listening) return subscription;
+      onError(ready.error);
     } catch (error) {
-      // Without notifications the poll still finds everything, later.
       onError(error);
-      return undefined;
     }
+    return undefined;
   }
 }

@@ -1,7 +1,7 @@
-import type postgres from 'postgres';
 import type { Outcome } from './classify';
 import { opaqueId } from './id';
 import { type Notification, toNotification } from './rows';
+import type { QueueDb } from './sql/worker';
 
 /** Told about every notification the sender writes for an account, e.g. to send an email. */
 export interface Notifier {
@@ -11,7 +11,7 @@ export interface Notifier {
 export const DAY_MS = 86_400_000;
 
 export interface HealthContext {
-  sql: postgres.Sql;
+  queue: QueueDb;
   now: () => number;
   /** Consecutive failing time before an endpoint is disabled. */
   disableAfterMs: number;
@@ -26,10 +26,16 @@ async function notify(
   message: string,
   disableAt: Date | null,
 ): Promise<void> {
-  const [row] = await context.sql`
-    insert into holdfast_notifications (id, account_id, type, endpoint_id, message, disable_at, created_at)
-    values (${opaqueId('ntf')}, ${account}, ${type}, ${endpointId}, ${message}, ${disableAt}, ${new Date(context.now())})
-    returning *`;
+  const { db, sql } = context.queue;
+  const [row] = await db.query(sql.notification, [
+    opaqueId('ntf'),
+    account,
+    type,
+    endpointId,
+    message,
+    disableAt?.toISOString() ?? null,
+    new Date(context.now()).toISOString(),
+  ]);
   if (row && context.notifier) await context.notifier.notify(account, toNotification(row));
 }
 
@@ -48,13 +54,12 @@ export async function recordFailure(
     outcome,
   }: { account: string; endpointId: string; url: string; outcome: Outcome },
 ): Promise<void> {
-  const { sql } = context;
+  const { db, sql } = context.queue;
   const at = context.now();
+  const atIso = new Date(at).toISOString();
   if (outcome === 'succeeded') return;
   if (outcome === 'gone') {
-    const [updated] = await sql`
-      update holdfast_webhook_endpoints set status = 'disabled', disabled_reason = 'gone', updated_at = ${new Date(at)}
-      where id = ${endpointId} and status = 'active' returning id`;
+    const [updated] = await db.query(sql.disable, [endpointId, atIso, 'gone']);
     if (updated) {
       await notify(
         context,
@@ -67,17 +72,15 @@ export async function recordFailure(
     }
     return;
   }
-  const [endpoint] = await sql<{ failing_since: Date; disable_warned_at: Date | null }[]>`
-    update holdfast_webhook_endpoints set failing_since = coalesce(failing_since, ${new Date(at)})
-    where id = ${endpointId} and status = 'active'
-    returning failing_since, disable_warned_at`;
+  const [endpoint] = await db.query<{ failing_since_ms: number; disable_warned_ms: number | null }>(
+    sql.failing,
+    [endpointId, atIso],
+  );
   if (!endpoint) return;
-  const since = endpoint.failing_since.getTime();
+  const since = endpoint.failing_since_ms;
   const disableAt = new Date(Math.max(since + context.disableAfterMs, at + DAY_MS));
-  if (!endpoint.disable_warned_at && at >= since + context.disableAfterMs - DAY_MS) {
-    const [warned] = await sql`
-      update holdfast_webhook_endpoints set disable_warned_at = ${new Date(at)}
-      where id = ${endpointId} and disable_warned_at is null returning id`;
+  if (endpoint.disable_warned_ms === null && at >= since + context.disableAfterMs - DAY_MS) {
+    const [warned] = await db.query(sql.warned, [endpointId, atIso]);
     if (warned) {
       await notify(
         context,
@@ -91,13 +94,11 @@ export async function recordFailure(
     return;
   }
   if (
-    endpoint.disable_warned_at &&
+    endpoint.disable_warned_ms !== null &&
     at >= since + context.disableAfterMs &&
-    at >= endpoint.disable_warned_at.getTime() + DAY_MS
+    at >= endpoint.disable_warned_ms + DAY_MS
   ) {
-    const [disabled] = await sql`
-      update holdfast_webhook_endpoints set status = 'disabled', disabled_reason = 'failing', updated_at = ${new Date(at)}
-      where id = ${endpointId} and status = 'active' returning id`;
+    const [disabled] = await db.query(sql.disable, [endpointId, atIso, 'failing']);
     if (disabled) {
       await notify(
         context,

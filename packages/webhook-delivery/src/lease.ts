@@ -1,7 +1,5 @@
-import type postgres from 'postgres';
-import type { ISql as Sql } from 'postgres';
-import { JOB_STATEMENT_TIMEOUT_MS, withStatementTimeout } from './periodic';
 import { pgArray } from './pg-array';
+import type { QueueDb } from './sql/worker';
 
 /** A leased delivery with what its attempt needs, read in the lease statement itself. */
 export interface LeasedRow {
@@ -75,35 +73,43 @@ export interface LeaseRequest {
  * it needs are index probes bounded by the limit, never by the backlog. The statement is the
  * function `holdfast_lease_deliveries`, defined once in `sql/lease-deliveries.ts`.
  */
-export async function leaseDue(sql: postgres.Sql, request: LeaseRequest): Promise<LeasedRow[]> {
-  return [...(await leaseStatement(sql, request))];
+export async function leaseDue(queue: QueueDb, request: LeaseRequest): Promise<LeasedRow[]> {
+  const { text, values } = leaseStatement(queue, request);
+  const rows = await queue.db.query<LeasedRow & { previous_secret_expires_ms: number | null }>(text, values);
+  return rows.map(({ previous_secret_expires_ms: expires, ...row }) => ({
+    ...row,
+    previous_secret_expires_at: expires === null ? null : new Date(expires),
+  }));
 }
 
 /**
- * The lease statement of {@link leaseDue}, not yet run (for EXPLAIN): `holdfast_lease_deliveries`
- * (`sql/lease-deliveries.ts`) with named arguments.
+ * The lease statement of {@link leaseDue} and its values, not yet run (for EXPLAIN):
+ * `holdfast_lease_deliveries` (`sql/lease-deliveries.ts`) with named arguments.
  */
-export function leaseStatement(sql: Sql, request: LeaseRequest): postgres.PendingQuery<LeasedRow[]> {
+export function leaseStatement(queue: QueueDb, request: LeaseRequest): { text: string; values: unknown[] } {
   const { at } = request;
   const running = [...request.running];
   const settled = request.settled ?? [];
   const accounts = [...(request.accounts ?? [])];
-  return sql<LeasedRow[]>`
-    select * from holdfast_lease_deliveries(
-      p_owner => ${request.owner},
-      p_limit => ${request.limit}::int,
-      p_max => ${request.perEndpoint}::int,
-      p_at => ${at}::timestamptz,
-      p_lease_until => ${new Date(at.getTime() + request.leaseMs)}::timestamptz,
-      p_paused => ${pgArray(request.paused)}::text[],
-      p_share => ${request.endpointShare}::int,
-      p_running_ids => ${pgArray(running.map(([id]) => id))}::text[],
-      p_running_n => ${pgArray(running.map(([, n]) => n))}::int[],
-      p_settled_ids => ${pgArray(settled.map((s) => s.id))}::text[],
-      p_settled_counts => ${pgArray(settled.map((s) => s.attemptCount))}::int[],
-      p_account_share => ${request.accountShare ?? null}::int,
-      p_account_ids => ${pgArray(accounts.map(([id]) => id))}::text[],
-      p_account_n => ${pgArray(accounts.map(([, n]) => n))}::int[])`;
+  return {
+    text: queue.sql.lease,
+    values: [
+      request.owner,
+      request.limit,
+      request.perEndpoint,
+      at.toISOString(),
+      new Date(at.getTime() + request.leaseMs).toISOString(),
+      pgArray(request.paused),
+      request.endpointShare,
+      pgArray(running.map(([id]) => id)),
+      pgArray(running.map(([, n]) => n)),
+      pgArray(settled.map((s) => s.id)),
+      pgArray(settled.map((s) => s.attemptCount)),
+      request.accountShare ?? null,
+      pgArray(accounts.map(([id]) => id)),
+      pgArray(accounts.map(([, n]) => n)),
+    ],
+  };
 }
 
 /**
@@ -111,13 +117,11 @@ export function leaseStatement(sql: Sql, request: LeaseRequest): postgres.Pendin
  * taken over while it is alive; a lease another worker took over is left alone.
  */
 export async function renewLeases(
-  sql: postgres.Sql,
+  queue: QueueDb,
   { owner, ids, until }: { owner: string; ids: readonly string[]; until: Date },
 ): Promise<void> {
   if (ids.length === 0) return;
-  await sql`
-    update holdfast_deliveries set lease_expires_at = ${until}
-    where id = any(${pgArray(ids)}::text[]) and lease_owner = ${owner}`;
+  await queue.db.query(queue.sql.renew, [until.toISOString(), pgArray(ids), owner]);
 }
 
 /** How many release counters each endpoint has: a worker writes the one its id picked. */
@@ -130,49 +134,26 @@ export function releaseStripe(random: () => number): number {
 
 /** Gives a lease back unattempted (an error before the attempt), with its in-flight place. */
 export async function releaseLease(
-  sql: postgres.Sql,
+  queue: QueueDb,
   { owner, id, stripe }: { owner: string; id: string; stripe: number },
 ): Promise<void> {
-  await sql`
-    with released as (
-      update holdfast_deliveries set lease_owner = null, lease_expires_at = null
-      where id = ${id} and lease_owner = ${owner}
-      returning endpoint_id
-    )
-    insert into holdfast_endpoint_releases (endpoint_id, stripe, released)
-    select endpoint_id, ${stripe}, 1 from released
-    on conflict (endpoint_id, stripe) do update set released = holdfast_endpoint_releases.released + 1`;
+  await queue.db.query(queue.sql.release, [id, owner, stripe]);
 }
 
 /**
  * Recounts in-flight places from the leases themselves for endpoints whose count is not zero: it
  * repairs a count that something outside the workers left off (a lease cleared by hand, a killed
  * worker's charge). The pacing rows are locked first (so no lease statement charges them
- * meanwhile), then counted in a second statement whose fresh snapshot sees every lease and
+ * meanwhile), then counted by a second step whose fresh snapshot sees every lease and
  * release committed before it, consistently (an outcome clears its leases and counts them
  * released in one statement): `in_flight` becomes the leases counted plus the releases counted,
- * and a release committed later lowers the count by exactly what it cleared. Cheap and rare
- * (every few seconds).
+ * and a release committed later lowers the count by exactly what it cleared. Both steps are one
+ * statement (a PL/pgSQL block), so no transaction spans two round trips. Cheap and rare (every
+ * few seconds); it first runs {@link resumeWaitingLines}.
  */
-export async function reconcileInFlight(sql: postgres.Sql): Promise<void> {
-  await resumeWaitingLines(sql);
-  await withStatementTimeout(sql, JOB_STATEMENT_TIMEOUT_MS, async (tx) => {
-    const locked = await tx<{ endpoint_id: string }[]>`
-      select p.endpoint_id from holdfast_endpoint_pacing p
-      where p.in_flight <> coalesce(
-        (select sum(r.released) from holdfast_endpoint_releases r where r.endpoint_id = p.endpoint_id), 0)
-      order by p.endpoint_id limit 1000
-      for update of p skip locked`;
-    if (locked.length === 0) return 0;
-    await tx`
-      update holdfast_endpoint_pacing p set in_flight = (
-        select count(*) from holdfast_deliveries d
-        where d.endpoint_id = p.endpoint_id and d.lease_expires_at is not null
-          and d.status in ('pending', 'failed'))
-        + coalesce((select sum(r.released) from holdfast_endpoint_releases r where r.endpoint_id = p.endpoint_id), 0)
-      where p.endpoint_id = any(${tx.array(locked.map((row) => row.endpoint_id))}::text[])`;
-    return locked.length;
-  });
+export async function reconcileInFlight(queue: QueueDb): Promise<void> {
+  await resumeWaitingLines(queue);
+  await queue.db.query(queue.sql.reconcile, []);
 }
 
 /**
@@ -181,30 +162,9 @@ export async function reconcileInFlight(sql: postgres.Sql): Promise<void> {
  * finishing outcome's trigger looked for the next one (it could not see it yet). Each line is
  * visited once, by a skip scan of `holdfast_deliveries_ordered` (one probe per line, never per
  * delivery waiting); part of {@link reconcileInFlight}, so every worker runs it every few seconds,
- * never two at once in one worker, each statement cut at {@link JOB_STATEMENT_TIMEOUT_MS}.
+ * never two at once in one worker. Resolves with how many heads it made due.
  */
-export async function resumeWaitingLines(sql: postgres.Sql): Promise<number> {
-  return withStatementTimeout(sql, JOB_STATEMENT_TIMEOUT_MS, async (tx) => {
-    const rows = await tx`
-    with recursive line as (
-      (select x.endpoint_id, x.ordering_key from holdfast_deliveries x
-       where x.ordering_key is not null and x.status in ('pending', 'failed')
-       order by x.endpoint_id, x.ordering_key limit 1)
-      union all
-      select n.endpoint_id, n.ordering_key from line l cross join lateral (
-        select x.endpoint_id, x.ordering_key from holdfast_deliveries x
-        where x.ordering_key is not null and x.status in ('pending', 'failed')
-          and (x.endpoint_id, x.ordering_key) > (l.endpoint_id, l.ordering_key)
-        order by x.endpoint_id, x.ordering_key limit 1) n
-    )
-    update holdfast_deliveries d set next_attempt_at = d.created_at
-    from line l cross join lateral (
-      select x.id from holdfast_deliveries x
-      where x.endpoint_id = l.endpoint_id and x.ordering_key = l.ordering_key
-        and x.status in ('pending', 'failed')
-      order by x.ordering_pos limit 1) head
-    where d.id = head.id and d.next_attempt_at is null
-    returning d.id`;
-    return rows.length;
-  });
+export async function resumeWaitingLines(queue: QueueDb): Promise<number> {
+  const [row] = await queue.db.query<{ resumed: number }>(queue.sql.resumeLines, []);
+  return row?.resumed ?? 0;
 }

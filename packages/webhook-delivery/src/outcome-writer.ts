@@ -1,6 +1,6 @@
-import type postgres from 'postgres';
 import { type HealthContext, recordFailure } from './health';
 import { type AttemptResult, writeOutcomes } from './outcomes';
+import type { QueueDb } from './sql/worker';
 
 /** What `onAttempt` is told after every attempt, once its outcome is written. */
 export interface AttemptInfo {
@@ -25,7 +25,7 @@ const INFO_OUTCOME: Record<AttemptResult['nextStatus'], AttemptInfo['outcome']> 
 };
 
 export interface OutcomeWriterOptions {
-  sql: postgres.Sql;
+  queue: QueueDb;
   owner: string;
   stripe: number;
   perEndpoint: number;
@@ -48,7 +48,7 @@ interface Pending {
  *
  * @example
  * ```ts
- * const writer = new OutcomeWriter({ sql, owner, stripe, perEndpoint: 4, health, onError, onAttempt });
+ * const writer = new OutcomeWriter({ queue, owner, stripe, perEndpoint: 4, health, onError, onAttempt });
  * await writer.write(result, false);
  * await writer.drain();
  * ```
@@ -95,9 +95,9 @@ export class OutcomeWriter {
     const batch = this.#pending.splice(0, FLUSH_MAX);
     if (batch.length === 0) return;
     if (this.#pending.length > 0) this.#schedule(false);
-    const { sql, owner, stripe, perEndpoint } = this.#options;
+    const { queue, owner, stripe, perEndpoint } = this.#options;
     try {
-      await writeOutcomes(sql, { owner, stripe, perEndpoint, batch: batch.map((b) => b.result) });
+      await writeOutcomes(queue, { owner, stripe, perEndpoint, batch: batch.map((b) => b.result) });
     } catch (error) {
       for (const entry of batch) entry.failed(error);
       return;

@@ -1,7 +1,8 @@
-import type postgres from 'postgres';
 import type { Outcome } from './classify';
 import { opaqueId } from './id';
 import type { LeasedRow } from './lease';
+import { pgArray } from './pg-array';
+import type { QueueDb } from './sql/worker';
 
 /** What one attempt came to, waiting to be written with the rest of its batch. */
 export interface AttemptResult {
@@ -37,7 +38,7 @@ const DEADLOCK = '40P01';
  * `holdfast_write_outcomes`, defined once in `sql/write-outcomes.ts`.
  */
 export async function writeOutcomes(
-  sql: postgres.Sql,
+  queue: QueueDb,
   {
     owner,
     stripe,
@@ -45,28 +46,29 @@ export async function writeOutcomes(
     batch,
   }: { owner: string; stripe: number; perEndpoint: number; batch: readonly AttemptResult[] },
 ): Promise<void> {
-  const column = <T>(pick: (r: AttemptResult) => T) => batch.map(pick);
+  const column = (pick: (r: AttemptResult) => string | number | boolean | null) => pgArray(batch.map(pick));
+  const values = [
+    owner,
+    stripe,
+    perEndpoint,
+    column((r) => r.row.id),
+    column(() => opaqueId('att')),
+    column((r) => r.row.account_id),
+    column((r) => r.row.endpoint_id),
+    column((r) => r.status ?? null),
+    column((r) => r.error),
+    column((r) => Math.max(0, Math.round(r.finished - r.started))),
+    column((r) => r.prefix),
+    column((r) => new Date(r.finished).toISOString()),
+    column((r) => r.nextStatus),
+    column((r) => r.nextAttemptAt?.toISOString() ?? null),
+    column((r) => r.congested),
+    column((r) => r.fast),
+    column((r) => r.pauseUntil?.toISOString() ?? null),
+  ];
   for (let tries = 1; ; tries += 1) {
     try {
-      await sql`
-        select holdfast_write_outcomes(
-          p_owner => ${owner},
-          p_stripe => ${stripe}::int,
-          p_max => ${perEndpoint}::int,
-          p_ids => ${column((r) => r.row.id)}::text[],
-          p_attempt_ids => ${column(() => opaqueId('att'))}::text[],
-          p_account_ids => ${column((r) => r.row.account_id)}::text[],
-          p_endpoint_ids => ${column((r) => r.row.endpoint_id)}::text[],
-          p_statuses => ${column((r) => r.status ?? null)}::int[],
-          p_errors => ${column((r) => r.error)}::text[],
-          p_latencies => ${column((r) => Math.max(0, Math.round(r.finished - r.started)))}::int[],
-          p_prefixes => ${column((r) => r.prefix)}::text[],
-          p_finished => ${column((r) => new Date(r.finished).toISOString())}::timestamptz[],
-          p_next_statuses => ${column((r) => r.nextStatus)}::text[],
-          p_next_attempts => ${column((r) => r.nextAttemptAt?.toISOString() ?? null)}::timestamptz[],
-          p_congested => ${column((r) => (r.congested ? 't' : 'f'))}::text[]::bool[],
-          p_fast => ${column((r) => (r.fast ? 't' : 'f'))}::text[]::bool[],
-          p_pause_until => ${column((r) => r.pauseUntil?.toISOString() ?? null)}::timestamptz[])`;
+      await queue.db.query(queue.sql.writeOutcomes, values);
       return;
     } catch (error) {
       // Two workers' batches can lock the same rows in different orders; PostgreSQL

@@ -1,6 +1,7 @@
-import type postgres from 'postgres';
+import type { Db } from '@holdfast/db';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { queueDepth } from './queue-depth';
+import { workerStatements } from './sql/worker';
 import type { AttemptInfo } from './worker';
 
 /** The metric outcome of an attempt: a failure that will be retried is `failed`. */
@@ -28,7 +29,9 @@ export function attemptOutcome(outcome: AttemptInfo['outcome']): AttemptMetricOu
 /** Options of {@link deliveryMetrics}. */
 export interface DeliveryMetricsOptions {
   /** The database the queue gauges read at each scrape. */
-  readonly sql: postgres.Sql;
+  readonly db: Db;
+  /** The schema the sender's tables are in. @defaultValue the connection's `search_path` */
+  readonly schema?: string;
   /** The registries the metrics join. */
   readonly registers: readonly Registry[];
   /** Before every metric name. Default `holdfast_`. */
@@ -43,20 +46,6 @@ export interface DeliveryMetrics {
   onAttempt(info: AttemptInfo): void;
 }
 
-/**
- * Endpoints whose adaptive limit is below its ceiling: the ones worth a look. Bounded, so the
- * gauge's series stay few however many endpoints exist.
- */
-function throttledEndpoints(
-  sql: postgres.Sql,
-): Promise<{ endpoint_id: string; concurrency_limit: number }[]> {
-  return sql<{ endpoint_id: string; concurrency_limit: number }[]>`
-    select endpoint_id, concurrency_limit::float8 as concurrency_limit from holdfast_endpoint_pacing
-    where concurrency_limit is not null and concurrency_max is not null and concurrency_limit < concurrency_max
-    order by concurrency_limit / concurrency_max, endpoint_id
-    limit 100`;
-}
-
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 /**
@@ -64,17 +53,18 @@ const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
  * (`<prefix>delivery_attempts_total`, `<prefix>delivery_attempt_duration_seconds`), fed by the
  * returned `onAttempt`; the queue (`<prefix>deliveries_due`, `_in_flight`, `_dead`,
  * `<prefix>delivery_oldest_due_age_seconds`) and the adaptive limit of throttled endpoints
- * (`<prefix>endpoint_concurrency_limit{endpoint}`, at most 100 series) read from SQL at each
+ * (`<prefix>endpoint_concurrency_limit{endpoint}`, at most 100 series, the most throttled first) read from SQL at each
  * scrape. Labels are outcomes, never delivery ids.
  *
  * @example
  * ```ts
- * const metrics = deliveryMetrics({ sql, registers: [registry] });
- * createDeliveryWorker({ sql, onAttempt: metrics.onAttempt });
+ * const metrics = deliveryMetrics({ db, registers: [registry] });
+ * createDeliveryWorker({ db, onAttempt: metrics.onAttempt });
  * ```
  */
 export function deliveryMetrics(options: DeliveryMetricsOptions): DeliveryMetrics {
-  const { sql, prefix = 'holdfast_', buckets = LATENCY_BUCKETS } = options;
+  const { db, prefix = 'holdfast_', buckets = LATENCY_BUCKETS } = options;
+  const throttled = workerStatements(options.schema).throttled;
   const registers = [...options.registers];
   const attempts = new Counter({
     name: `${prefix}delivery_attempts_total`,
@@ -93,7 +83,7 @@ export function deliveryMetrics(options: DeliveryMetricsOptions): DeliveryMetric
     attempts.inc({ outcome }, 0);
     duration.zero({ outcome });
   }
-  const queue = queueDepth(sql);
+  const queue = queueDepth(db, options.schema === undefined ? {} : { schema: options.schema });
   const gauge = (name: string, help: string, pick: (q: Awaited<ReturnType<typeof queue>>) => number) =>
     new Gauge({
       name: `${prefix}${name}`,
@@ -118,7 +108,7 @@ export function deliveryMetrics(options: DeliveryMetricsOptions): DeliveryMetric
     registers,
     async collect() {
       this.reset();
-      for (const row of await throttledEndpoints(sql))
+      for (const row of await db.query<{ endpoint_id: string; concurrency_limit: number }>(throttled))
         this.set({ endpoint: row.endpoint_id }, row.concurrency_limit);
     },
   });

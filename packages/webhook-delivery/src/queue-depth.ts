@@ -1,4 +1,5 @@
-import type postgres from 'postgres';
+import type { Db } from '@holdfast/db';
+import { workerStatements } from './sql/worker';
 
 /** The delivery queue at one instant. */
 export interface QueueDepth {
@@ -19,32 +20,27 @@ export interface QueueDepth {
  *
  * @example
  * ```ts
- * const depth = await queueDepth(sql)(); // { due, inFlight, dead, oldestDueSeconds }
+ * const depth = await queueDepth(fromPg(pool))(); // { due, inFlight, dead, oldestDueSeconds }
  * ```
  */
 export function queueDepth(
-  sql: postgres.Sql,
-  options: { readonly now?: () => number } = {},
+  db: Db,
+  options: {
+    /** The schema the sender's tables are in. @defaultValue the connection's `search_path` */
+    readonly schema?: string;
+    readonly now?: () => number;
+  } = {},
 ): () => Promise<QueueDepth> {
   const { now = Date.now } = options;
+  const text = workerStatements(options.schema).queueDepth;
   let last: { at: number; answer: Promise<QueueDepth> } | undefined;
   return () => {
     const at = now();
     if (last && at - last.at < 1000) return last.answer;
     const answer = (async () => {
-      const [row] = await sql<{ due: number; in_flight: number; dead: number; oldest: number | null }[]>`
-        select
-          (select count(*)::int from holdfast_deliveries d join holdfast_webhook_endpoints e on e.id = d.endpoint_id
-            where d.status in ('pending', 'failed') and d.next_attempt_at <= now()
-              and (d.lease_expires_at is null or d.lease_expires_at < now())
-              and e.status = 'active' and e.deleted_at is null) as due,
-          (select count(*)::int from holdfast_deliveries
-            where status in ('pending', 'failed') and lease_expires_at >= now()) as in_flight,
-          (select count(*)::int from holdfast_deliveries where status = 'dead') as dead,
-          (select extract(epoch from now() - min(d.next_attempt_at))::float8
-            from holdfast_deliveries d join holdfast_webhook_endpoints e on e.id = d.endpoint_id
-            where d.status in ('pending', 'failed') and d.next_attempt_at <= now()
-              and e.status = 'active' and e.deleted_at is null) as oldest`;
+      const [row] = await db.query<{ due: number; in_flight: number; dead: number; oldest: number | null }>(
+        text,
+      );
       return {
         due: row?.due ?? 0,
         inFlight: row?.in_flight ?? 0,

@@ -1,4 +1,4 @@
-import type postgres from 'postgres';
+import type { Db, Listener } from '@holdfast/db';
 import { DeliveryLoop } from './delivery-loop';
 import { deliveryDispatchers, type EgressOptions } from './egress';
 import { DAY_MS, type Notifier } from './health';
@@ -7,13 +7,30 @@ import { releaseStripe } from './lease';
 import { type AttemptInfo, OutcomeWriter } from './outcome-writer';
 import { DEFAULT_RETRY_SCHEDULE } from './schedule';
 import { Scheduler } from './scheduler';
+import { workerStatements } from './sql/worker';
 import type { Resolver } from './ssrf';
 
 export type { Notifier } from './health';
 export type { AttemptInfo } from './outcome-writer';
 
 export interface DeliveryWorkerOptions {
-  sql: postgres.Sql;
+  /**
+   * The database, on any adapter (`fromPg(pool)`, `fromPostgres(sql)`, ...): a pool, since
+   * attempts' outcomes are written while rounds lease. Every statement stands alone (no
+   * transaction spans two), so a connection that dies takes one statement with it, and the
+   * loop carries on with the next (the error goes to `onError`). A `statement_timeout` on the
+   * pool bounds the periodic jobs. On node-postgres, handle the pool's `error` event: an idle
+   * client whose backend ended reports it there, and an unhandled one ends the process. The
+   * worker never ends the pool; `stop()` first, then end it.
+   */
+  db: Db;
+  /**
+   * Wakes idle workers at once when the outbox creates deliveries (`pgListener(pool)`,
+   * `postgresListener(sql)`). Without one, new deliveries are found by the poll (`pollMs`).
+   */
+  listener?: Listener;
+  /** The schema the sender's tables are in (as given to `migrations`). @defaultValue the connection's `search_path` */
+  schema?: string;
   /** Retry delays in ms; n delays mean n + 1 attempts. @defaultValue 1m, 5m, 30m, 2h, 6h, 24h */
   schedule?: readonly number[];
   /** Attempt timeout, 5,000 to 10,000 ms (a receiver gets that long to answer). @defaultValue 10000 */
@@ -43,13 +60,10 @@ export interface DeliveryWorkerOptions {
   /** How long a lease lives without renewal; running attempts renew theirs. @defaultValue timeout + 30 s */
   leaseMs?: number;
   /**
-   * Idle wait between polls, which find retries coming due. New deliveries wake idle workers at
-   * once through `LISTEN` (PostgreSQL); on PGlite, whose one session cannot hold a listening
-   * connection beside the pool, the poll is how they are found. @defaultValue 250
+   * Idle wait between polls, which find retries coming due, and new deliveries when no
+   * `listener` wakes the worker first. @defaultValue 250
    */
   pollMs?: number;
-  /** Wake on the outbox's notifications (`false`: poll only). @defaultValue true, except on PGlite */
-  listen?: boolean;
   /** Local development and tests only: allow private and loopback destinations. */
   allowPrivateDestinations?: boolean;
   /** Production mode: https destinations only. */
@@ -75,7 +89,7 @@ export interface DeliveryWorkerOptions {
 }
 
 /** The share of a worker's slots one account holds while others wait, unless `accountShare` says otherwise. */
-export const DEFAULT_ACCOUNT_SHARE = 0.25;
+const DEFAULT_ACCOUNT_SHARE = 0.25;
 
 /** A delivery worker: any number may run, in any number of processes. */
 export interface DeliveryWorker {
@@ -100,7 +114,7 @@ export interface DeliveryWorker {
  *
  * @example
  * ```ts
- * const worker = createDeliveryWorker({ sql, schedule: parseRetrySchedule('1s,2s') });
+ * const worker = createDeliveryWorker({ db: fromPg(pool), listener: pgListener(pool) });
  * worker.start();
  * process.on('SIGTERM', () => worker.stop());
  * ```
@@ -110,7 +124,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
   if (options.unsafeTimeoutMs === undefined && (timeoutMs < 5_000 || timeoutMs > 10_000)) {
     throw new RangeError('timeoutMs must be from 5000 to 10000');
   }
-  const { sql } = options;
+  const queue = { db: options.db, sql: workerStatements(options.schema) };
   const perEndpoint = options.perEndpointConcurrency ?? 4;
   const concurrency = options.concurrency ?? 32;
   const accountShare = options.accountShare ?? DEFAULT_ACCOUNT_SHARE;
@@ -143,13 +157,13 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     random,
   });
   const health = {
-    sql,
+    queue,
     now,
     disableAfterMs: (options.disableAfterDays ?? 5) * DAY_MS,
     notifier: options.notifier,
   };
   const writer = new OutcomeWriter({
-    sql,
+    queue,
     owner,
     stripe,
     perEndpoint,
@@ -158,14 +172,14 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
     onAttempt: options.onAttempt,
   });
   const loop = new DeliveryLoop({
-    sql,
+    queue,
     owner,
     stripe,
     now,
     onError,
     scheduler,
     writer,
-    listen: options.listen,
+    listener: options.listener,
     leaseMs: options.leaseMs ?? timeoutMs + 30_000,
     attempts: { destination, dispatchers, timeoutMs },
   });

@@ -19,6 +19,9 @@ import {
   toNotification,
   updateEndpoint,
 } from '../src/index';
+import { endPools, pgDb } from './fixtures/db';
+
+afterAll(endPools);
 
 interface Received {
   headers: IncomingHttpHeaders;
@@ -72,7 +75,7 @@ beforeEach(async () => {
 
 function worker(extra: Partial<Parameters<typeof createDeliveryWorker>[0]> = {}) {
   return createDeliveryWorker({
-    sql: db.sql,
+    db: pgDb(db),
     schedule: [0, 0],
     // Far above what a local receiver needs on a loaded machine; the timeout test sets its own.
     unsafeTimeoutMs: 5000,

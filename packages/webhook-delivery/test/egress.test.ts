@@ -17,9 +17,12 @@ import {
   enqueueEvent,
   migrations,
   notifyAccounts,
-  type Resolver,
 } from '../src/index';
+import type { Resolver } from '../src/ssrf';
+import { endPools, pgDb } from './fixtures/db';
 import { cert, key } from './fixtures/egress-tls';
+
+afterAll(endPools);
 
 const signer = createSigner({ secrets: `whsec_${Buffer.alloc(32, 7).toString('base64')}` });
 
@@ -362,7 +365,7 @@ describe('the worker with egress', () => {
       }),
     );
     const worker = createDeliveryWorker({
-      sql: db.sql,
+      db: pgDb(db),
       unsafeTimeoutMs: 5000,
       ...options,
       egress: { addresses: ['127.0.0.3'] },
@@ -377,7 +380,7 @@ describe('the worker with egress', () => {
   it('refuses to deliver from an address it cannot bind', async () => {
     const errors: unknown[] = [];
     const worker = createDeliveryWorker({
-      sql: db.sql,
+      db: pgDb(db),
       allowPrivateDestinations: true,
       egress: { addresses: ['192.0.2.1'] },
       onError: (error) => errors.push(error),

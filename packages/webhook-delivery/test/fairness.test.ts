@@ -16,9 +16,12 @@ import {
   migrations,
   updateEndpoint,
 } from '../src/index';
-import { leaseStatement } from '../src/lease';
+import { leaseDue } from '../src/lease';
 import { type EndpointPacing, pickRound, roundCandidates, roundParts } from '../src/pacing';
+import { endPools, pgDb, pgQueue } from './fixtures/db';
 import { dueDeliveries } from './fixtures/queue';
+
+afterAll(endPools);
 
 // Fairness across accounts: the lease statement's account share (checked against pickRound, the
 // model scheduler.test.ts drives on the fake clock), new endpoints starting low, and attempts of
@@ -83,12 +86,11 @@ async function holdingReceiver() {
 
 function startWorker(): DeliveryWorker {
   const worker = createDeliveryWorker({
-    sql: db.sql,
+    db: pgDb(db),
     schedule: [0],
     unsafeTimeoutMs: 60_000,
     allowPrivateDestinations: true,
     pollMs: 10,
-    listen: false,
     onError: () => {},
   });
   worker.start();
@@ -178,7 +180,7 @@ describe('a new endpoint', () => {
     expect(endpoint.concurrency).toEqual({ current: 4, max: 16 });
     await dueDeliveries(db.sql, { account: ACCOUNT, endpointId: endpoint.id, tag: 'new', from: 1, to: 80 });
     const worker = createDeliveryWorker({
-      sql: db.sql,
+      db: pgDb(db),
       perEndpointConcurrency: 16,
       concurrency: 32,
       unsafeTimeoutMs: 5_000,
@@ -262,7 +264,7 @@ describe('the lease statement across accounts', () => {
           accountShare: c.accountShare,
           accounts,
         };
-        const rows = await leaseStatement(db.sql, {
+        const rows = await leaseDue(pgQueue(db), {
           owner: 'wrk_fair',
           limit: c.limit,
           perEndpoint: 64,

@@ -15,6 +15,9 @@ import {
   recoverDeliveries,
   replayDelivery,
 } from '../src/index';
+import { endPools, pgDb } from './fixtures/db';
+
+afterAll(endPools);
 
 // A delivery whose attempt is running is never leased twice: replay answers "in flight"
 // (409 delivery_in_flight with Retry-After), recover skips it, and the attempt log, the
@@ -83,12 +86,11 @@ beforeEach(async () => {
 
 function startWorker(schedule: readonly number[]): DeliveryWorker {
   const worker = createDeliveryWorker({
-    sql: db.sql,
+    db: pgDb(db),
     schedule,
     unsafeTimeoutMs: 20_000,
     allowPrivateDestinations: true,
     pollMs: 10,
-    listen: false,
     onError: () => {},
   });
   worker.start();

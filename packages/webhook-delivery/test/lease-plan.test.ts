@@ -1,7 +1,9 @@
+import { fromPostgres } from '@holdfast/db/postgres';
 import { childDatabaseUrl, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { leaseStatement } from '../src/lease';
+import { leaseDue } from '../src/lease';
+import { workerStatements } from '../src/sql/worker';
 import { dueDeliveries, queueDatabase } from './fixtures/queue';
 
 // A lease round reads the rows it leases, not the backlog, whatever PostgreSQL's statistics say.
@@ -69,18 +71,21 @@ async function round(explain: boolean): Promise<{ leased: number; plan: PlanNode
                   set_config('auto_explain.log_level', 'notice', true), set_config('auto_explain.log_format', 'json', true)`,
         );
       }
-      const rows = await leaseStatement(tx, {
-        owner: 'wrk_plan',
-        limit: ROUND,
-        perEndpoint: 100,
-        at: new Date('2026-11-20T10:05:00Z'),
-        leaseMs: 40_000,
-        paused: [],
-        endpointShare: 96,
-        running: new Map(),
-        // Answered attempts of this worker: each is looked up by its key, never by a scan.
-        settled: [1, 2, 3].map((i) => ({ id: `dlv_plan_${i}`, attemptCount: 0 })),
-      });
+      const rows = await leaseDue(
+        { db: fromPostgres(tx), sql: workerStatements() },
+        {
+          owner: 'wrk_plan',
+          limit: ROUND,
+          perEndpoint: 100,
+          at: new Date('2026-11-20T10:05:00Z'),
+          leaseMs: 40_000,
+          paused: [],
+          endpointShare: 96,
+          running: new Map(),
+          // Answered attempts of this worker: each is looked up by its key, never by a scan.
+          settled: [1, 2, 3].map((i) => ({ id: `dlv_plan_${i}`, attemptCount: 0 })),
+        },
+      );
       // The notice of the statement inside the function (the other is the outer call's).
       const inner = notices.find((n) => n.includes('holdfast_deliveries'));
       const plan = inner

@@ -1,5 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Db } from '@holdfast/db';
 import { fromPostgres } from '@holdfast/db/postgres';
 import { createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
 import fc from 'fast-check';
@@ -18,6 +19,9 @@ import {
   updateEndpoint,
 } from '../src/index';
 import { resumeWaitingLines } from '../src/lease';
+import { endPools, pgDb, pgQueue } from './fixtures/db';
+
+afterAll(endPools);
 
 // Ordered delivery per resource (`ordering: 'per-resource'`), through real HTTP: a receiver logs
 // every request with the resource it is about, its sequence, and how many requests of that
@@ -105,27 +109,26 @@ function testClock() {
   };
 }
 
-function worker(
-  sql: postgres.Sql,
-  extra: Partial<Parameters<typeof createDeliveryWorker>[0]> = {},
-): DeliveryWorker {
+function worker(target: Db, extra: Partial<Parameters<typeof createDeliveryWorker>[0]> = {}): DeliveryWorker {
   return createDeliveryWorker({
-    sql,
+    db: target,
     schedule: [0, 0],
     unsafeTimeoutMs: 5000,
     pollMs: 5,
     concurrency: 16,
     perEndpointConcurrency: 8,
-    listen: false,
     ...options,
     onError: (error) => errors.push(error),
     ...extra,
   });
 }
 
-/** Two workers on their own pools where there are two (one process each, in effect). */
+/**
+ * Two workers on their own pools where there are two (one process each, in effect): one on
+ * node-postgres, one on stock postgres.js, the same statements through either adapter.
+ */
 function twoWorkers(extra: Partial<Parameters<typeof createDeliveryWorker>[0]> = {}): DeliveryWorker[] {
-  return [worker(db.sql, extra), worker(second?.sql ?? db.sql, extra)];
+  return [worker(pgDb(db), extra), worker(fromPostgres(second?.sql ?? db.sql), extra)];
 }
 
 async function until(check: () => Promise<boolean> | boolean): Promise<void> {
@@ -319,7 +322,7 @@ describe('ordered delivery per resource', () => {
       options,
     );
     await enqueue(['ord_r'], 1);
-    const w = worker(db.sql, { schedule: [] });
+    const w = worker(pgDb(db), { schedule: [] });
     await w.runOnce();
     const [dead] = await db.sql<{ id: string }[]>`select id from holdfast_deliveries where status = 'dead'`;
     expect(dead).toBeDefined();
@@ -375,7 +378,7 @@ describe('ordered delivery per resource', () => {
     expect((await view(first?.id))?.nextAttemptAt).not.toBeNull();
     expect((await view(second?.id))?.nextAttemptAt).toBeNull();
     expect((await view(third?.id))?.nextAttemptAt).toBeNull();
-    const w = worker(db.sql);
+    const w = worker(pgDb(db));
     expect(await w.runOnce()).toBe(1);
     expect((await view(second?.id))?.nextAttemptAt).not.toBeNull();
     expect((await view(third?.id))?.nextAttemptAt).toBeNull();
@@ -395,7 +398,7 @@ describe('ordered delivery per resource', () => {
       options,
     );
     await enqueue(['ord_lost', 'ord_kept'], 2);
-    const w = worker(db.sql);
+    const w = worker(pgDb(db));
     expect(await w.runOnce()).toBe(2);
     // What a delivery created while the one before it finished looks like: its line's head,
     // waiting with no time to fall due.
@@ -404,8 +407,8 @@ describe('ordered delivery per resource', () => {
       where e.id = d.event_id and e.resource_id = 'ord_lost' and d.status = 'pending'`;
     expect(await w.runOnce()).toBe(1);
     expect(await w.runOnce()).toBe(0);
-    expect(await resumeWaitingLines(db.sql)).toBe(1);
-    expect(await resumeWaitingLines(db.sql)).toBe(0);
+    expect(await resumeWaitingLines(pgQueue(db))).toBe(1);
+    expect(await resumeWaitingLines(pgQueue(db))).toBe(0);
     expect(await w.runOnce()).toBe(1);
     expect((byResource(hook.log).get('ord_lost') ?? []).map((a) => a.sequence)).toEqual([1, 2]);
     await w.stop();
@@ -445,7 +448,7 @@ describe('ordered delivery per resource', () => {
             ...Array.from({ length: attempts }, () => sent.sequence),
           ]);
         }
-        const w = worker(db.sql, { schedule: [0, 0] });
+        const w = worker(pgDb(db), { schedule: [0, 0] });
         while ((await w.runOnce()) > 0) {
           // each round sends every line's head once
         }

@@ -12,6 +12,9 @@ import {
   migrations,
   updateEndpoint,
 } from '../src/index';
+import { endPools, pgDb } from './fixtures/db';
+
+afterAll(endPools);
 
 // Issue 16, "Must show": adaptive concurrency waits out Retry-After and climbs back; maxPerSecond
 // holds across workers (on a fake clock); deliveries due while an endpoint was disabled go out when it
@@ -93,7 +96,7 @@ describe('adaptive concurrency', () => {
     let clock = start;
     const attempts: AttemptInfo[] = [];
     const worker = createDeliveryWorker({
-      sql: db.sql,
+      db: pgDb(db),
       schedule: [0, 0],
       perEndpointConcurrency: MAX,
       concurrency: 32,
@@ -144,7 +147,7 @@ describe('adaptive concurrency', () => {
     await enqueue(db, 3, 'disabled');
     await updateEndpoint(fromPostgres(db.sql), { account: ACCOUNT, id: endpoint.id, status: 'disabled' });
     const worker = createDeliveryWorker({
-      sql: db.sql,
+      db: pgDb(db),
       schedule: [0],
       unsafeTimeoutMs: 5000,
       ...options,
@@ -197,7 +200,7 @@ describe('maxPerSecond', () => {
     let clock = start;
     const workers = [1, 2].map(() =>
       createDeliveryWorker({
-        sql: db.sql,
+        db: pgDb(db),
         schedule: [0],
         unsafeTimeoutMs: 5000,
         concurrency: 16,

@@ -1,12 +1,15 @@
-import { createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
+import { unlessRunning } from '@holdfast/db';
+import { fromPostgres } from '@holdfast/db/postgres';
+import { createTestDatabase, type TestDatabase } from '@holdfast/pg/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { migrations } from '../src/index';
+import { createEndpoint, migrations } from '../src/index';
 import { reconcileInFlight, resumeWaitingLines } from '../src/lease';
-import { JOB_STATEMENT_TIMEOUT_MS, unlessRunning, withStatementTimeout } from '../src/periodic';
+import { endPools, pgQueue } from './fixtures/db';
+import { dueDeliveries } from './fixtures/queue';
 
 // Housekeeping that cannot pile up: a periodic job is skipped while its last run still goes
 // (resumeWaitingLines ran 50 to 80 s from a 10 s interval, three to five at once), and its
-// statements run under a statement timeout. Timers are vitest's fake ones: counts, no durations.
+// statements stand alone, so a pool's statement_timeout bounds them. Timers are vitest's fake ones.
 
 /** Lets pending promise callbacks run (the job starts on the microtask after its tick). */
 const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -97,40 +100,47 @@ describe('unlessRunning', () => {
   });
 });
 
-describe('statement timeouts of periodic jobs', () => {
+describe('periodic jobs', () => {
   let db: TestDatabase;
   beforeAll(async () => {
     db = await createTestDatabase();
     for (const migration of migrations()) await db.sql.unsafe(migration.sql);
   });
-  afterAll(() => db.close());
+  afterAll(async () => {
+    await endPools();
+    await db.close();
+  });
 
-  it('runs the job in a transaction whose statement_timeout is set, and leaves the session as it was', async () => {
-    const [before] = await db.sql<{ t: string }[]>`select current_setting('statement_timeout') as t`;
-    let inside = '';
-    const counted = await withStatementTimeout(db.sql, JOB_STATEMENT_TIMEOUT_MS, async (tx) => {
-      const [row] = await tx<{ t: string }[]>`select current_setting('statement_timeout') as t`;
-      inside = row?.t ?? '';
-      return 3;
+  it('resumeWaitingLines and reconcileInFlight run as single statements (nothing to do: no error)', async () => {
+    expect(await resumeWaitingLines(pgQueue(db))).toBe(0);
+    await reconcileInFlight(pgQueue(db));
+  });
+
+  it('reconcileInFlight recounts a pacing row left off by hand from the leases, in one statement', async () => {
+    const { endpoint } = await createEndpoint(
+      fromPostgres(db.sql),
+      { account: 'acct_recount', url: 'http://127.0.0.1:1024/hook' },
+      { allowPrivateDestinations: true },
+    );
+    await dueDeliveries(db.sql, {
+      account: 'acct_recount',
+      endpointId: endpoint.id,
+      tag: 'rc',
+      from: 1,
+      to: 3,
     });
-    expect(counted).toBe(3);
-    expect(inside).toBe(`${JOB_STATEMENT_TIMEOUT_MS / 1000}s`);
-    const [after] = await db.sql<{ t: string }[]>`select current_setting('statement_timeout') as t`;
-    expect(after?.t).toBe(before?.t);
-  });
-
-  it('resumeWaitingLines and reconcileInFlight run under it (nothing to do: no error)', async () => {
-    expect(await resumeWaitingLines(db.sql)).toBe(0);
-    await reconcileInFlight(db.sql);
-  });
-
-  // PGlite accepts statement_timeout but enforces none: a cut statement needs PostgreSQL.
-  it.skipIf(!realPostgres)('cuts a statement that runs past it with query_canceled (57014)', async () => {
-    await expect(
-      withStatementTimeout(db.sql, 1, async (tx) => {
-        await tx`select pg_sleep(5)`;
-        return 0;
-      }),
-    ).rejects.toMatchObject({ code: '57014' });
+    await db.sql`update holdfast_deliveries set lease_owner = 'wrk_gone', lease_expires_at = now() + interval '1 minute'
+      where id in ('dlv_rc_1', 'dlv_rc_2')`;
+    await db.sql`update holdfast_endpoint_pacing set in_flight = 7 where endpoint_id = ${endpoint.id}`;
+    const inFlight = async () => {
+      const [row] = await db.sql<{ n: number }[]>`
+        select (p.in_flight - coalesce((select sum(r.released) from holdfast_endpoint_releases r
+          where r.endpoint_id = p.endpoint_id), 0))::int as n
+        from holdfast_endpoint_pacing p where p.endpoint_id = ${endpoint.id}`;
+      return row?.n;
+    };
+    expect(await inFlight()).toBe(7);
+    await reconcileInFlight(pgQueue(db));
+    expect(await inFlight()).toBe(2);
   });
 });

@@ -4,6 +4,9 @@ import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEndpoint, enqueueEvent, migrations } from '../src/index';
 import { attemptOutcome, deliveryMetrics, queueDepth } from '../src/prometheus';
+import { endPools, pgDb } from './fixtures/db';
+
+afterAll(endPools);
 
 let db: TestDatabase;
 
@@ -16,7 +19,7 @@ afterAll(() => db?.close());
 describe('queueDepth', () => {
   it('counts due deliveries on active endpoints, and shares one answer within a second', async () => {
     let now = 0;
-    const depth = queueDepth(db.sql, { now: () => now });
+    const depth = queueDepth(pgDb(db), { now: () => now });
     expect(await depth()).toEqual({ due: 0, inFlight: 0, dead: 0, oldestDueSeconds: 0 });
     await createEndpoint(
       fromPostgres(db.sql),
@@ -40,7 +43,7 @@ describe('queueDepth', () => {
 describe('deliveryMetrics', () => {
   it('registers attempts by outcome (zero from the start) and the queue gauges, read at scrape', async () => {
     const registry = new Registry();
-    const metrics = deliveryMetrics({ sql: db.sql, registers: [registry], prefix: 'test_' });
+    const metrics = deliveryMetrics({ db: pgDb(db), registers: [registry], prefix: 'test_' });
     metrics.onAttempt({
       deliveryId: 'dlv_1',
       endpointId: 'we_1',

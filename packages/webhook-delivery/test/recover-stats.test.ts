@@ -12,6 +12,9 @@ import {
   recoverDeliveries,
   updateEndpoint,
 } from '../src/index';
+import { endPools, pgDb } from './fixtures/db';
+
+afterAll(endPools);
 
 // CONTRACT section 10: bulk recovery re-queues an endpoint's dead and failed deliveries created
 // in a range (disabled endpoints get them once enabled again), and per-endpoint stats bucket the
@@ -49,7 +52,7 @@ beforeEach(async () => {
 
 const worker = () =>
   createDeliveryWorker({
-    sql: db.sql,
+    db: pgDb(db),
     schedule: [0],
     unsafeTimeoutMs: 5000,
     allowPrivateDestinations: true,

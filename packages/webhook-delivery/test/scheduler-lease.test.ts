@@ -3,10 +3,13 @@ import { createTestDatabase, type TestDatabase } from '@holdfast/pg/testing';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEndpoint, migrations } from '../src/index';
-import { leaseStatement } from '../src/lease';
+import { leaseDue } from '../src/lease';
 import { writeOutcomes } from '../src/outcomes';
 import { type EndpointPacing, nextLimit, pickRound, roundCandidates, roundParts } from '../src/pacing';
+import { endPools, pgQueue } from './fixtures/db';
 import { dueDeliveries } from './fixtures/queue';
+
+afterAll(endPools);
 
 // The scheduler's model properties (scheduler.test.ts) drive pickRound, the pure statement of the
 // lease round's choice. Here the lease statement itself, on PGlite or PostgreSQL, makes the same
@@ -125,7 +128,7 @@ async function leaseMatchesPickRound(c: Case): Promise<boolean> {
     due: e.due,
   }));
   const expected = pickRound(pacing, request);
-  const rows = await leaseStatement(db.sql, {
+  const rows = await leaseDue(pgQueue(db), {
     owner: 'wrk_rule',
     limit: c.limit,
     perEndpoint: c.ceiling,
@@ -245,7 +248,7 @@ describe('the outcome statement', () => {
               },
             ],
           });
-          const rows = await leaseStatement(db.sql, {
+          const rows = await leaseDue(pgQueue(db), {
             owner: 'wrk_rule',
             limit: answers.length,
             perEndpoint: 8,
@@ -260,7 +263,7 @@ describe('the outcome statement', () => {
             update holdfast_endpoint_pacing set concurrency_limit = ${limit},
               paused_until = ${pausedUntil === null ? null : new Date(pausedUntil)}
             where endpoint_id = ${id ?? ''}`;
-          await writeOutcomes(db.sql, {
+          await writeOutcomes(pgQueue(db), {
             owner: 'wrk_rule',
             stripe: 1,
             perEndpoint: ceiling,

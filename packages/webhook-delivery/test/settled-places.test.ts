@@ -2,7 +2,10 @@ import type { TestDatabase } from '@holdfast/pg/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type LeasedRow, leaseDue } from '../src/lease';
 import { type AttemptResult, writeOutcomes } from '../src/outcomes';
+import { endPools, pgQueue } from './fixtures/db';
 import { dueDeliveries, queueDatabase } from './fixtures/queue';
+
+afterAll(endPools);
 
 // An attempt that has its answer no longer holds an in-flight place, for the worker that ran it,
 // until its outcome is written; the place is counted from the lease itself, in the lease
@@ -28,7 +31,7 @@ function lease(
   owner: string,
   settled: readonly { id: string; attemptCount: number }[] = [],
 ): Promise<LeasedRow[]> {
-  return leaseDue(db.sql, {
+  return leaseDue(pgQueue(db), {
     owner,
     limit: 10,
     perEndpoint: 4,
@@ -82,7 +85,7 @@ describe('places of answered attempts', () => {
 
     // Once their outcome is written, the same two free nothing more (their places were released
     // by the outcome statement itself): still four in flight, no room.
-    await writeOutcomes(db.sql, {
+    await writeOutcomes(pgQueue(db), {
       owner: 'wrk_a',
       stripe: 0,
       perEndpoint: 4,
@@ -92,7 +95,7 @@ describe('places of answered attempts', () => {
     expect(await lease('wrk_b')).toHaveLength(0);
 
     // The other six are written: four places are free for anyone.
-    await writeOutcomes(db.sql, {
+    await writeOutcomes(pgQueue(db), {
       owner: 'wrk_a',
       stripe: 1,
       perEndpoint: 4,

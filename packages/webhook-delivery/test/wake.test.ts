@@ -1,12 +1,16 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { fromPg, pgListener } from '@holdfast/db/pg';
 import { fromPostgres } from '@holdfast/db/postgres';
 import { createTestDatabase, type TestDatabase } from '@holdfast/pg/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDeliveryWorker, createEndpoint, enqueueEvent, migrations } from '../src/index';
+import { endPools, pgDb, pgPool } from './fixtures/db';
+import { webhookReceiver } from './fixtures/receiver';
 
 // Wake on commit: the outbox notifies in its own statement, PostgreSQL delivers it at commit.
-// PGlite has no listening connection beside the pool; there the worker polls (delivery.test.ts).
+// PGlite has no listening connection beside the pool; there the worker polls (delivery.test.ts),
+// as it does on PostgreSQL when given no listener.
 
 const postgresOnly = !process.env.DATABASE_URL;
 let db: TestDatabase;
@@ -22,7 +26,10 @@ beforeAll(async () => {
   >`select left('holdfast_due.' || current_schema(), 63) as channel`;
   channel = row?.channel ?? '';
 });
-afterAll(() => db.close());
+afterAll(async () => {
+  await endPools();
+  await db.close();
+});
 
 /** Every notification on the wake channel and a marker channel, in the order they arrive. */
 async function listener() {
@@ -92,7 +99,15 @@ describe.skipIf(postgresOnly)('wake on commit (PostgreSQL)', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
     await createEndpoint(fromPostgres(db.sql), { account: ACCOUNT, url }, options);
-    const worker = createDeliveryWorker({ sql: db.sql, ...options, pollMs: 3_600_000, onError: () => {} });
+    // The worker's own node-postgres pool, its listener holding one client of it.
+    const pool = pgPool(db, 4);
+    const worker = createDeliveryWorker({
+      db: fromPg(pool),
+      listener: pgListener(pool),
+      ...options,
+      pollMs: 3_600_000,
+      onError: () => {},
+    });
     try {
       worker.start();
       // The first event is found by the worker's first round or by its notification; once its
@@ -108,6 +123,32 @@ describe.skipIf(postgresOnly)('wake on commit (PostgreSQL)', () => {
       await worker.stop();
       server.closeAllConnections();
       server.close();
+    }
+  });
+
+  it('reports a listener that cannot listen to onError and finds new deliveries by the poll', async () => {
+    await db.sql`truncate holdfast_webhook_endpoints, holdfast_events, holdfast_resource_sequences cascade`;
+    const hook = await webhookReceiver();
+    const { received } = hook;
+    await createEndpoint(fromPostgres(db.sql), { account: ACCOUNT, url: hook.url }, options);
+    const errors: unknown[] = [];
+    const refused = new Error('LISTEN refused');
+    const worker = createDeliveryWorker({
+      db: pgDb(db),
+      listener: { listen: () => Promise.reject(refused) },
+      ...options,
+      pollMs: 20,
+      onError: (error) => errors.push(error),
+    });
+    try {
+      worker.start();
+      const event = await enqueueEvent(fromPostgres(db.sql), order('ord_w8'));
+      while (received.length < 1) await new Promise((r) => setTimeout(r, 5));
+      expect(received).toEqual([event.id]);
+      expect(errors).toContain(refused);
+    } finally {
+      await worker.stop();
+      hook.close();
     }
   });
 });

@@ -10,7 +10,7 @@ import { recordSpan } from './tracing';
  *
  * @example
  * ```ts
- * createDeliveryWorker({ sql, onAttempt: observeAttempt(metrics) });
+ * createDeliveryWorker({ db, onAttempt: observeAttempt(metrics) });
  * ```
  */
 export function observeAttempt(

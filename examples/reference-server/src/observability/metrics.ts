@@ -1,3 +1,4 @@
+import { fromPostgres } from '@holdfast/db/postgres';
 import { type DeliveryMetrics, deliveryMetrics } from '@holdfast/webhook-delivery/prometheus';
 import type postgres from 'postgres';
 import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
@@ -74,6 +75,6 @@ export function createMetrics({ sql }: MetricsOptions): Metrics {
       labelNames: ['outcome'] as const,
       registers: [registry],
     }),
-    delivery: deliveryMetrics({ sql, registers: [registry], buckets: LATENCY_BUCKETS }),
+    delivery: deliveryMetrics({ db: fromPostgres(sql), registers: [registry], buckets: LATENCY_BUCKETS }),
   };
 }

@@ -41,6 +41,9 @@ returns table (
   retry_base integer, url text, secret text, previous_secret text, previous_secret_expires_at timestamptz,
   payload text)
 language plpgsql volatile
+-- The tables beside the function, whatever the caller's search_path (it is called by its
+-- qualified name when the sender's tables live in a schema of their own).
+set search_path from current
 set enable_seqscan = off
 set enable_bitmapscan = off
 set enable_hashjoin = off

@@ -16,6 +16,9 @@ create or replace function holdfast_write_outcomes(
   p_next_attempts timestamptz[], p_congested boolean[], p_fast boolean[], p_pause_until timestamptz[])
 returns void
 language plpgsql volatile
+-- The tables beside the function, whatever the caller's search_path (it is called by its
+-- qualified name when the sender's tables live in a schema of their own).
+set search_path from current
 set enable_seqscan = off
 set enable_bitmapscan = off
 set enable_hashjoin = off

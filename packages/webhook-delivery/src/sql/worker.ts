@@ -1,0 +1,155 @@
+import type { Db } from '@holdfast/db';
+import { qualify } from '@holdfast/db/migrate';
+import { wakeChannelSql } from '../wake';
+
+/**
+ * Every statement the delivery worker, its periodic jobs, endpoint health and the queue gauges
+ * send, each written once as text with `$n` values, built from the table names of one schema.
+ * Values go as text, numbers or array literals cast in the statement (`$1::text[]`), and
+ * timestamps come back as epoch milliseconds (`float8`), so every driver sends the same text and
+ * reads the same JS types.
+ */
+export function workerStatements(schema?: string) {
+  const q = qualify(schema);
+  const deliveries = q('holdfast_deliveries');
+  const endpoints = q('holdfast_webhook_endpoints');
+  const pacing = q('holdfast_endpoint_pacing');
+  const releases = q('holdfast_endpoint_releases');
+  return {
+    /** The lease function (`lease-deliveries.ts`) with named arguments; one round trip a round. */
+    lease: `
+      select id, account_id, event_id, endpoint_id, event_type, attempt_count, retry_base, url, secret,
+             previous_secret, (extract(epoch from previous_secret_expires_at) * 1000)::float8 as previous_secret_expires_ms,
+             payload
+      from ${q('holdfast_lease_deliveries')}(
+        p_owner => $1::text, p_limit => $2::int, p_max => $3::int, p_at => $4::timestamptz,
+        p_lease_until => $5::timestamptz, p_paused => $6::text[], p_share => $7::int,
+        p_running_ids => $8::text[], p_running_n => $9::int[], p_settled_ids => $10::text[],
+        p_settled_counts => $11::int[], p_account_share => $12::int, p_account_ids => $13::text[],
+        p_account_n => $14::int[])`,
+    /** $1 until, $2 ids, $3 owner. */
+    renew: `
+      update ${deliveries} set lease_expires_at = $1::timestamptz
+      where id = any($2::text[]) and lease_owner = $3::text`,
+    /** $1 id, $2 owner, $3 stripe: the lease and its in-flight place, in one statement. */
+    release: `
+      with released as (
+        update ${deliveries} set lease_owner = null, lease_expires_at = null
+        where id = $1::text and lease_owner = $2::text
+        returning endpoint_id
+      )
+      insert into ${releases} (endpoint_id, stripe, released)
+      select endpoint_id, $3::int, 1 from released
+      on conflict (endpoint_id, stripe) do update set released = ${releases}.released + 1`,
+    /**
+     * Recounts in-flight places: one statement whose two steps each see a snapshot of their own
+     * (a PL/pgSQL block takes one per statement), so the count, taken after the pacing rows are
+     * locked, sees every lease and release committed before the lock.
+     */
+    reconcile: `
+      do $reconcile$
+      declare locked text[];
+      begin
+        select array_agg(l.endpoint_id) into locked from (
+          select p.endpoint_id from ${pacing} p
+          where p.in_flight <> coalesce(
+            (select sum(r.released) from ${releases} r where r.endpoint_id = p.endpoint_id), 0)
+          order by p.endpoint_id limit 1000
+          for update of p skip locked) l;
+        if locked is null then return; end if;
+        update ${pacing} p set in_flight = (
+          select count(*) from ${deliveries} d
+          where d.endpoint_id = p.endpoint_id and d.lease_expires_at is not null
+            and d.status in ('pending', 'failed'))
+          + coalesce((select sum(r.released) from ${releases} r where r.endpoint_id = p.endpoint_id), 0)
+        where p.endpoint_id = any(locked);
+      end
+      $reconcile$`,
+    /** Makes due each waiting line's head (see `resumeWaitingLines`); answers how many. */
+    resumeLines: `
+      with recursive line as (
+        (select x.endpoint_id, x.ordering_key from ${deliveries} x
+         where x.ordering_key is not null and x.status in ('pending', 'failed')
+         order by x.endpoint_id, x.ordering_key limit 1)
+        union all
+        select n.endpoint_id, n.ordering_key from line l cross join lateral (
+          select x.endpoint_id, x.ordering_key from ${deliveries} x
+          where x.ordering_key is not null and x.status in ('pending', 'failed')
+            and (x.endpoint_id, x.ordering_key) > (l.endpoint_id, l.ordering_key)
+          order by x.endpoint_id, x.ordering_key limit 1) n
+      ),
+      resumed as (
+        update ${deliveries} d set next_attempt_at = d.created_at
+        from line l cross join lateral (
+          select x.id from ${deliveries} x
+          where x.endpoint_id = l.endpoint_id and x.ordering_key = l.ordering_key
+            and x.status in ('pending', 'failed')
+          order by x.ordering_pos limit 1) head
+        where d.id = head.id and d.next_attempt_at is null
+        returning d.id
+      )
+      select count(*)::int as resumed from resumed`,
+    /** $1 endpoint ids: those deleted or disabled. */
+    goneEndpoints: `
+      select id from ${endpoints}
+      where id = any($1::text[]) and (status <> 'active' or deleted_at is not null)`,
+    /** The outcome function (`write-outcomes.ts`), one array per column of the batch. */
+    writeOutcomes: `
+      select 1 as written from ${q('holdfast_write_outcomes')}(
+        p_owner => $1::text, p_stripe => $2::int, p_max => $3::int, p_ids => $4::text[],
+        p_attempt_ids => $5::text[], p_account_ids => $6::text[], p_endpoint_ids => $7::text[],
+        p_statuses => $8::int[], p_errors => $9::text[], p_latencies => $10::int[],
+        p_prefixes => $11::text[], p_finished => $12::timestamptz[], p_next_statuses => $13::text[],
+        p_next_attempts => $14::timestamptz[], p_congested => $15::bool[], p_fast => $16::bool[],
+        p_pause_until => $17::timestamptz[])`,
+    /** $1 id, $2 account, $3 type, $4 endpoint, $5 message, $6 disable at, $7 created at. */
+    notification: `
+      insert into ${q('holdfast_notifications')} (id, account_id, type, endpoint_id, message, disable_at, created_at)
+      values ($1::text, $2::text, $3::text, $4::text, $5::text, $6::timestamptz, $7::timestamptz)
+      returning id, type, message, endpoint_id,
+        to_json(disable_at)#>>'{}' as disable_at, to_json(created_at)#>>'{}' as created_at`,
+    /** $1 endpoint, $2 at, $3 reason: disables an active endpoint. */
+    disable: `
+      update ${endpoints} set status = 'disabled', disabled_reason = $3::text, updated_at = $2::timestamptz
+      where id = $1::text and status = 'active' returning id`,
+    /** $1 endpoint, $2 at: starts (or keeps) an active endpoint's failure streak. */
+    failing: `
+      update ${endpoints} set failing_since = coalesce(failing_since, $2::timestamptz)
+      where id = $1::text and status = 'active'
+      returning (extract(epoch from failing_since) * 1000)::float8 as failing_since_ms,
+        (extract(epoch from disable_warned_at) * 1000)::float8 as disable_warned_ms`,
+    /** $1 endpoint, $2 at: the one warning before disabling. */
+    warned: `
+      update ${endpoints} set disable_warned_at = $2::timestamptz
+      where id = $1::text and disable_warned_at is null returning id`,
+    queueDepth: `
+      select
+        (select count(*)::int from ${deliveries} d join ${endpoints} e on e.id = d.endpoint_id
+          where d.status in ('pending', 'failed') and d.next_attempt_at <= now()
+            and (d.lease_expires_at is null or d.lease_expires_at < now())
+            and e.status = 'active' and e.deleted_at is null) as due,
+        (select count(*)::int from ${deliveries}
+          where status in ('pending', 'failed') and lease_expires_at >= now()) as in_flight,
+        (select count(*)::int from ${deliveries} where status = 'dead') as dead,
+        (select extract(epoch from now() - min(d.next_attempt_at))::float8
+          from ${deliveries} d join ${endpoints} e on e.id = d.endpoint_id
+          where d.status in ('pending', 'failed') and d.next_attempt_at <= now()
+            and e.status = 'active' and e.deleted_at is null) as oldest`,
+    throttled: `
+      select endpoint_id, concurrency_limit::float8 as concurrency_limit from ${pacing}
+      where concurrency_limit is not null and concurrency_max is not null and concurrency_limit < concurrency_max
+      order by concurrency_limit / concurrency_max, endpoint_id
+      limit 100`,
+    /** The outbox's wake channel (`wake.ts`). */
+    channel: `select ${wakeChannelSql(schema)} as channel`,
+  };
+}
+
+/** The worker's statements, by name. */
+export type WorkerStatements = ReturnType<typeof workerStatements>;
+
+/** Where the worker's statements run: the database and the statements of its schema. */
+export interface QueueDb {
+  readonly db: Db;
+  readonly sql: WorkerStatements;
+}
