@@ -186,15 +186,13 @@ it('buckets attempts by hour (24h) and by day (7d), with outcome counts and p50/
   }
   expect([...latencies.values()].flat()).toEqual([]);
   const now = start + 2 * 3_600_000; // 10:05
-  const day = await endpointStats(
-    fromPostgres(db.sql),
-    {
-      account: ACCOUNT,
-      endpointId: endpoint.id,
-      window: '24h',
-    },
-    { now: () => now },
-  );
+  const stats = (window: '24h' | '7d') =>
+    endpointStats(
+      fromPostgres(db.sql),
+      { account: ACCOUNT, endpointId: endpoint.id, window },
+      { now: () => now },
+    );
+  const day = await stats('24h');
   expect(day?.buckets).toHaveLength(24);
   expect(day?.to).toBe('2026-11-20T11:00:00.000Z');
   expect(day?.from).toBe('2026-11-19T11:00:00.000Z');
@@ -224,15 +222,7 @@ it('buckets attempts by hour (24h) and by day (7d), with outcome counts and p50/
   });
   const total = (day?.buckets ?? []).reduce((sum, b) => sum + b.succeeded + b.failed + b.dead, 0);
   expect(total).toBe(7);
-  const week = await endpointStats(
-    fromPostgres(db.sql),
-    {
-      account: ACCOUNT,
-      endpointId: endpoint.id,
-      window: '7d',
-    },
-    { now: () => now },
-  );
+  const week = await stats('7d');
   expect(week?.buckets).toHaveLength(7);
   expect(week?.bucketSize).toBe('day');
   // All seven: 10, 20, 30, 100, 200, 300, 400: p50 100; p95 at 70% of the way from 300 to 400.
