@@ -1,4 +1,5 @@
 import { qualify } from '@holdfast/db/migrate';
+import { wakeChannelSql } from '../wake';
 
 /**
  * The outbox's three data-modifying CTEs (`holdfast_event_seq`, `holdfast_event`,
@@ -88,7 +89,7 @@ function tables(schema: string | undefined): Tables {
     notifications: q('holdfast_notifications'),
     orderSequence: literal(q('holdfast_delivery_order')),
     filterMatch: q('holdfast_filter_match'),
-    channel: `left('holdfast_due.' || ${schema === undefined ? 'current_schema()' : literal(schema)}, 63)`,
+    channel: wakeChannelSql(schema),
   };
 }
 
