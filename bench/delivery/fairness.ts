@@ -13,12 +13,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fromPostgres } from '@holdfast/db/postgres';
 import { createTestDatabase } from '@holdfast/pg/testing';
-import {
-  createDeliveryWorker,
-  createEndpoint,
-  enqueueEvent,
-  migrations,
-} from '@holdfast/webhook-delivery/postgres';
+import { createDeliveryWorker, createEndpoint, enqueueEvent, migrations } from '@holdfast/webhook-delivery';
 import { summary } from '../summary';
 
 const CEILING = 64;
@@ -49,7 +44,7 @@ function quantile(sorted: readonly number[], p: number): number {
 
 async function run({ withA, before }: Case): Promise<Result> {
   const db = await createTestDatabase({ max: 8 });
-  for (const migration of migrations) await db.sql.unsafe(migration.sql);
+  for (const migration of migrations()) await db.sql.unsafe(migration.sql);
   const hang = createServer(() => {});
   const sentAt = new Map<string, number>();
   const latencies: number[] = [];
@@ -67,9 +62,9 @@ async function run({ withA, before }: Case): Promise<Result> {
   };
   if (withA) {
     for (let i = 0; i < 8; i += 1)
-      await createEndpoint(db.sql, { account: 'acct_A', url: hangUrl }, endpoint);
+      await createEndpoint(fromPostgres(db.sql), { account: 'acct_A', url: hangUrl }, endpoint);
   }
-  await createEndpoint(db.sql, { account: 'acct_B', url: fastUrl }, endpoint);
+  await createEndpoint(fromPostgres(db.sql), { account: 'acct_B', url: fastUrl }, endpoint);
   const worker = createDeliveryWorker({
     db: fromPostgres(db.sql),
     concurrency: CONCURRENCY,
@@ -84,12 +79,17 @@ async function run({ withA, before }: Case): Promise<Result> {
   worker.start();
   if (withA) {
     for (let i = 0; i < 400; i += 1) {
-      await enqueueEvent(db.sql, { account: 'acct_A', type: 'x', resourceId: `a${i}`, object: {} });
+      await enqueueEvent(fromPostgres(db.sql), {
+        account: 'acct_A',
+        type: 'x',
+        resourceId: `a${i}`,
+        object: {},
+      });
     }
   }
   await new Promise((resolve) => setTimeout(resolve, 500));
   for (let i = 0; i < 60; i += 1) {
-    const event = await enqueueEvent(db.sql, {
+    const event = await enqueueEvent(fromPostgres(db.sql), {
       account: 'acct_B',
       type: 'x',
       resourceId: `b${i}`,

@@ -16,12 +16,7 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { fromPostgres } from '@holdfast/db/postgres';
-import {
-  createEndpoint,
-  enqueueEvent,
-  migrations,
-  updateEndpoint,
-} from '@holdfast/webhook-delivery/postgres';
+import { createEndpoint, enqueueEvent, migrations, updateEndpoint } from '@holdfast/webhook-delivery';
 import postgres from 'postgres';
 import { loadConfig } from '../../examples/reference-server/src/config';
 import { leaseStatement } from '../../packages/webhook-delivery/src/lease';
@@ -53,7 +48,7 @@ url.searchParams.set('options', `-c search_path=${benchSchema}`);
 // Names this run's connections in pg_stat_activity (the lock-wait sampler below).
 url.searchParams.set('application_name', benchSchema);
 const sql = postgres(url.toString(), { max: 10, onnotice: () => {} });
-for (const migration of migrations) await sql.unsafe(migration.sql);
+for (const migration of migrations()) await sql.unsafe(migration.sql);
 await sql`create table bench_orders (id text primary key, body jsonb not null, created_at timestamptz not null)`;
 
 // The receiver: /fast/<key> answers 204 at once, /slow/<key> after 5 s. Counts per key, and
@@ -146,7 +141,7 @@ async function endpoint(
   ordering: 'none' | 'per-resource' = 'none',
 ): Promise<string> {
   const { endpoint: created } = await createEndpoint(
-    sql,
+    fromPostgres(sql),
     { account, url: target(kind, key), ordering, ...(eventTypes ? { eventTypes } : {}) },
     { allowPrivateDestinations: true, concurrencyMax: PER_ENDPOINT },
   );
@@ -459,7 +454,12 @@ async function backlogDelay(withBacklog: boolean): Promise<{ delays: number[]; d
   const delays: number[] = [];
   for (let i = 0; i < 20; i += 1) {
     const event = await sql.begin((tx) =>
-      enqueueEvent(tx, { account, type: 'order.small', resourceId: `small_${i}`, object: { id: i } }),
+      enqueueEvent(fromPostgres(tx), {
+        account,
+        type: 'order.small',
+        resourceId: `small_${i}`,
+        object: { id: i },
+      }),
     );
     const committed = performance.now();
     await until(() => arrivals.has(event.id), 30_000);
@@ -467,7 +467,7 @@ async function backlogDelay(withBacklog: boolean): Promise<{ delays: number[]; d
     await sleep(50 + Math.random() * POLL_MS);
   }
   const drainedMeanwhile = count(bigKey) - before;
-  await updateEndpoint(sql, { account, id: big, status: 'disabled' });
+  await updateEndpoint(fromPostgres(sql), { account, id: big, status: 'disabled' });
   await stop(proc);
   return { delays, drainedMeanwhile };
 }
@@ -597,7 +597,7 @@ async function scaleModel(): Promise<PlanSummary[]> {
   await backlog(account, many, 99);
   await sql`vacuum holdfast_deliveries`;
   plans.push(await explainLease(100_000, 1_000));
-  for (const id of many) await updateEndpoint(sql, { account, id, status: 'disabled' });
+  for (const id of many) await updateEndpoint(fromPostgres(sql), { account, id, status: 'disabled' });
   const one = await endpoint('acct_scale_one', 'fast', 'one');
   await backlog('acct_scale_one', [one], 1_000);
   await sql`vacuum holdfast_deliveries`;
@@ -605,7 +605,7 @@ async function scaleModel(): Promise<PlanSummary[]> {
   await backlog('acct_scale_one', [one], 99_000);
   await sql`vacuum holdfast_deliveries`;
   plans.push(await explainLease(100_000, 1));
-  await updateEndpoint(sql, { account: 'acct_scale_one', id: one, status: 'disabled' });
+  await updateEndpoint(fromPostgres(sql), { account: 'acct_scale_one', id: one, status: 'disabled' });
   return plans;
 }
 
@@ -621,7 +621,7 @@ async function enqueueCost(): Promise<{ alone: number; withEvent: number }> {
         const now = new Date();
         await tx`insert into bench_orders (id, body, created_at) values (${id}, ${tx.json({ id, amount: 500 })}, ${now})`;
         if (kind === 'event') {
-          await enqueueEvent(tx, {
+          await enqueueEvent(fromPostgres(tx), {
             account: 'acct_tx',
             type: 'order.created',
             resourceId: id,

@@ -3,7 +3,7 @@
 // unless overridden). ENGINE (a path to another copy's src/postgres.ts) runs that version
 // instead, to compare two engines in one sitting. Prints "ready"; SIGTERM stops it gracefully.
 import { fromPg } from '@holdfast/db/pg';
-import * as engine from '@holdfast/webhook-delivery/postgres';
+import * as engine from '@holdfast/webhook-delivery';
 import pg from 'pg';
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL ?? '', max: 10 });

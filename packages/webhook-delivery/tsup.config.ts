@@ -1,11 +1,14 @@
 import { defineConfig, holdfastBuild } from '../../tsup.config.base';
 
-// @holdfast/db (the database boundary) is a dependency, never bundled: one copy per tree.
+// @holdfast/db (the database boundary) is a dependency, never bundled: one copy per tree. The
+// shims give the CommonJS build the `import.meta.url` that finds the migration files.
 export default defineConfig(
-  holdfastBuild({
-    index: 'src/index.ts',
-    postgres: 'src/postgres.ts',
-    prometheus: 'src/prometheus.ts',
-    openapi: 'src/openapi.ts',
-  }),
+  holdfastBuild(
+    {
+      index: 'src/index.ts',
+      prometheus: 'src/prometheus.ts',
+      openapi: 'src/openapi.ts',
+    },
+    { shims: true },
+  ),
 );

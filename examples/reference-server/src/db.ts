@@ -5,7 +5,7 @@ import { migrations as idempotencyMigrations } from '@holdfast/idempotency';
 import { connect, type Database } from '@holdfast/pg';
 import type { Migration } from '@holdfast/pg-migrate';
 import { readMigrations } from '@holdfast/pg-migrate/files';
-import { migrations as deliveryMigrations } from '@holdfast/webhook-delivery/postgres';
+import { migrations as deliveryMigrations } from '@holdfast/webhook-delivery';
 import { migrations as verifierMigrations } from '@holdfast/webhook-verifier/postgres';
 import type postgres from 'postgres';
 import type { Config } from './config';
@@ -95,7 +95,7 @@ export async function allMigrations(): Promise<Migration[]> {
   return [
     ...apiKeyMigrations(),
     ...idempotencyMigrations(),
-    ...deliveryMigrations,
+    ...deliveryMigrations(),
     ...verifierMigrations(),
     ...(await migrationFiles()),
   ];

@@ -1,4 +1,5 @@
-import { enqueueEvent } from '@holdfast/webhook-delivery/postgres';
+import { fromPostgres } from '@holdfast/db/postgres';
+import { enqueueEvent } from '@holdfast/webhook-delivery';
 import type postgres from 'postgres';
 import type { EventType } from './event-types';
 
@@ -21,11 +22,9 @@ export interface ResourceEvent {
  * ```
  */
 export async function emit(tx: postgres.TransactionSql, event: ResourceEvent): Promise<void> {
-  await enqueueEvent(tx, {
-    account: event.account,
-    type: event.type,
-    resourceId: event.resourceId,
-    object: event.object,
-    now: () => event.now,
-  });
+  await enqueueEvent(
+    fromPostgres(tx),
+    { account: event.account, type: event.type, resourceId: event.resourceId, object: event.object },
+    { now: () => event.now },
+  );
 }

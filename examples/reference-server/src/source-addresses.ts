@@ -1,6 +1,6 @@
 import { tenantOf } from '@holdfast/api-keys';
-import { checkEgress, egressSourceRanges } from '@holdfast/webhook-delivery';
-import { notifyAccounts } from '@holdfast/webhook-delivery/postgres';
+import { fromPostgres } from '@holdfast/db/postgres';
+import { checkEgress, egressSourceRanges, notifyAccounts } from '@holdfast/webhook-delivery';
 import type postgres from 'postgres';
 import { type Config, ConfigError } from './config';
 import type { Logger } from './observability/logger';
@@ -79,12 +79,15 @@ export async function publishSourceAddresses(
       update holdfast_webhook_source_addresses
       set addresses = ${textArray(addresses)}::text[], updated_at = ${at}
       where id`;
-    await notifyAccounts(tx, {
-      accounts: await everyTenant(tx),
-      type: SOURCE_ADDRESSES_CHANGED,
-      message: `The addresses webhooks are sent from changed: they were ${described(stored.addresses)}; they are now ${described(addresses)}. Update any allowlist of your webhook receivers (GET /webhook-source-addresses).`,
-      now: () => at.getTime(),
-    });
+    await notifyAccounts(
+      fromPostgres(tx),
+      {
+        accounts: await everyTenant(tx),
+        type: SOURCE_ADDRESSES_CHANGED,
+        message: `The addresses webhooks are sent from changed: they were ${described(stored.addresses)}; they are now ${described(addresses)}. Update any allowlist of your webhook receivers (GET /webhook-source-addresses).`,
+      },
+      { now: () => at.getTime() },
+    );
     return { addresses, configured, updatedAt: at.toISOString(), changedFrom: stored.addresses };
   });
 }

@@ -1,6 +1,6 @@
 import type { Db } from '@holdfast/db';
 import { fromPostgres } from '@holdfast/db/postgres';
-import { createDeliveryWorker, purgeDeliveryHistory } from '@holdfast/webhook-delivery/postgres';
+import { createDeliveryWorker, purgeDeliveryHistory } from '@holdfast/webhook-delivery';
 import { postgresDedupStore } from '@holdfast/webhook-verifier/postgres';
 import type postgres from 'postgres';
 import type { Deps } from './context';

@@ -4,11 +4,7 @@ import type { Db, Transaction } from '@holdfast/db';
 import { migrations as idempotencyMigrations, idempotent } from '@holdfast/idempotency';
 import { createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
 import { defineSortAllowlist } from '@holdfast/sort-allowlist';
-import {
-  createEndpoint,
-  migrations as deliveryMigrations,
-  enqueueEvent,
-} from '@holdfast/webhook-delivery/postgres';
+import { createEndpoint, migrations as deliveryMigrations, enqueueEvent } from '@holdfast/webhook-delivery';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -49,7 +45,7 @@ let db: TestDatabase;
 beforeAll(async () => {
   if (!realPostgres) return;
   db = await createTestDatabase();
-  for (const migration of [...idempotencyMigrations(), ...deliveryMigrations])
+  for (const migration of [...idempotencyMigrations(), ...deliveryMigrations()])
     await db.sql.unsafe(migration.sql);
   await db.sql`create table drivers_orders (id text primary key, amount int not null)`;
   // 1,000 rows with many ties: 5 timestamps, 10 totals and NULL, 3 statuses.
@@ -60,7 +56,7 @@ beforeAll(async () => {
            case when i % 11 = 0 then null else i % 10 end, (array['pending', 'shipped', 'cancelled'])[1 + i % 3]
     from generate_series(1, 1000) as i`;
   await createEndpoint(
-    db.sql,
+    fromPostgres(db.sql),
     { account: ACCOUNT, url: 'http://127.0.0.1:9999/hooks' },
     { allowPrivateDestinations: true },
   );

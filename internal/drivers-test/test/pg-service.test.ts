@@ -10,7 +10,7 @@ import {
   enqueueEvent,
   migrations,
   purgeDeliveryHistory,
-} from '@holdfast/webhook-delivery/postgres';
+} from '@holdfast/webhook-delivery';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -25,7 +25,7 @@ function schemaUrl(schema: string): string {
 beforeAll(async () => {
   if (!realPostgres) return;
   db = await createTestDatabase();
-  for (const migration of migrations) await db.sql.unsafe(migration.sql);
+  for (const migration of migrations()) await db.sql.unsafe(migration.sql);
 });
 afterAll(async () => {
   if (realPostgres) await db.close();
@@ -49,10 +49,9 @@ describe.skipIf(!realPostgres)('a service on node-postgres (needs DATABASE_URL: 
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
-    await createEndpoint(db.sql, { account: 'acct_pg', url }, { allowPrivateDestinations: true });
-
     // The service: node-postgres, its own transaction, the event enqueued inside it.
     const pool = new pg.Pool({ connectionString: schemaUrl(db.schema), max: 2 });
+    await createEndpoint(fromPg(pool), { account: 'acct_pg', url }, { allowPrivateDestinations: true });
     const ids: string[] = [];
     for (let i = 0; i < 5; i += 1) {
       const client = await pool.connect();

@@ -1,8 +1,10 @@
-import type { ISql as Sql } from 'postgres';
+import type { Db } from '@holdfast/db';
 import type { Notifier } from './health';
 import { opaqueId } from './id';
+import type { DeliveryOptions } from './options';
 import { pgArray } from './pg-array';
-import { type Notification, toNotification } from './rows';
+import { type Notification, type Row, toNotification } from './rows';
+import { storeStatements } from './sql/store';
 
 /** A notification for many accounts at once, tied to no endpoint. */
 export interface AccountsNotice {
@@ -11,35 +13,40 @@ export interface AccountsNotice {
   /** Such as `webhook_source_addresses_changed`. */
   readonly type: string;
   readonly message: string;
-  readonly now?: () => number;
   /** Told about each notification written. */
   readonly notifier?: Notifier;
 }
 
 /**
- * Writes one notification to each account, in one statement (a pool or a transaction), for news that concerns every
- * account rather than one endpoint: the addresses webhooks are sent from changed, say. They are
- * listed with the others (`holdfast_notifications`, `toNotification`).
+ * Writes one notification to each account, in one statement (on a pool or a transaction), for
+ * news that concerns every account rather than one endpoint: the addresses webhooks are sent
+ * from changed, say. They are listed with the others (`toNotification` maps their rows).
  *
  * @example
  * ```ts
- * await notifyAccounts(sql, {
+ * await notifyAccounts(db, {
  *   accounts: ['acct_1', 'acct_1:live'],
  *   type: 'webhook_source_addresses_changed',
  *   message: 'Webhooks are now sent from 203.0.113.7/32 (before: 198.51.100.7/32).',
  * });
  * ```
  */
-export async function notifyAccounts(sql: Sql, notice: AccountsNotice): Promise<Notification[]> {
+export async function notifyAccounts(
+  db: Db,
+  notice: AccountsNotice,
+  options: DeliveryOptions = {},
+): Promise<Notification[]> {
   const accounts = [...new Set(notice.accounts)];
   if (accounts.length === 0) return [];
   const ids = accounts.map(() => opaqueId('ntf'));
-  const at = new Date((notice.now ?? Date.now)());
-  const rows = await sql`
-    insert into holdfast_notifications (id, account_id, type, endpoint_id, message, disable_at, created_at)
-    select n.id, n.account_id, ${notice.type}, null, ${notice.message}, null, ${at}
-    from unnest(${pgArray(ids)}::text[], ${pgArray(accounts)}::text[]) as n(id, account_id)
-    returning *`;
+  const at = new Date((options.now ?? Date.now)()).toISOString();
+  const rows = await db.query<Row>(storeStatements(options.schema).notifyAccounts, [
+    notice.type,
+    notice.message,
+    at,
+    pgArray(ids),
+    pgArray(accounts),
+  ]);
   const notifications = rows.map(toNotification);
   if (notice.notifier) {
     for (const [i, notification] of notifications.entries()) {

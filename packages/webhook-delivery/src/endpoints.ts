@@ -1,18 +1,22 @@
+import type { Db } from '@holdfast/db';
 import { problem } from '@holdfast/problem-details';
 import { generateKeyPair, generateSecret } from '@holdfast/webhook-signer';
-import type { ISql as Sql } from 'postgres';
 import { assertFilter, type EventFilter, filterJson } from './filter';
 import { opaqueId } from './id';
+import type { DeliveryOptions, EndpointOptions } from './options';
 import { pgArray } from './pg-array';
 import { deliveryProblems } from './problems';
 import {
   type DeliveryOrdering,
   type EndpointConcurrency,
+  type Row,
+  rowOf,
   type SignatureScheme,
   toConcurrency,
   toEndpoint,
   type WebhookEndpoint,
 } from './rows';
+import { storeStatements } from './sql/store';
 import { checkDestination, type DestinationOptions } from './ssrf';
 
 export interface EndpointInput {
@@ -99,7 +103,12 @@ function assertOrdering(value: unknown): void {
 }
 
 /** Where a new endpoint's adaptive in-flight limit starts unless `concurrencyInitial` says otherwise. */
-export const INITIAL_CONCURRENCY = 4;
+const INITIAL_CONCURRENCY = 4;
+
+/** How long the previous secret keeps signing after a rotation (24 h: both sign meanwhile). */
+const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
+
+const clock = (options: DeliveryOptions): number => (options.now ?? Date.now)();
 
 /**
  * Registers an endpoint after the SSRF check and returns it with its new secret, which is
@@ -108,19 +117,17 @@ export const INITIAL_CONCURRENCY = 4;
  * `perEndpointConcurrency`) and earns the rest by fast successes, so a new endpoint cannot take
  * many places before its receiver has shown it answers.
  *
+ * @throws the 422 problem `destination_url_forbidden` for a URL the SSRF rules refuse; a 400
+ * `validation_failed` problem for a bad `maxPerSecond`, `filter` or `ordering`.
  * @example
  * ```ts
- * const { endpoint, secret } = await createEndpoint(sql, { account: 'acct_1', url: 'https://example.com/hooks' });
+ * const { endpoint, secret } = await createEndpoint(fromPg(pool), { account: 'acct_1', url: 'https://example.com/hooks' });
  * ```
  */
 export async function createEndpoint(
-  sql: Sql,
+  db: Db,
   input: EndpointInput,
-  options: DestinationOptions & {
-    now?: () => number;
-    concurrencyMax?: number;
-    concurrencyInitial?: number;
-  } = {},
+  options: EndpointOptions = {},
 ): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
   const initial = options.concurrencyInitial ?? INITIAL_CONCURRENCY;
   if (!Number.isInteger(initial) || initial < 1)
@@ -131,24 +138,23 @@ export async function createEndpoint(
   assertOrdering(input.ordering);
   const scheme = input.signatureScheme ?? 'v1';
   const { secret, publicKey } = newKey(scheme);
-  const now = new Date((options.now ?? Date.now)());
-  const [row] = await sql`
-    with e as (
-      insert into holdfast_webhook_endpoints
-        (id, account_id, url, description, event_types, secret, max_per_second,
-         signature_scheme, public_key, filter, ordering, created_at, updated_at)
-      values (${opaqueId('we')}, ${input.account}, ${url}, ${input.description ?? null},
-              ${pgArray(input.eventTypes ?? [])}::text[], ${secret}, ${input.maxPerSecond ?? null},
-              ${scheme}, ${publicKey}, ${filterText(input.filter)}::text::jsonb, ${input.ordering ?? 'none'}, ${now}, ${now})
-      returning *
-    ),
-    p as (
-      insert into holdfast_endpoint_pacing (endpoint_id, concurrency_max, concurrency_limit)
-      select id, ${options.concurrencyMax ?? null}::int,
-             least(${initial}::int, coalesce(${options.concurrencyMax ?? null}::int, ${initial}::int)) from e
-      returning concurrency_limit, concurrency_max
-    )
-    select e.*, p.concurrency_limit, p.concurrency_max from e, p`;
+  const now = new Date(clock(options)).toISOString();
+  const [row] = await db.query<Row>(storeStatements(options.schema).createEndpoint, [
+    opaqueId('we'),
+    input.account,
+    url,
+    input.description ?? null,
+    pgArray(input.eventTypes ?? []),
+    secret,
+    input.maxPerSecond ?? null,
+    scheme,
+    publicKey,
+    filterText(input.filter),
+    input.ordering ?? 'none',
+    now,
+    options.concurrencyMax ?? null,
+    initial,
+  ]);
   if (!row) throw new Error('insert returned no row');
   return { endpoint: toEndpoint(row), secret };
 }
@@ -158,80 +164,72 @@ export async function createEndpoint(
  *
  * @example
  * ```ts
- * const endpoint = await getEndpoint(sql, { account: 'acct_1', id: 'we_...' });
+ * const endpoint = await getEndpoint(db, { account: 'acct_1', id: 'we_...' });
  * ```
  */
 export async function getEndpoint(
-  sql: Sql,
+  db: Db,
   { account, id }: AccountRef,
+  options: DeliveryOptions = {},
 ): Promise<WebhookEndpoint | undefined> {
-  const [row] = await sql`
-    select e.*, p.concurrency_limit, p.concurrency_max
-    from holdfast_webhook_endpoints e left join holdfast_endpoint_pacing p on p.endpoint_id = e.id
-    where e.id = ${id} and e.account_id = ${account} and e.deleted_at is null`;
-  return row ? toEndpoint(row) : undefined;
+  return rowOf(db, storeStatements(options.schema).getEndpoint, { account, id }, toEndpoint);
 }
 
 /**
  * Each endpoint's adaptive in-flight limit and ceiling, as the workers share them now: for a
- * page of endpoints listed from `holdfast_webhook_endpoints` alone, and for metrics.
+ * page of endpoints listed without their pacing, and for metrics.
  *
  * @example
  * ```ts
- * const limits = await endpointConcurrency(sql, ['we_1', 'we_2']);
+ * const limits = await endpointConcurrency(db, ['we_1', 'we_2']);
  * limits.get('we_1'); // { current: 3, max: 32 }
  * ```
  */
 export async function endpointConcurrency(
-  sql: Sql,
+  db: Db,
   ids: readonly string[],
+  options: DeliveryOptions = {},
 ): Promise<Map<string, EndpointConcurrency>> {
-  const rows = await sql`
-    select endpoint_id, concurrency_limit, concurrency_max from holdfast_endpoint_pacing
-    where endpoint_id = any(${pgArray(ids)}::text[])`;
+  const rows = await db.query<Row>(storeStatements(options.schema).endpointConcurrency, [pgArray(ids)]);
   return new Map(rows.map((row) => [String(row.endpoint_id), toConcurrency(row)]));
 }
 
 /**
  * Changes an endpoint. A new URL is checked like a new endpoint's; re-enabling clears the
  * failure streak so the disabling clock starts again, and its deliveries that fell due while it
- * was disabled are sent (they stayed due).
+ * was disabled are sent (they stayed due). `undefined` when absent, deleted or another account's.
  *
+ * @throws as {@link createEndpoint} does, for the fields given.
  * @example
  * ```ts
- * await updateEndpoint(sql, { account: 'acct_1', id: 'we_...', status: 'active', maxPerSecond: 50, ordering: 'per-resource' });
- * await updateEndpoint(sql, { account: 'acct_1', id: 'we_...', filter: { 'data.object.total': { $gte: 10000 } } });
+ * await updateEndpoint(db, { account: 'acct_1', id: 'we_...', status: 'active', maxPerSecond: 50, ordering: 'per-resource' });
+ * await updateEndpoint(db, { account: 'acct_1', id: 'we_...', filter: { 'data.object.total': { $gte: 10000 } } });
  * ```
  */
 export async function updateEndpoint(
-  sql: Sql,
+  db: Db,
   changes: EndpointChanges,
-  options: DestinationOptions & { now?: () => number } = {},
+  options: EndpointOptions = {},
 ): Promise<WebhookEndpoint | undefined> {
   const url = changes.url === undefined ? null : await assertDestination(changes.url, options);
   assertRate(changes.maxPerSecond);
   assertFilter(changes.filter);
   assertOrdering(changes.ordering);
-  const now = new Date((options.now ?? Date.now)());
-  const [row] = await sql`
-    with u as (
-      update holdfast_webhook_endpoints set
-        url = coalesce(${url}, url),
-        event_types = case when ${changes.eventTypes === undefined} then event_types else ${pgArray(changes.eventTypes ?? [])}::text[] end,
-        description = case when ${changes.description === undefined} then description else ${changes.description ?? null} end,
-        status = coalesce(${changes.status ?? null}, status),
-        max_per_second = case when ${changes.maxPerSecond === undefined} then max_per_second else ${changes.maxPerSecond ?? null}::int end,
-        filter = case when ${changes.filter === undefined} then filter else ${filterText(changes.filter)}::text::jsonb end,
-        ordering = coalesce(${changes.ordering ?? null}, ordering),
-        failing_since = case when ${changes.status === 'active'} then null else failing_since end,
-        disable_warned_at = case when ${changes.status === 'active'} then null else disable_warned_at end,
-        disabled_reason = case when ${changes.status !== undefined} then null else disabled_reason end,
-        updated_at = ${now}
-      where id = ${changes.id} and account_id = ${changes.account} and deleted_at is null
-      returning *
-    )
-    select u.*, p.concurrency_limit, p.concurrency_max
-    from u left join holdfast_endpoint_pacing p on p.endpoint_id = u.id`;
+  const [row] = await db.query<Row>(storeStatements(options.schema).updateEndpoint, [
+    changes.id,
+    changes.account,
+    url,
+    changes.eventTypes === undefined ? null : pgArray(changes.eventTypes),
+    changes.description !== undefined,
+    changes.description ?? null,
+    changes.status ?? null,
+    changes.maxPerSecond !== undefined,
+    changes.maxPerSecond ?? null,
+    changes.filter !== undefined,
+    filterText(changes.filter),
+    changes.ordering ?? null,
+    new Date(clock(options)).toISOString(),
+  ]);
   return row ? toEndpoint(row) : undefined;
 }
 
@@ -240,56 +238,47 @@ export async function updateEndpoint(
  *
  * @example
  * ```ts
- * await deleteEndpoint(sql, { account: 'acct_1', id: 'we_...' });
+ * await deleteEndpoint(db, { account: 'acct_1', id: 'we_...' });
  * ```
  */
 export async function deleteEndpoint(
-  sql: Sql,
+  db: Db,
   { account, id }: AccountRef,
-  { now: clock = Date.now }: { now?: () => number } = {},
+  options: DeliveryOptions = {},
 ): Promise<boolean> {
-  const now = clock();
-  const rows = await sql`
-    update holdfast_webhook_endpoints set deleted_at = ${new Date(now)}, status = 'disabled', updated_at = ${new Date(now)}
-    where id = ${id} and account_id = ${account} and deleted_at is null
-    returning id`;
+  const at = new Date(clock(options)).toISOString();
+  const rows = await db.query(storeStatements(options.schema).deleteEndpoint, [id, account, at]);
   return rows.length > 0;
 }
 
-/** How long the previous secret keeps signing after a rotation (24 h: both sign meanwhile). */
-export const ROTATION_OVERLAP_MS: number = 24 * 60 * 60 * 1000;
-
 /**
  * Rotates the endpoint's secret (or `v1a` key pair: the new public key is in the endpoint).
- * The old one keeps signing beside the new for 24 h (two `v1,` or `v1a,` entries), so the receiver can switch without a coordinated cutover. The new secret is
- * returned this once.
+ * The old one keeps signing beside the new for 24 h (two `v1,` or `v1a,` entries), so the
+ * receiver can switch without a coordinated cutover. The new secret is returned this once;
+ * `undefined` when absent, deleted or another account's.
  *
  * @example
  * ```ts
- * const rotated = await rotateSecret(sql, { account: 'acct_1', id: 'we_...' });
+ * const rotated = await rotateSecret(db, { account: 'acct_1', id: 'we_...' });
  * ```
  */
 export async function rotateSecret(
-  sql: Sql,
+  db: Db,
   { account, id }: AccountRef,
-  { now: clock = Date.now }: { now?: () => number } = {},
+  options: DeliveryOptions = {},
 ): Promise<{ endpoint: WebhookEndpoint; secret: string } | undefined> {
-  const now = clock();
+  const now = clock(options);
   // A key of each scheme; the statement keeps the one of the endpoint's scheme, in one step.
   const v1 = newKey('v1');
   const v1a = newKey('v1a');
-  const [row] = await sql`
-    with u as (
-      update holdfast_webhook_endpoints set
-        previous_secret = secret,
-        previous_secret_expires_at = ${new Date(now + ROTATION_OVERLAP_MS)},
-        secret = case when signature_scheme = 'v1a' then ${v1a.secret} else ${v1.secret} end,
-        public_key = case when signature_scheme = 'v1a' then ${v1a.publicKey} end,
-        updated_at = ${new Date(now)}
-      where id = ${id} and account_id = ${account} and deleted_at is null
-      returning *
-    )
-    select u.*, p.concurrency_limit, p.concurrency_max
-    from u left join holdfast_endpoint_pacing p on p.endpoint_id = u.id`;
+  const [row] = await db.query<Row>(storeStatements(options.schema).rotateSecret, [
+    id,
+    account,
+    new Date(now + ROTATION_OVERLAP_MS).toISOString(),
+    v1a.secret,
+    v1a.publicKey,
+    v1.secret,
+    new Date(now).toISOString(),
+  ]);
   return row ? { endpoint: toEndpoint(row), secret: String(row.secret) } : undefined;
 }

@@ -1,28 +1,52 @@
-export { classifyAttempt, type Outcome, parseRetryAfter } from './classify';
+// Everything that touches the database takes a `Db` of `@holdfast/db` (any driver's adapter),
+// so this entry imports no driver.
+export { checkEgress, EgressError, type EgressOptions, egressSourceRanges } from './egress';
+export { notifyAccounts } from './egress-notifications';
 export {
-  checkEgress,
-  EgressError,
-  type EgressOptions,
-  egressSourceRanges,
-} from './egress';
+  type AccountRef,
+  createEndpoint,
+  deleteEndpoint,
+  type EndpointChanges,
+  type EndpointInput,
+  endpointConcurrency,
+  getEndpoint,
+  rotateSecret,
+  updateEndpoint,
+} from './endpoints';
+export { checkFilter, type EventFilter, FILTER_LIMITS, type FilterIssue } from './filter';
+export { migrations } from './migrations';
+export type { DeliveryOptions, EndpointOptions } from './options';
 export {
-  assertFilter,
-  checkFilter,
-  type EventFilter,
-  FILTER_LIMITS,
-  type FilterIssue,
-} from './filter';
-export { isCongestion } from './pacing';
+  enqueueEvent,
+  getDelivery,
+  getEvent,
+  listAttempts,
+  replayDelivery,
+  sendTestEvent,
+} from './outbox';
+export { type EventInput, eventWrites } from './outbox-writes';
 export { deliveryDefinitions, deliveryProblems } from './problems';
-export { RECOVER_MAX, type RecoverInput, recoverDeliveries } from './recover';
-export { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule, retryDelay } from './schedule';
+export { purgeDeliveryHistory } from './purge';
+export { type RecoverInput, recoverDeliveries } from './recover';
 export {
-  checkDestination,
-  type DestinationCheck,
-  type DestinationOptions,
-  forbiddenAddress,
-  pinnedAgent,
-  type Resolver,
-  systemResolver,
-} from './ssrf';
-export { type EndpointStats, endpointStats, type StatsBucket, type StatsWindow } from './stats';
+  type Delivery,
+  type DeliveryAttempt,
+  type Notification,
+  toAttempt,
+  toDelivery,
+  toEndpoint,
+  toEvent,
+  toNotification,
+  type WebhookEndpoint,
+  type WebhookEvent,
+} from './rows';
+export { parseRetrySchedule } from './schedule';
+export { checkDestination, type DestinationOptions, type Resolver } from './ssrf';
+export { type EndpointStats, endpointStats } from './stats';
+export {
+  type AttemptInfo,
+  createDeliveryWorker,
+  type DeliveryWorker,
+  type DeliveryWorkerOptions,
+  type Notifier,
+} from './worker';

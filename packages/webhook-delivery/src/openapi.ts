@@ -1,6 +1,1 @@
-export {
-  type DeclareWebhooksOptions,
-  declareWebhooks,
-  type OutboundWebhook,
-  webhookHeadersSchema,
-} from './openapi-webhooks';
+export { declareWebhooks, type OutboundWebhook, webhookHeadersSchema } from './openapi-webhooks';

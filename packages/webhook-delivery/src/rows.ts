@@ -1,4 +1,18 @@
-import type postgres from 'postgres';
+import type { Db } from '@holdfast/db';
+
+/** A row as any driver returns it, column names as keys. */
+export type Row = { readonly [column: string]: unknown };
+
+/** The row `text` (`$1` id, `$2` account) finds, mapped; `undefined` when there is none. */
+export async function rowOf<T>(
+  db: Db,
+  text: string,
+  ref: { readonly account: string; readonly id: string },
+  map: (row: Row) => T,
+): Promise<T | undefined> {
+  const [row] = await db.query<Row>(text, [ref.id, ref.account]);
+  return row ? map(row) : undefined;
+}
 
 /** The in-flight limit the sender uses for an endpoint now, and its ceiling. */
 export interface EndpointConcurrency {
@@ -91,6 +105,9 @@ export interface Notification {
 /** The workers' default `perEndpointConcurrency`, shown as the ceiling until a worker records its own. */
 export const DEFAULT_PER_ENDPOINT_CONCURRENCY = 4;
 
+const text = (value: unknown): string => String(value);
+const textOrNull = (value: unknown): string | null =>
+  value === null || value === undefined ? null : String(value);
 const iso = (value: unknown): string =>
   (value instanceof Date ? value : new Date(String(value))).toISOString();
 const isoOrNull = (value: unknown): string | null =>
@@ -105,7 +122,7 @@ const isoOrNull = (value: unknown): string | null =>
  * toConcurrency({ concurrency_limit: 2.5, concurrency_max: 8 }); // { current: 2, max: 8 }
  * ```
  */
-export function toConcurrency(row: postgres.Row): EndpointConcurrency {
+export function toConcurrency(row: Row): EndpointConcurrency {
   const max = Number(row.concurrency_max ?? DEFAULT_PER_ENDPOINT_CONCURRENCY);
   const limit =
     row.concurrency_limit === null || row.concurrency_limit === undefined
@@ -123,16 +140,17 @@ const toFilter = (value: unknown): { [key: string]: unknown } | null => {
 };
 
 /** Row → API shape of `holdfast_webhook_endpoints` (joined with its pacing row when present). */
-export function toEndpoint(row: postgres.Row): WebhookEndpoint {
+export function toEndpoint(row: Row): WebhookEndpoint {
   return {
-    id: row.id,
-    url: row.url,
-    description: row.description ?? null,
-    eventTypes: row.event_types ?? [],
-    status: row.status,
-    maxPerSecond: row.max_per_second ?? null,
+    id: text(row.id),
+    url: text(row.url),
+    description: textOrNull(row.description),
+    eventTypes: Array.isArray(row.event_types) ? row.event_types.map(String) : [],
+    status: row.status === 'disabled' ? 'disabled' : 'active',
+    maxPerSecond:
+      row.max_per_second === null || row.max_per_second === undefined ? null : Number(row.max_per_second),
     signatureScheme: row.signature_scheme === 'v1a' ? 'v1a' : 'v1',
-    publicKey: row.public_key ?? null,
+    publicKey: textOrNull(row.public_key),
     filter: toFilter(row.filter),
     concurrency: toConcurrency(row),
     ordering: row.ordering === 'per-resource' ? 'per-resource' : 'none',
@@ -142,18 +160,18 @@ export function toEndpoint(row: postgres.Row): WebhookEndpoint {
 }
 
 /** Row → API shape of `holdfast_events` (the stored payload, parsed). */
-export function toEvent(row: postgres.Row): WebhookEvent {
-  return JSON.parse(row.payload);
+export function toEvent(row: Row): WebhookEvent {
+  return JSON.parse(text(row.payload));
 }
 
 /** Row → API shape of `holdfast_deliveries`. */
-export function toDelivery(row: postgres.Row): Delivery {
+export function toDelivery(row: Row): Delivery {
   return {
-    id: row.id,
-    event: row.event_id,
-    eventType: row.event_type,
-    endpoint: row.endpoint_id,
-    status: row.status,
+    id: text(row.id),
+    event: text(row.event_id),
+    eventType: text(row.event_type),
+    endpoint: text(row.endpoint_id),
+    status: text(row.status) as DeliveryStatus,
     attemptCount: Number(row.attempt_count),
     nextAttemptAt:
       row.status === 'pending' || row.status === 'failed' ? isoOrNull(row.next_attempt_at) : null,
@@ -164,25 +182,25 @@ export function toDelivery(row: postgres.Row): Delivery {
 }
 
 /** Row → API shape of `holdfast_delivery_attempts`. */
-export function toAttempt(row: postgres.Row): DeliveryAttempt {
+export function toAttempt(row: Row): DeliveryAttempt {
   return {
-    id: row.id,
-    delivery: row.delivery_id,
-    status: row.status ?? null,
-    error: row.error ?? null,
+    id: text(row.id),
+    delivery: text(row.delivery_id),
+    status: row.status === null || row.status === undefined ? null : Number(row.status),
+    error: textOrNull(row.error),
     latencyMs: Number(row.latency_ms),
-    responseBodyPrefix: row.response_body_prefix ?? null,
+    responseBodyPrefix: textOrNull(row.response_body_prefix),
     createdAt: iso(row.created_at),
   };
 }
 
 /** Row → API shape of `holdfast_notifications`. */
-export function toNotification(row: postgres.Row): Notification {
+export function toNotification(row: Row): Notification {
   return {
-    id: row.id,
-    type: row.type,
-    message: row.message,
-    endpoint: row.endpoint_id ?? null,
+    id: text(row.id),
+    type: text(row.type),
+    message: text(row.message),
+    endpoint: textOrNull(row.endpoint_id),
     disableAt: isoOrNull(row.disable_at),
     createdAt: iso(row.created_at),
   };

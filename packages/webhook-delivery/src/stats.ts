@@ -1,5 +1,7 @@
-import type { ISql as Sql } from 'postgres';
+import type { Db } from '@holdfast/db';
+import type { DeliveryOptions } from './options';
 import { pgArray } from './pg-array';
+import { storeStatements } from './sql/store';
 
 /** The two windows of {@link endpointStats}: 24 hourly buckets, or 7 daily ones. */
 export type StatsWindow = '24h' | '7d';
@@ -42,56 +44,44 @@ const DAY = 86_400_000;
  *
  * @example
  * ```ts
- * const stats = await endpointStats(sql, { account: 'acct_1', endpointId: 'we_...', window: '24h' });
+ * const stats = await endpointStats(db, { account: 'acct_1', endpointId: 'we_...', window: '24h' });
  * stats?.buckets.at(-1); // { start, end, succeeded, failed, dead, p50LatencyMs, p95LatencyMs }
  * ```
  */
 export async function endpointStats(
-  sql: Sql,
+  db: Db,
   input: {
     account: string;
     endpointId: string;
     window: StatsWindow;
-    now?: (() => number) | undefined;
     /** Count only attempts of deliveries of these event types (absent: every type). */
     eventTypes?: readonly string[] | undefined;
   },
+  options: DeliveryOptions = {},
 ): Promise<EndpointStats | undefined> {
-  const [endpoint] = await sql`
-    select id from holdfast_webhook_endpoints
-    where id = ${input.endpointId} and account_id = ${input.account} and deleted_at is null`;
+  const statements = storeStatements(options.schema);
+  const [endpoint] = await db.query(statements.endpointExists, [input.endpointId, input.account]);
   if (!endpoint) return undefined;
   const size = input.window === '24h' ? HOUR : DAY;
   const count = input.window === '24h' ? 24 : 7;
-  const now = (input.now ?? Date.now)();
+  const now = (options.now ?? Date.now)();
   const to = Math.floor(now / size) * size + size;
   const from = to - count * size;
-  const rows = await sql<
-    { i: number; succeeded: number; failed: number; dead: number; p50: number | null; p95: number | null }[]
-  >`
-    select floor(extract(epoch from (a.created_at - ${new Date(from)}::timestamptz)) * 1000 / ${size})::int as i,
-      count(*) filter (where a.outcome = 'succeeded')::int as succeeded,
-      count(*) filter (where a.outcome = 'failed')::int as failed,
-      count(*) filter (where a.outcome = 'dead')::int as dead,
-      percentile_cont(0.5) within group (order by a.latency_ms)::float8 as p50,
-      percentile_cont(0.95) within group (order by a.latency_ms)::float8 as p95
-    from (
-      select a.created_at, a.latency_ms,
-        case
-          when a.status between 200 and 299 then 'succeeded'
-          when d.status = 'dead' and not exists (
-            select 1 from holdfast_delivery_attempts later
-            where later.delivery_id = a.delivery_id and (later.created_at, later.id) > (a.created_at, a.id)
-          ) then 'dead'
-          else 'failed'
-        end as outcome
-      from holdfast_delivery_attempts a
-      join holdfast_deliveries d on d.id = a.delivery_id
-      where a.endpoint_id = ${input.endpointId} and a.account_id = ${input.account}
-        and a.created_at >= ${new Date(from)} and a.created_at < ${new Date(to)}
-        and (${input.eventTypes === undefined} or d.event_type = any(${pgArray(input.eventTypes ?? [])}::text[]))
-    ) a
-    group by 1`;
+  const rows = await db.query<{
+    i: number;
+    succeeded: number;
+    failed: number;
+    dead: number;
+    p50: number | null;
+    p95: number | null;
+  }>(statements.stats, [
+    new Date(from).toISOString(),
+    size,
+    input.endpointId,
+    input.account,
+    new Date(to).toISOString(),
+    input.eventTypes === undefined ? null : pgArray(input.eventTypes),
+  ]);
   const byIndex = new Map(rows.map((row) => [row.i, row]));
   const round = (value: number | null | undefined) =>
     value === null || value === undefined ? null : Math.round(value);

@@ -1,9 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import { fileURLToPath } from 'node:url';
+import { fromPostgres } from '@holdfast/db/postgres';
 import { childDatabaseUrl, createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEndpoint, enqueueEvent, migrations, updateEndpoint } from '../src/postgres';
+import { createEndpoint, enqueueEvent, migrations, updateEndpoint } from '../src/index';
 
 // Issue 7, "Must show": the chaos test. Real PostgreSQL and real processes only.
 const WORKER = fileURLToPath(new URL('./fixtures/worker.ts', import.meta.url));
@@ -131,7 +132,7 @@ describe.skipIf(!realPostgres)(
       // One transaction: the workers see every event at the same instant.
       await db.sql.begin(async (tx) => {
         for (let i = 0; i < count; i++) {
-          await enqueueEvent(tx, {
+          await enqueueEvent(fromPostgres(tx), {
             account,
             type: 'order.created',
             resourceId: `ord_${account}_${i}`,
@@ -145,7 +146,7 @@ describe.skipIf(!realPostgres)(
       const ids: string[] = [];
       for (const r of receivers) {
         const { endpoint } = await createEndpoint(
-          db.sql,
+          fromPostgres(db.sql),
           { account, url: r.url },
           { allowPrivateDestinations: true },
         );
@@ -156,7 +157,7 @@ describe.skipIf(!realPostgres)(
 
     beforeAll(async () => {
       db = await createTestDatabase({ max: 6 });
-      for (const migration of migrations) await db.sql.unsafe(migration.sql);
+      for (const migration of migrations()) await db.sql.unsafe(migration.sql);
     });
     afterAll(async () => {
       await Promise.all([...children].map((c) => stopWorker(c, 'SIGKILL')));
@@ -201,7 +202,7 @@ describe.skipIf(!realPostgres)(
         270_000,
       );
       const elapsed = Date.now() - started;
-      await updateEndpoint(db.sql, { account, id: slowId ?? '', status: 'disabled' });
+      await updateEndpoint(fromPostgres(db.sql), { account, id: slowId ?? '', status: 'disabled' });
       await Promise.all([stopWorker(steady), stopWorker(victim)]);
 
       const duplicates = (r: Receiver) => [...r.ids.values()].reduce((sum, n) => sum + Math.max(0, n - 1), 0);

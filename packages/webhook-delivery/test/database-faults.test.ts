@@ -1,8 +1,9 @@
 import { createServer as createTcpServer, type Socket, connect as tcpConnect } from 'node:net';
 import { fromPg, pgListener } from '@holdfast/db/pg';
+import { fromPostgres } from '@holdfast/db/postgres';
 import { createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createDeliveryWorker, createEndpoint, enqueueEvent, migrations } from '../src/postgres';
+import { createDeliveryWorker, createEndpoint, enqueueEvent, migrations } from '../src/index';
 import { endPools, pgPool } from './fixtures/db';
 import { webhookReceiver } from './fixtures/receiver';
 
@@ -43,9 +44,13 @@ async function noCrash(work: () => Promise<void>): Promise<unknown[]> {
 }
 
 async function enqueue(count: number): Promise<void> {
-  await createEndpoint(db.sql, { account: ACCOUNT, url: hook.url }, { allowPrivateDestinations: true });
+  await createEndpoint(
+    fromPostgres(db.sql),
+    { account: ACCOUNT, url: hook.url },
+    { allowPrivateDestinations: true },
+  );
   for (let i = 0; i < count; i += 1) {
-    await enqueueEvent(db.sql, {
+    await enqueueEvent(fromPostgres(db.sql), {
       account: ACCOUNT,
       type: 'order.created',
       resourceId: `ord_${i}`,
@@ -101,7 +106,7 @@ function worker(pool: ReturnType<typeof pgPool>, errors: unknown[]) {
 describe.skipIf(!realPostgres)('the worker on node-postgres while the database fails', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
-    for (const migration of migrations) await db.sql.unsafe(migration.sql);
+    for (const migration of migrations()) await db.sql.unsafe(migration.sql);
     hook = await webhookReceiver();
   });
   afterAll(async () => {

@@ -1,5 +1,6 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { fromPostgres } from '@holdfast/db/postgres';
 import { createTestDatabase, type TestDatabase } from '@holdfast/pg/testing';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -17,7 +18,7 @@ import {
   toAttempt,
   toNotification,
   updateEndpoint,
-} from '../src/postgres';
+} from '../src/index';
 import { endPools, pgDb } from './fixtures/db';
 
 afterAll(endPools);
@@ -65,7 +66,7 @@ const options = { allowPrivateDestinations: true };
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  for (const migration of migrations) await db.sql.unsafe(migration.sql);
+  for (const migration of migrations()) await db.sql.unsafe(migration.sql);
 });
 afterAll(() => db.close());
 beforeEach(async () => {
@@ -89,17 +90,17 @@ describe('webhook delivery', () => {
     const hook = await receiver(() => ({ status: 204 }));
     const other = await receiver(() => ({ status: 204 }));
     const { secret } = await createEndpoint(
-      db.sql,
+      fromPostgres(db.sql),
       { account: ACCOUNT, url: hook.url, eventTypes: ['subscription.created'] },
       options,
     );
     await createEndpoint(
-      db.sql,
+      fromPostgres(db.sql),
       { account: ACCOUNT, url: other.url, eventTypes: ['order.refunded'] },
       options,
     );
     const event = await db.sql.begin((tx) =>
-      enqueueEvent(tx, {
+      enqueueEvent(fromPostgres(tx), {
         account: ACCOUNT,
         type: 'subscription.created',
         resourceId: 'sub_1',
@@ -130,18 +131,33 @@ describe('webhook delivery', () => {
     for (let i = 0; i < 3; i += 1) {
       events.push(
         await db.sql.begin((tx) =>
-          enqueueEvent(tx, { account: ACCOUNT, type: 'order.updated', resourceId: 'ord_1', object: {} }),
+          enqueueEvent(fromPostgres(tx), {
+            account: ACCOUNT,
+            type: 'order.updated',
+            resourceId: 'ord_1',
+            object: {},
+          }),
         ),
       );
     }
     const otherResource = await db.sql.begin((tx) =>
-      enqueueEvent(tx, { account: ACCOUNT, type: 'order.updated', resourceId: 'ord_2', object: {} }),
+      enqueueEvent(fromPostgres(tx), {
+        account: ACCOUNT,
+        type: 'order.updated',
+        resourceId: 'ord_2',
+        object: {},
+      }),
     );
     expect(events.map((e) => e.sequence)).toEqual([1, 2, 3]);
     expect(otherResource.sequence).toBe(1);
     await expect(
       db.sql.begin(async (tx) => {
-        await enqueueEvent(tx, { account: ACCOUNT, type: 'order.updated', resourceId: 'ord_1', object: {} });
+        await enqueueEvent(fromPostgres(tx), {
+          account: ACCOUNT,
+          type: 'order.updated',
+          resourceId: 'ord_1',
+          object: {},
+        });
         throw new Error('business write failed');
       }),
     ).rejects.toThrow();
@@ -158,9 +174,14 @@ describe('webhook delivery', () => {
       clock += 10 * n;
       return healthy ? { status: 200, body: 'ok' } : { status: 503, body: 'x'.repeat(3000) };
     });
-    await createEndpoint(db.sql, { account: ACCOUNT, url: hook.url }, options);
+    await createEndpoint(fromPostgres(db.sql), { account: ACCOUNT, url: hook.url }, options);
     const event = await db.sql.begin((tx) =>
-      enqueueEvent(tx, { account: ACCOUNT, type: 'payment.succeeded', resourceId: 'pay_1', object: {} }),
+      enqueueEvent(fromPostgres(tx), {
+        account: ACCOUNT,
+        type: 'payment.succeeded',
+        resourceId: 'pay_1',
+        object: {},
+      }),
     );
     clock = Date.now();
     const w = worker({ now: () => clock });
@@ -179,16 +200,18 @@ describe('webhook delivery', () => {
     expect(attempts.map((attempt) => attempt.latencyMs)).toEqual([10, 20, 30]);
     healthy = true;
     const replayed = await replayDelivery(
-      db.sql,
+      fromPostgres(db.sql),
       { account: ACCOUNT, id: String(delivery?.id) },
       { now: () => clock },
     );
     expect(replayed?.status).toBe('pending');
-    expect(await replayDelivery(db.sql, { account: 'acct_other', id: String(delivery?.id) })).toBeUndefined();
+    expect(
+      await replayDelivery(fromPostgres(db.sql), { account: 'acct_other', id: String(delivery?.id) }),
+    ).toBeUndefined();
     await w.runOnce();
     expect(hook.received).toHaveLength(4);
     expect(hook.received[3]?.headers['webhook-id']).toBe(event.id);
-    const after = await getDelivery(db.sql, { account: ACCOUNT, id: String(delivery?.id) });
+    const after = await getDelivery(fromPostgres(db.sql), { account: ACCOUNT, id: String(delivery?.id) });
     expect(after?.status).toBe('succeeded');
     expect(after?.attemptCount).toBe(4); // the total; the replay restarted only the schedule
     await hook.close();
@@ -196,15 +219,15 @@ describe('webhook delivery', () => {
 
   it('gives a replayed delivery the whole retry schedule again', async () => {
     const hook = await receiver(() => ({ status: 500 }));
-    await createEndpoint(db.sql, { account: ACCOUNT, url: hook.url }, options);
+    await createEndpoint(fromPostgres(db.sql), { account: ACCOUNT, url: hook.url }, options);
     await db.sql.begin((tx) =>
-      enqueueEvent(tx, { account: ACCOUNT, type: 't.x', resourceId: 'r', object: {} }),
+      enqueueEvent(fromPostgres(tx), { account: ACCOUNT, type: 't.x', resourceId: 'r', object: {} }),
     );
     const w = worker();
     for (let i = 0; i < 4; i += 1) await w.runOnce();
     const [dead] = await db.sql`select id, status, attempt_count from holdfast_deliveries`;
     expect(dead).toMatchObject({ status: 'dead', attempt_count: 3 });
-    await replayDelivery(db.sql, { account: ACCOUNT, id: String(dead?.id) });
+    await replayDelivery(fromPostgres(db.sql), { account: ACCOUNT, id: String(dead?.id) });
     for (let i = 0; i < 4; i += 1) await w.runOnce();
     const [again] = await db.sql`select status, attempt_count from holdfast_deliveries`;
     expect(again).toMatchObject({ status: 'dead', attempt_count: 6 });
@@ -215,10 +238,14 @@ describe('webhook delivery', () => {
   it('ends the delivery at once on a 4xx, and disables the endpoint with a notification on 410', async () => {
     const bad = await receiver(() => ({ status: 400 }));
     const gone = await receiver(() => ({ status: 410 }));
-    await createEndpoint(db.sql, { account: ACCOUNT, url: bad.url }, options);
-    const { endpoint } = await createEndpoint(db.sql, { account: ACCOUNT, url: gone.url }, options);
+    await createEndpoint(fromPostgres(db.sql), { account: ACCOUNT, url: bad.url }, options);
+    const { endpoint } = await createEndpoint(
+      fromPostgres(db.sql),
+      { account: ACCOUNT, url: gone.url },
+      options,
+    );
     await db.sql.begin((tx) =>
-      enqueueEvent(tx, { account: ACCOUNT, type: 't.x', resourceId: 'r', object: {} }),
+      enqueueEvent(fromPostgres(tx), { account: ACCOUNT, type: 't.x', resourceId: 'r', object: {} }),
     );
     const w = worker();
     await w.runOnce();
@@ -240,39 +267,47 @@ describe('webhook delivery', () => {
   it('never follows a redirect: the delivery is dead at once, its attempt listed, then purged after retention', async () => {
     const target = await receiver(() => ({ status: 204 }));
     const redirect = await receiver(() => ({ status: 302 }));
-    await createEndpoint(db.sql, { account: ACCOUNT, url: redirect.url }, options);
+    await createEndpoint(fromPostgres(db.sql), { account: ACCOUNT, url: redirect.url }, options);
     await db.sql.begin((tx) =>
-      enqueueEvent(tx, {
-        account: ACCOUNT,
-        type: 't.x',
-        resourceId: 'r',
-        object: {},
-        now: () => Date.now() - 40 * 86_400_000,
-      }),
+      enqueueEvent(
+        fromPostgres(tx),
+        {
+          account: ACCOUNT,
+          type: 't.x',
+          resourceId: 'r',
+          object: {},
+        },
+        { now: () => Date.now() - 40 * 86_400_000 },
+      ),
     );
     await worker().runOnce();
     expect(redirect.received).toHaveLength(1);
     expect(target.received).toHaveLength(0);
     const [delivery] = await db.sql`select id, status from holdfast_deliveries`;
     expect(delivery?.status).toBe('dead');
-    const attempts = await listAttempts(db.sql, { account: ACCOUNT, deliveryId: String(delivery?.id) });
+    const attempts = await listAttempts(fromPostgres(db.sql), {
+      account: ACCOUNT,
+      id: String(delivery?.id),
+    });
     expect(attempts).toEqual([expect.objectContaining({ status: 302, error: null })]);
     expect(
-      await listAttempts(db.sql, { account: 'acct_other', deliveryId: String(delivery?.id) }),
+      await listAttempts(fromPostgres(db.sql), { account: 'acct_other', id: String(delivery?.id) }),
     ).toBeUndefined();
     // The attempt is recent, so only the 40-day-old finished event (and its delivery) goes.
-    expect(await purgeDeliveryHistory(db.sql, { batchSize: 1 })).toBe(1);
+    expect(await purgeDeliveryHistory(fromPostgres(db.sql), { batchSize: 1 })).toBe(1);
     expect(await db.sql`select id from holdfast_events`).toHaveLength(0);
-    expect(await purgeDeliveryHistory(db.sql, { now: () => Date.now() + 40 * 86_400_000 })).toBe(0);
+    expect(
+      await purgeDeliveryHistory(fromPostgres(db.sql), { now: () => Date.now() + 40 * 86_400_000 }),
+    ).toBe(0);
     await target.close();
     await redirect.close();
   });
 
   it('times out slow receivers and retries them', async () => {
     const slow = await receiver(() => ({ status: 200, delayMs: 60_000 }));
-    await createEndpoint(db.sql, { account: ACCOUNT, url: slow.url }, options);
+    await createEndpoint(fromPostgres(db.sql), { account: ACCOUNT, url: slow.url }, options);
     await db.sql.begin((tx) =>
-      enqueueEvent(tx, { account: ACCOUNT, type: 't.x', resourceId: 'r', object: {} }),
+      enqueueEvent(fromPostgres(tx), { account: ACCOUNT, type: 't.x', resourceId: 'r', object: {} }),
     );
     await worker({ schedule: [60_000], unsafeTimeoutMs: 300 }).runOnce();
     const [attempt] = (await db.sql`select * from holdfast_delivery_attempts`).map(toAttempt);
@@ -285,10 +320,10 @@ describe('webhook delivery', () => {
 
   it('bounds in-flight attempts per endpoint', async () => {
     const slow = await receiver(() => ({ status: 200, delayMs: 100 }));
-    await createEndpoint(db.sql, { account: ACCOUNT, url: slow.url }, options);
+    await createEndpoint(fromPostgres(db.sql), { account: ACCOUNT, url: slow.url }, options);
     for (let i = 0; i < 6; i += 1) {
       await db.sql.begin((tx) =>
-        enqueueEvent(tx, { account: ACCOUNT, type: 't.x', resourceId: `r${i}`, object: {} }),
+        enqueueEvent(fromPostgres(tx), { account: ACCOUNT, type: 't.x', resourceId: `r${i}`, object: {} }),
       );
     }
     const w = worker({ perEndpointConcurrency: 2 });
@@ -302,11 +337,19 @@ describe('webhook delivery', () => {
     // The slow receiver answers nothing while the test runs: every attempt to it stays in flight.
     const slow = await receiver(() => ({ status: 200, delayMs: 60_000 }));
     const fast = await receiver(() => ({ status: 204 }));
-    await createEndpoint(db.sql, { account: ACCOUNT, url: slow.url, eventTypes: ['t.slow'] }, options);
-    await createEndpoint(db.sql, { account: ACCOUNT, url: fast.url, eventTypes: ['t.fast'] }, options);
+    await createEndpoint(
+      fromPostgres(db.sql),
+      { account: ACCOUNT, url: slow.url, eventTypes: ['t.slow'] },
+      options,
+    );
+    await createEndpoint(
+      fromPostgres(db.sql),
+      { account: ACCOUNT, url: fast.url, eventTypes: ['t.fast'] },
+      options,
+    );
     for (let i = 0; i < 6; i += 1) {
       await db.sql.begin((tx) =>
-        enqueueEvent(tx, { account: ACCOUNT, type: 't.slow', resourceId: `s${i}`, object: {} }),
+        enqueueEvent(fromPostgres(tx), { account: ACCOUNT, type: 't.slow', resourceId: `s${i}`, object: {} }),
       );
     }
     const ended: AttemptInfo[] = [];
@@ -323,7 +366,7 @@ describe('webhook delivery', () => {
     w.start();
     await waitFor(() => slow.received.length >= 3);
     await db.sql.begin((tx) =>
-      enqueueEvent(tx, { account: ACCOUNT, type: 't.fast', resourceId: 'f', object: {} }),
+      enqueueEvent(fromPostgres(tx), { account: ACCOUNT, type: 't.fast', resourceId: 'f', object: {} }),
     );
     await waitFor(() => fast.received.length === 1);
     // The fast endpoint was served while the slow one held three of the four slots, none answered.
@@ -338,13 +381,13 @@ describe('webhook delivery', () => {
   it('signs with both secrets for 24 h after a rotation', async () => {
     const hook = await receiver(() => ({ status: 200 }));
     const { endpoint, secret: old } = await createEndpoint(
-      db.sql,
+      fromPostgres(db.sql),
       { account: ACCOUNT, url: hook.url },
       options,
     );
-    const rotated = await rotateSecret(db.sql, { account: ACCOUNT, id: endpoint.id });
+    const rotated = await rotateSecret(fromPostgres(db.sql), { account: ACCOUNT, id: endpoint.id });
     await db.sql.begin((tx) =>
-      enqueueEvent(tx, { account: ACCOUNT, type: 't.x', resourceId: 'r', object: {} }),
+      enqueueEvent(fromPostgres(tx), { account: ACCOUNT, type: 't.x', resourceId: 'r', object: {} }),
     );
     await worker().runOnce();
     const [got] = hook.received;
@@ -362,17 +405,24 @@ describe('webhook delivery', () => {
   it('warns a day ahead, then disables an endpoint failing for N days', async () => {
     let clock = Date.parse('2026-11-01T00:00:00.000Z');
     const hook = await receiver(() => ({ status: 500 }));
-    const { endpoint } = await createEndpoint(db.sql, { account: ACCOUNT, url: hook.url }, options);
+    const { endpoint } = await createEndpoint(
+      fromPostgres(db.sql),
+      { account: ACCOUNT, url: hook.url },
+      options,
+    );
     const w = worker({ now: () => clock, schedule: [0, 0, 0, 0, 0, 0, 0, 0], disableAfterDays: 2 });
     const fail = async () => {
       await db.sql.begin((tx) =>
-        enqueueEvent(tx, {
-          account: ACCOUNT,
-          type: 't.x',
-          resourceId: `r${clock}`,
-          object: {},
-          now: () => clock,
-        }),
+        enqueueEvent(
+          fromPostgres(tx),
+          {
+            account: ACCOUNT,
+            type: 't.x',
+            resourceId: `r${clock}`,
+            object: {},
+          },
+          { now: () => clock },
+        ),
       );
       await w.runOnce();
     };
@@ -389,7 +439,11 @@ describe('webhook delivery', () => {
     const [ep] = await db.sql`select status from holdfast_webhook_endpoints where id = ${endpoint.id}`;
     expect(ep?.status).toBe('disabled');
     // Re-enabling starts the clock again.
-    await updateEndpoint(db.sql, { account: ACCOUNT, id: endpoint.id, status: 'active' }, options);
+    await updateEndpoint(
+      fromPostgres(db.sql),
+      { account: ACCOUNT, id: endpoint.id, status: 'active' },
+      options,
+    );
     const [again] =
       await db.sql`select failing_since from holdfast_webhook_endpoints where id = ${endpoint.id}`;
     expect(again?.failing_since).toBeNull();
@@ -398,33 +452,49 @@ describe('webhook delivery', () => {
 
   it('refuses forbidden destinations at registration and when changed', async () => {
     await expect(
-      createEndpoint(db.sql, { account: ACCOUNT, url: 'http://127.0.0.1/x' }),
+      createEndpoint(fromPostgres(db.sql), { account: ACCOUNT, url: 'http://127.0.0.1/x' }),
     ).rejects.toMatchObject({
       code: 'destination_url_forbidden',
       status: 422,
     });
-    const { endpoint } = await createEndpoint(db.sql, { account: ACCOUNT, url: 'https://93.184.216.34/x' });
+    const { endpoint } = await createEndpoint(fromPostgres(db.sql), {
+      account: ACCOUNT,
+      url: 'https://93.184.216.34/x',
+    });
     await expect(
-      updateEndpoint(db.sql, { account: ACCOUNT, id: endpoint.id, url: 'http://[::1]/' }),
+      updateEndpoint(fromPostgres(db.sql), { account: ACCOUNT, id: endpoint.id, url: 'http://[::1]/' }),
     ).rejects.toMatchObject({ code: 'destination_url_forbidden' });
   });
 
   it('refuses a port other than 80, 443 or 1024-65535 at registration, on change and at every attempt', async () => {
     await expect(
-      createEndpoint(db.sql, { account: ACCOUNT, url: 'http://127.0.0.1:22/x' }, options),
+      createEndpoint(fromPostgres(db.sql), { account: ACCOUNT, url: 'http://127.0.0.1:22/x' }, options),
     ).rejects.toMatchObject({
       code: 'destination_url_forbidden',
       detail: 'The destination URL is not allowed: only ports 80, 443 and 1024 to 65535 are allowed.',
     });
     const hook = await receiver(() => ({ status: 204 }));
-    const { endpoint } = await createEndpoint(db.sql, { account: ACCOUNT, url: hook.url }, options);
+    const { endpoint } = await createEndpoint(
+      fromPostgres(db.sql),
+      { account: ACCOUNT, url: hook.url },
+      options,
+    );
     await expect(
-      updateEndpoint(db.sql, { account: ACCOUNT, id: endpoint.id, url: 'https://93.184.216.34:0/' }, options),
+      updateEndpoint(
+        fromPostgres(db.sql),
+        { account: ACCOUNT, id: endpoint.id, url: 'https://93.184.216.34:0/' },
+        options,
+      ),
     ).rejects.toMatchObject({ code: 'destination_url_forbidden' });
     // A URL stored before the rule (or written behind the API's back) is refused when attempted.
     await db.sql`update holdfast_webhook_endpoints set url = 'http://127.0.0.1:1023/x' where id = ${endpoint.id}`;
     await db.sql.begin((tx) =>
-      enqueueEvent(tx, { account: ACCOUNT, type: 'order.created', resourceId: 'ord_port', object: {} }),
+      enqueueEvent(fromPostgres(tx), {
+        account: ACCOUNT,
+        type: 'order.created',
+        resourceId: 'ord_port',
+        object: {},
+      }),
     );
     expect(await worker({ schedule: [] }).runOnce()).toBe(1);
     const [delivery] = await db.sql`select status, last_error from holdfast_deliveries`;

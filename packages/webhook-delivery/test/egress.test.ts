@@ -2,19 +2,23 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { type AddressInfo, createServer as createNetServer, connect as netConnect } from 'node:net';
 import { createSecureContext } from 'node:tls';
+import { fromPostgres } from '@holdfast/db/postgres';
 import { createTestDatabase, type TestDatabase } from '@holdfast/pg/testing';
 import { createSigner } from '@holdfast/webhook-signer';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type AttemptReply, sendAttempt } from '../src/attempt';
 import { deliveryDispatchers, type EgressOptions } from '../src/egress';
-import { checkEgress, EgressError, egressSourceRanges, type Resolver } from '../src/index';
 import {
+  checkEgress,
   createDeliveryWorker,
   createEndpoint,
+  EgressError,
+  egressSourceRanges,
   enqueueEvent,
   migrations,
   notifyAccounts,
-} from '../src/postgres';
+} from '../src/index';
+import type { Resolver } from '../src/ssrf';
 import { endPools, pgDb } from './fixtures/db';
 import { cert, key } from './fixtures/egress-tls';
 
@@ -338,7 +342,7 @@ describe('the worker with egress', () => {
   let db: TestDatabase;
   beforeAll(async () => {
     db = await createTestDatabase();
-    for (const migration of migrations) await db.sql.unsafe(migration.sql);
+    for (const migration of migrations()) await db.sql.unsafe(migration.sql);
   });
   afterAll(() => db.close());
 
@@ -347,13 +351,18 @@ describe('the worker with egress', () => {
     const options = { allowPrivateDestinations: true };
     for (const n of [1, 2, 3]) {
       await createEndpoint(
-        db.sql,
+        fromPostgres(db.sql),
         { account: 'acct_egress', url: `http://127.0.0.1:${hook.port}/${n}`, eventTypes: ['order.created'] },
         options,
       );
     }
     await db.sql.begin((tx) =>
-      enqueueEvent(tx, { account: 'acct_egress', type: 'order.created', resourceId: 'ord_1', object: {} }),
+      enqueueEvent(fromPostgres(tx), {
+        account: 'acct_egress',
+        type: 'order.created',
+        resourceId: 'ord_1',
+        object: {},
+      }),
     );
     const worker = createDeliveryWorker({
       db: pgDb(db),
@@ -385,19 +394,22 @@ describe('notifyAccounts', () => {
   let db: TestDatabase;
   beforeAll(async () => {
     db = await createTestDatabase();
-    for (const migration of migrations) await db.sql.unsafe(migration.sql);
+    for (const migration of migrations()) await db.sql.unsafe(migration.sql);
   });
   afterAll(() => db.close());
 
   it('writes one notification per account, tied to no endpoint, and tells the notifier', async () => {
     const told: string[] = [];
-    const written = await notifyAccounts(db.sql, {
-      accounts: ['acct_1', 'acct_1:live', 'acct_2', 'acct_1'],
-      type: 'webhook_source_addresses_changed',
-      message: 'Webhooks are now sent from 127.0.0.4/32 (before: 127.0.0.3/32).',
-      now: () => Date.parse('2026-11-27T10:00:00.000Z'),
-      notifier: { notify: (account) => void told.push(account) },
-    });
+    const written = await notifyAccounts(
+      fromPostgres(db.sql),
+      {
+        accounts: ['acct_1', 'acct_1:live', 'acct_2', 'acct_1'],
+        type: 'webhook_source_addresses_changed',
+        message: 'Webhooks are now sent from 127.0.0.4/32 (before: 127.0.0.3/32).',
+        notifier: { notify: (account) => void told.push(account) },
+      },
+      { now: () => Date.parse('2026-11-27T10:00:00.000Z') },
+    );
     expect(written).toHaveLength(3);
     expect(told.sort()).toEqual(['acct_1', 'acct_1:live', 'acct_2']);
     const rows =
@@ -408,6 +420,6 @@ describe('notifyAccounts', () => {
       ['acct_2', 'webhook_source_addresses_changed', null],
     ]);
     expect(written[0]).toMatchObject({ endpoint: null, createdAt: '2026-11-27T10:00:00.000Z' });
-    expect(await notifyAccounts(db.sql, { accounts: [], type: 't', message: 'm' })).toEqual([]);
+    expect(await notifyAccounts(fromPostgres(db.sql), { accounts: [], type: 't', message: 'm' })).toEqual([]);
   });
 });

@@ -1,10 +1,9 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { fromPostgres } from '@holdfast/db/postgres';
 import { createTestDatabase, type TestDatabase } from '@holdfast/pg/testing';
 import fc from 'fast-check';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { leaseDue } from '../src/lease';
-import { type EndpointPacing, pickRound, roundCandidates, roundParts } from '../src/pacing';
 import {
   createDeliveryWorker,
   createEndpoint,
@@ -16,7 +15,9 @@ import {
   listAttempts,
   migrations,
   updateEndpoint,
-} from '../src/postgres';
+} from '../src/index';
+import { leaseDue } from '../src/lease';
+import { type EndpointPacing, pickRound, roundCandidates, roundParts } from '../src/pacing';
 import { endPools, pgDb, pgQueue } from './fixtures/db';
 import { dueDeliveries } from './fixtures/queue';
 
@@ -31,7 +32,7 @@ let db: TestDatabase;
 
 beforeAll(async () => {
   db = await createTestDatabase({ max: 4 });
-  for (const migration of migrations) await db.sql.unsafe(migration.sql);
+  for (const migration of migrations()) await db.sql.unsafe(migration.sql);
 });
 afterAll(() => db.close());
 beforeEach(async () => {
@@ -109,11 +110,11 @@ describe('attempts of a deleted or disabled endpoint', () => {
     it(`are aborted once the endpoint is ${change}, give back their slot and lease, and count nothing against the receiver`, async () => {
       const hook = await holdingReceiver();
       const { endpoint } = await createEndpoint(
-        db.sql,
+        fromPostgres(db.sql),
         { account: ACCOUNT, url: hook.url },
         { allowPrivateDestinations: true },
       );
-      await enqueueEvent(db.sql, {
+      await enqueueEvent(fromPostgres(db.sql), {
         account: ACCOUNT,
         type: 'order.created',
         resourceId: 'ord_1',
@@ -124,26 +125,33 @@ describe('attempts of a deleted or disabled endpoint', () => {
       const worker = startWorker();
       try {
         await until(() => hook.open() === 1);
-        if (change === 'deleted') await deleteEndpoint(db.sql, { account: ACCOUNT, id: endpoint.id });
-        else await updateEndpoint(db.sql, { account: ACCOUNT, id: endpoint.id, status: 'disabled' });
+        if (change === 'deleted')
+          await deleteEndpoint(fromPostgres(db.sql), { account: ACCOUNT, id: endpoint.id });
+        else
+          await updateEndpoint(fromPostgres(db.sql), {
+            account: ACCOUNT,
+            id: endpoint.id,
+            status: 'disabled',
+          });
         // The request is cut (its timeout is a minute away) and the lease given back.
         await until(async () => hook.cut() === 1 && (await inFlight(endpoint.id)) === 0);
         const [row] = await db.sql<{ lease_owner: string | null; attempt_count: number; status: string }[]>`
           select lease_owner, attempt_count, status from holdfast_deliveries where id = ${id}`;
         expect(row).toEqual({ lease_owner: null, attempt_count: 0, status: 'pending' });
-        expect(await listAttempts(db.sql, { account: ACCOUNT, deliveryId: id })).toEqual([]);
+        expect(await listAttempts(fromPostgres(db.sql), { account: ACCOUNT, id: id })).toEqual([]);
         const [health] = await db.sql<{ failing_since: Date | null }[]>`
           select failing_since from holdfast_webhook_endpoints where id = ${endpoint.id}`;
         expect(health?.failing_since).toBeNull();
         if (change === 'disabled') {
           // Enabled again, the delivery is sent (it stayed due), once.
-          await updateEndpoint(db.sql, { account: ACCOUNT, id: endpoint.id, status: 'active' });
+          await updateEndpoint(fromPostgres(db.sql), { account: ACCOUNT, id: endpoint.id, status: 'active' });
           await until(() => hook.open() === 1);
           hook.answer(204);
           await until(
-            async () => (await getDelivery(db.sql, { account: ACCOUNT, id }))?.status === 'succeeded',
+            async () =>
+              (await getDelivery(fromPostgres(db.sql), { account: ACCOUNT, id }))?.status === 'succeeded',
           );
-          expect(await listAttempts(db.sql, { account: ACCOUNT, deliveryId: id })).toHaveLength(1);
+          expect(await listAttempts(fromPostgres(db.sql), { account: ACCOUNT, id: id })).toHaveLength(1);
         }
       } finally {
         hook.answer(204);
@@ -165,7 +173,7 @@ describe('a new endpoint', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
     const { endpoint } = await createEndpoint(
-      db.sql,
+      fromPostgres(db.sql),
       { account: ACCOUNT, url },
       { allowPrivateDestinations: true, concurrencyMax: 16 },
     );
@@ -189,7 +197,7 @@ describe('a new endpoint', () => {
     for (let i = 1; i < rounds.length - 1; i += 1)
       expect(rounds[i]).toBeGreaterThanOrEqual(rounds[i - 1] ?? 0);
     expect(Math.max(...rounds)).toBeGreaterThan(4);
-    const after = await getEndpoint(db.sql, { account: ACCOUNT, id: endpoint.id });
+    const after = await getEndpoint(fromPostgres(db.sql), { account: ACCOUNT, id: endpoint.id });
     expect(after?.concurrency.current).toBeGreaterThan(4);
     expect(after?.concurrency.current).toBeLessThanOrEqual(16);
   });
@@ -220,7 +228,7 @@ describe('the lease statement across accounts', () => {
           accounts.set(name, account.running);
           for (const [i, due] of account.endpoints.entries()) {
             const { endpoint } = await createEndpoint(
-              db.sql,
+              fromPostgres(db.sql),
               { account: name, url: 'http://127.0.0.1:1024/hook' },
               { allowPrivateDestinations: true, concurrencyMax: 64, concurrencyInitial: 64 },
             );

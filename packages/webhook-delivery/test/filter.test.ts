@@ -1,17 +1,19 @@
+import { fromPostgres } from '@holdfast/db/postgres';
 import { createTestDatabase, type TestDatabase } from '@holdfast/pg/testing';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkFilter, FILTER_LIMITS } from '../src/index';
 import {
+  checkFilter,
   createEndpoint,
   type EventFilter,
   enqueueEvent,
   eventWrites,
+  FILTER_LIMITS,
   getEndpoint,
   migrations,
   sendTestEvent,
   updateEndpoint,
-} from '../src/postgres';
+} from '../src/index';
 
 // Payload filters: evaluated by the fan-out statement (holdfast_filter_match) on the real
 // database, checked against a reference evaluator written here from the README's rules.
@@ -22,7 +24,7 @@ const URL_ = 'http://127.0.0.1:1024/hook';
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  for (const migration of migrations) await db.sql.unsafe(migration.sql);
+  for (const migration of migrations()) await db.sql.unsafe(migration.sql);
 });
 afterAll(() => db.close());
 
@@ -211,13 +213,17 @@ describe('payload filters at fan-out', () => {
           const account = `acct_filter_${run}`;
           const endpoints: { id: string; filter: { [key: string]: Json } }[] = [];
           for (const filter of filters) {
-            const { endpoint } = await createEndpoint(db.sql, { account, url: URL_, filter }, options);
+            const { endpoint } = await createEndpoint(
+              fromPostgres(db.sql),
+              { account, url: URL_, filter },
+              options,
+            );
             // Answered back as stored, on every driver: its JSON text (-0 written as 0).
             expect(endpoint.filter).toEqual(JSON.parse(JSON.stringify(filter)));
             endpoints.push({ id: endpoint.id, filter });
           }
           const event = await db.sql.begin((tx) =>
-            enqueueEvent(tx, { account, type, resourceId: `ord_f${run}`, object }),
+            enqueueEvent(fromPostgres(tx), { account, type, resourceId: `ord_f${run}`, object }),
           );
           const [stored] = await db.sql<
             { payload: string }[]
@@ -277,9 +283,9 @@ describe('payload filters at fan-out', () => {
   it.each(cases)('%s', async (_name, filter, expected) => {
     run += 1;
     const account = `acct_filter_case_${run}`;
-    const { endpoint } = await createEndpoint(db.sql, { account, url: URL_, filter }, options);
+    const { endpoint } = await createEndpoint(fromPostgres(db.sql), { account, url: URL_, filter }, options);
     const event = await db.sql.begin((tx) =>
-      enqueueEvent(tx, { account, type: 'order.created', resourceId: `ord_c${run}`, object }),
+      enqueueEvent(fromPostgres(tx), { account, type: 'order.created', resourceId: `ord_c${run}`, object }),
     );
     expect((await deliveredEndpoints(event.id)).has(endpoint.id)).toBe(expected);
     expect(
@@ -293,32 +299,36 @@ describe('payload filters at fan-out', () => {
   it('applies in eventWrites() too, and follows updates and removal', async () => {
     const account = 'acct_filter_writes';
     const { endpoint } = await createEndpoint(
-      db.sql,
+      fromPostgres(db.sql),
       { account, url: URL_, filter: { 'data.object.total': { $gte: 100 } } },
       options,
     );
     const send = async (total: number) => {
-      const event = eventWrites(db.sql, {
+      const event = eventWrites({
         account,
         type: 'order.created',
         resourceId: 'ord_w',
         object: { id: 'ord_w', total },
       });
-      await db.sql`with ${event.ctes} select 1`;
+      await fromPostgres(db.sql).query(`with ${event.ctes} select 1`, event.values);
       return (await deliveredEndpoints(event.id)).has(endpoint.id);
     };
     expect([await send(99), await send(100)]).toEqual([false, true]);
-    const updated = await updateEndpoint(db.sql, {
+    const updated = await updateEndpoint(fromPostgres(db.sql), {
       account,
       id: endpoint.id,
       filter: { 'data.object.total': 5 },
     });
     expect(updated?.filter).toEqual({ 'data.object.total': 5 });
     expect([await send(100), await send(5)]).toEqual([false, true]);
-    const cleared = await updateEndpoint(db.sql, { account, id: endpoint.id, filter: null });
+    const cleared = await updateEndpoint(fromPostgres(db.sql), { account, id: endpoint.id, filter: null });
     expect(cleared?.filter).toBeNull();
     expect(await send(1)).toBe(true);
-    const untouched = await updateEndpoint(db.sql, { account, id: endpoint.id, description: 'x' });
+    const untouched = await updateEndpoint(fromPostgres(db.sql), {
+      account,
+      id: endpoint.id,
+      description: 'x',
+    });
     expect(untouched?.filter).toBeNull();
   });
 });
@@ -327,32 +337,32 @@ describe('events jsonb cannot hold', () => {
   it('still commit, and match no filter (U+0000 and lone surrogates), through both outbox writes', async () => {
     const account = 'acct_filter_unsafe';
     const { endpoint: filtered } = await createEndpoint(
-      db.sql,
+      fromPostgres(db.sql),
       { account, url: URL_, filter: { $not: { type: 'nothing' } } },
       options,
     );
-    const { endpoint: open } = await createEndpoint(db.sql, { account, url: URL_ }, options);
+    const { endpoint: open } = await createEndpoint(fromPostgres(db.sql), { account, url: URL_ }, options);
     const { endpoint: safeFiltered } = await createEndpoint(
-      db.sql,
+      fromPostgres(db.sql),
       { account, url: URL_, filter: { 'data.object.note': { $exists: true } } },
       options,
     );
     for (const note of ['nul \u0000 here', 'lone \ud800', 'lone \udc00 low']) {
       const viaEnqueue = await db.sql.begin((tx) =>
-        enqueueEvent(tx, {
+        enqueueEvent(fromPostgres(tx), {
           account,
           type: 'order.created',
           resourceId: 'ord_u',
           object: { id: 'ord_u', note },
         }),
       );
-      const viaWrites = eventWrites(db.sql, {
+      const viaWrites = eventWrites({
         account,
         type: 'order.created',
         resourceId: 'ord_u',
         object: { id: 'ord_u', note },
       });
-      await db.sql`with ${viaWrites.ctes} select 1`;
+      await fromPostgres(db.sql).query(`with ${viaWrites.ctes} select 1`, viaWrites.values);
       for (const id of [viaEnqueue.id, viaWrites.id]) {
         const delivered = await deliveredEndpoints(id);
         expect([delivered.has(filtered.id), delivered.has(open.id), delivered.has(safeFiltered.id)]).toEqual([
@@ -364,7 +374,7 @@ describe('events jsonb cannot hold', () => {
     }
     // An escaped backslash before "u0000" is ordinary text: filters apply.
     const plain = await db.sql.begin((tx) =>
-      enqueueEvent(tx, {
+      enqueueEvent(fromPostgres(tx), {
         account,
         type: 'order.created',
         resourceId: 'ord_u',
@@ -413,7 +423,11 @@ describe('filter validation', () => {
   it('createEndpoint refuses an invalid filter with validation_failed naming it, and writes nothing', async () => {
     const account = 'acct_filter_invalid';
     await expect(
-      createEndpoint(db.sql, { account, url: URL_, filter: { 'a.b': { $regex: 'x' } } }, options),
+      createEndpoint(
+        fromPostgres(db.sql),
+        { account, url: URL_, filter: { 'a.b': { $regex: 'x' } } },
+        options,
+      ),
     ).rejects.toMatchObject({
       code: 'validation_failed',
       errors: [{ field: 'filter.a.b.$regex', pointer: '#/filter/a.b/%24regex', code: 'unknown_operator' }],
@@ -496,7 +510,11 @@ describe('filter numbers', () => {
     // The finding: { "data.object.description": 1e400 } was stored as null and matched orders
     // without a description.
     await expect(
-      createEndpoint(db.sql, { account, url: URL_, filter: { 'data.object.description': n } }, options),
+      createEndpoint(
+        fromPostgres(db.sql),
+        { account, url: URL_, filter: { 'data.object.description': n } },
+        options,
+      ),
     ).rejects.toMatchObject({
       code: 'validation_failed',
       errors: [
@@ -509,17 +527,21 @@ describe('filter numbers', () => {
       ],
     });
     const { endpoint } = await createEndpoint(
-      db.sql,
+      fromPostgres(db.sql),
       { account, url: URL_, filter: { type: 'order.created' } },
       options,
     );
     await expect(
-      updateEndpoint(db.sql, { account, id: endpoint.id, filter: { 'data.object.total': { $lte: n } } }),
+      updateEndpoint(fromPostgres(db.sql), {
+        account,
+        id: endpoint.id,
+        filter: { 'data.object.total': { $lte: n } },
+      }),
     ).rejects.toMatchObject({
       code: 'validation_failed',
       errors: [{ field: 'filter.data.object.total.$lte' }],
     });
-    expect((await getEndpoint(db.sql, { account, id: endpoint.id }))?.filter).toEqual({
+    expect((await getEndpoint(fromPostgres(db.sql), { account, id: endpoint.id }))?.filter).toEqual({
       type: 'order.created',
     });
     const [row] = await db.sql<{ n: number }[]>`
@@ -531,14 +553,14 @@ describe('filter numbers', () => {
     const account = 'acct_filter_num_safe';
     const max = Number.MAX_SAFE_INTEGER;
     const { endpoint } = await createEndpoint(
-      db.sql,
+      fromPostgres(db.sql),
       { account, url: URL_, filter: { 'data.object.total': { $gte: -max, $lte: max } } },
       options,
     );
     expect(endpoint.filter).toEqual({ 'data.object.total': { $gte: -max, $lte: max } });
     const matched = async (total: number) => {
       const event = await db.sql.begin((tx) =>
-        enqueueEvent(tx, {
+        enqueueEvent(fromPostgres(tx), {
           account,
           type: 'order.created',
           resourceId: 'ord_n',
@@ -572,25 +594,29 @@ describe('filter numbers', () => {
       'data.object.status': { $in: [0, 'x'] },
     };
     // toEqual tells -0 from 0 (Object.is), so each of these fails if a -0 comes back.
-    const { endpoint } = await createEndpoint(db.sql, { account, url: URL_, filter }, options);
+    const { endpoint } = await createEndpoint(fromPostgres(db.sql), { account, url: URL_, filter }, options);
     expect(endpoint.filter).toEqual(stored);
-    expect((await getEndpoint(db.sql, { account, id: endpoint.id }))?.filter).toEqual(stored);
-    const updated = await updateEndpoint(db.sql, { account, id: endpoint.id, filter: { type: { $gt: -0 } } });
+    expect((await getEndpoint(fromPostgres(db.sql), { account, id: endpoint.id }))?.filter).toEqual(stored);
+    const updated = await updateEndpoint(fromPostgres(db.sql), {
+      account,
+      id: endpoint.id,
+      filter: { type: { $gt: -0 } },
+    });
     expect(updated?.filter).toEqual({ type: { $gt: 0 } });
     // -0 and 0 compare equal: { $gte: -0 } matches a total of 0 and of -0, { $gt: -0 } neither.
     const { endpoint: gte } = await createEndpoint(
-      db.sql,
+      fromPostgres(db.sql),
       { account, url: URL_, filter: { 'data.object.total': { $gte: -0 } } },
       options,
     );
     const { endpoint: gt } = await createEndpoint(
-      db.sql,
+      fromPostgres(db.sql),
       { account, url: URL_, filter: { 'data.object.total': { $gt: -0 } } },
       options,
     );
     for (const total of [0, -0]) {
       const event = await db.sql.begin((tx) =>
-        enqueueEvent(tx, {
+        enqueueEvent(fromPostgres(tx), {
           account,
           type: 'order.created',
           resourceId: 'ord_z',
@@ -607,18 +633,21 @@ describe('sendTestEvent()', () => {
   it('delivers one event marked test to that endpoint only, whatever its filter, and moves no sequence', async () => {
     const account = 'acct_filter_test_event';
     const { endpoint } = await createEndpoint(
-      db.sql,
+      fromPostgres(db.sql),
       { account, url: URL_, filter: { type: 'never' } },
       options,
     );
-    const { endpoint: other } = await createEndpoint(db.sql, { account, url: URL_ }, options);
-    const sent = await sendTestEvent(db.sql, {
-      account,
-      endpointId: endpoint.id,
-      type: 'order.created',
-      object: { id: 'ord_example', total: 4200 },
-      now: () => Date.parse('2026-11-26T10:00:00.000Z'),
-    });
+    const { endpoint: other } = await createEndpoint(fromPostgres(db.sql), { account, url: URL_ }, options);
+    const sent = await sendTestEvent(
+      fromPostgres(db.sql),
+      {
+        account,
+        endpointId: endpoint.id,
+        type: 'order.created',
+        object: { id: 'ord_example', total: 4200 },
+      },
+      { now: () => Date.parse('2026-11-26T10:00:00.000Z') },
+    );
     expect(sent?.delivery).toMatchObject({
       endpoint: endpoint.id,
       status: 'pending',
@@ -641,8 +670,12 @@ describe('sendTestEvent()', () => {
   });
 
   it('is undefined for another account’s endpoint, and writes nothing', async () => {
-    const { endpoint } = await createEndpoint(db.sql, { account: 'acct_filter_owner', url: URL_ }, options);
-    const sent = await sendTestEvent(db.sql, {
+    const { endpoint } = await createEndpoint(
+      fromPostgres(db.sql),
+      { account: 'acct_filter_owner', url: URL_ },
+      options,
+    );
+    const sent = await sendTestEvent(fromPostgres(db.sql), {
       account: 'acct_filter_intruder',
       endpointId: endpoint.id,
       type: 'order.created',

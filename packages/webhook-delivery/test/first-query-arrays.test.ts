@@ -1,6 +1,7 @@
+import { fromPostgres } from '@holdfast/db/postgres';
 import { createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createEndpoint, endpointConcurrency, migrations } from '../src/postgres';
+import { createEndpoint, endpointConcurrency, migrations } from '../src/index';
 
 // A statement that takes an array must work as the first query of a new client: postgres.js's
 // sql.array() serialized `['we_1']` as `we_1` before the connection had fetched the array types
@@ -13,9 +14,9 @@ let id = '';
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  for (const migration of migrations) await db.sql.unsafe(migration.sql);
+  for (const migration of migrations()) await db.sql.unsafe(migration.sql);
   const created = await createEndpoint(
-    db.sql,
+    fromPostgres(db.sql),
     { account: ACCOUNT, url: 'https://example.com/hook', eventTypes: ['order.created', 'a"b\\c'] },
     { resolve: async () => ['93.184.216.34'], concurrencyMax: 7 },
   );
@@ -28,7 +29,7 @@ afterAll(async () => {
 it.skipIf(!realPostgres)('endpointConcurrency is the first query of a new client', async () => {
   const fresh = await db.connectAgain(1);
   try {
-    const limits = await endpointConcurrency(fresh.sql, [id, 'we_missing']);
+    const limits = await endpointConcurrency(fromPostgres(fresh.sql), [id, 'we_missing']);
     // The endpoint's own row (its ceiling of 7; a new endpoint starts at 4 and earns the rest),
     // and nothing for the id that does not exist.
     expect(limits).toEqual(new Map([[id, { current: 4, max: 7 }]]));
@@ -43,7 +44,7 @@ it.skipIf(!realPostgres)(
     const fresh = await db.connectAgain(1);
     try {
       const { endpoint } = await createEndpoint(
-        fresh.sql,
+        fromPostgres(fresh.sql),
         { account: ACCOUNT, url: 'https://example.com/other', eventTypes: ['x', 'a"b\\c', 'd,e{f}'] },
         { resolve: async () => ['93.184.216.34'] },
       );

@@ -1,5 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { fromPostgres } from '@holdfast/db/postgres';
 import { createTestDatabase, type TestDatabase } from '@holdfast/pg/testing';
 import { isProblemError } from '@holdfast/problem-details';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -13,7 +14,7 @@ import {
   migrations,
   recoverDeliveries,
   replayDelivery,
-} from '../src/postgres';
+} from '../src/index';
 import { endPools, pgDb } from './fixtures/db';
 
 afterAll(endPools);
@@ -76,7 +77,7 @@ const polls = () => new Promise((resolve) => setTimeout(resolve, 120));
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  for (const migration of migrations) await db.sql.unsafe(migration.sql);
+  for (const migration of migrations()) await db.sql.unsafe(migration.sql);
 });
 afterAll(() => db.close());
 beforeEach(async () => {
@@ -99,7 +100,7 @@ function startWorker(schedule: readonly number[]): DeliveryWorker {
 /** N replays at once: each refused as in flight (with a Retry-After of 1 to 10 s), none replayed. */
 async function storm(id: string, n: number): Promise<void> {
   const results = await Promise.allSettled(
-    Array.from({ length: n }, () => replayDelivery(db.sql, { account: ACCOUNT, id })),
+    Array.from({ length: n }, () => replayDelivery(fromPostgres(db.sql), { account: ACCOUNT, id })),
   );
   for (const result of results) {
     expect(result.status).toBe('rejected');
@@ -118,18 +119,18 @@ describe('a delivery in flight', () => {
   it('is not replayed while its attempt runs (409), is once it ended (202), and a replay storm never doubles it', async () => {
     const hook = await holdingReceiver();
     const { endpoint } = await createEndpoint(
-      db.sql,
+      fromPostgres(db.sql),
       { account: ACCOUNT, url: hook.url, ordering: 'per-resource' },
       { allowPrivateDestinations: true, concurrencyMax: 8 },
     );
-    const event = await enqueueEvent(db.sql, {
+    const event = await enqueueEvent(fromPostgres(db.sql), {
       account: ACCOUNT,
       type: 'order.updated',
       resourceId: 'ord_1',
       object: { id: 'ord_1' },
     });
     // A later event about the same resource waits behind the first on this ordered endpoint.
-    const later = await enqueueEvent(db.sql, {
+    const later = await enqueueEvent(fromPostgres(db.sql), {
       account: ACCOUNT,
       type: 'order.cancelled',
       resourceId: 'ord_1',
@@ -146,12 +147,15 @@ describe('a delivery in flight', () => {
       // Still the one attempt: the lease was left alone, and the line's next one waits.
       expect(hook.open()).toBe(1);
       expect(hook.received()).toBe(1);
-      const leased = await getDelivery(db.sql, { account: ACCOUNT, id });
+      const leased = await getDelivery(fromPostgres(db.sql), { account: ACCOUNT, id });
       expect(leased).toMatchObject({ status: 'pending', attemptCount: 0 });
 
       hook.answer(204);
-      await until(async () => (await getDelivery(db.sql, { account: ACCOUNT, id }))?.status === 'succeeded');
-      const replayed = await replayDelivery(db.sql, { account: ACCOUNT, id });
+      await until(
+        async () =>
+          (await getDelivery(fromPostgres(db.sql), { account: ACCOUNT, id }))?.status === 'succeeded',
+      );
+      const replayed = await replayDelivery(fromPostgres(db.sql), { account: ACCOUNT, id });
       expect(replayed?.status).toBe('pending');
       // The replay went to the back of the line: the later event is sent first, then the replay.
       await until(() => hook.open() === 1);
@@ -162,7 +166,10 @@ describe('a delivery in flight', () => {
       await polls();
       expect(hook.open()).toBe(1);
       hook.answer(204);
-      await until(async () => (await getDelivery(db.sql, { account: ACCOUNT, id }))?.status === 'succeeded');
+      await until(
+        async () =>
+          (await getDelivery(fromPostgres(db.sql), { account: ACCOUNT, id }))?.status === 'succeeded',
+      );
     } finally {
       hook.answer(204);
       await worker.stop();
@@ -171,8 +178,8 @@ describe('a delivery in flight', () => {
     // One attempt at a time for that webhook-id, and the counts agree with the log.
     expect(hook.most.get(event.id)).toBe(1);
     expect(hook.received()).toBe(3);
-    const after = await getDelivery(db.sql, { account: ACCOUNT, id });
-    const attempts = await listAttempts(db.sql, { account: ACCOUNT, deliveryId: id });
+    const after = await getDelivery(fromPostgres(db.sql), { account: ACCOUNT, id });
+    const attempts = await listAttempts(fromPostgres(db.sql), { account: ACCOUNT, id: id });
     expect(after?.attemptCount).toBe(2);
     expect(attempts).toHaveLength(2);
     const [row] = await db.sql<{ in_flight: number }[]>`
@@ -185,11 +192,11 @@ describe('a delivery in flight', () => {
   it('is skipped by recover, which counts only what it re-queued', async () => {
     const hook = await holdingReceiver();
     const { endpoint } = await createEndpoint(
-      db.sql,
+      fromPostgres(db.sql),
       { account: ACCOUNT, url: hook.url },
       { allowPrivateDestinations: true, concurrencyMax: 8 },
     );
-    const event = await enqueueEvent(db.sql, {
+    const event = await enqueueEvent(fromPostgres(db.sql), {
       account: ACCOUNT,
       type: 'order.updated',
       resourceId: 'ord_2',
@@ -201,7 +208,7 @@ describe('a delivery in flight', () => {
       hook.answer(500);
       // The retry (status failed, due at once) is leased and held: in flight.
       await until(() => hook.received() === 2 && hook.open() === 1);
-      const recovered = await recoverDeliveries(db.sql, {
+      const recovered = await recoverDeliveries(fromPostgres(db.sql), {
         account: ACCOUNT,
         endpointId: endpoint.id,
         since: 0,
@@ -216,12 +223,18 @@ describe('a delivery in flight', () => {
         { id: string }[]
       >`select id from holdfast_deliveries where event_id = ${event.id}`;
       await until(
-        async () => (await getDelivery(db.sql, { account: ACCOUNT, id: dead?.id ?? '' }))?.status === 'dead',
+        async () =>
+          (await getDelivery(fromPostgres(db.sql), { account: ACCOUNT, id: dead?.id ?? '' }))?.status ===
+          'dead',
       );
       // Dead now: recovered and counted.
-      expect(await recoverDeliveries(db.sql, { account: ACCOUNT, endpointId: endpoint.id, since: 0 })).toBe(
-        1,
-      );
+      expect(
+        await recoverDeliveries(fromPostgres(db.sql), {
+          account: ACCOUNT,
+          endpointId: endpoint.id,
+          since: 0,
+        }),
+      ).toBe(1);
       await until(() => hook.received() === 4);
       hook.answer(204);
     } finally {
@@ -234,22 +247,30 @@ describe('a delivery in flight', () => {
 
   it('recover re-queues at most `max` deliveries a call, the oldest first', async () => {
     const { endpoint } = await createEndpoint(
-      db.sql,
+      fromPostgres(db.sql),
       { account: ACCOUNT, url: 'http://127.0.0.1:1024/hook' },
       { allowPrivateDestinations: true },
     );
     for (let i = 0; i < 5; i += 1) {
-      await enqueueEvent(db.sql, {
-        account: ACCOUNT,
-        type: 'order.updated',
-        resourceId: `ord_${i}`,
-        object: { id: `ord_${i}` },
-        now: () => Date.parse('2026-11-20T10:00:00Z') + i * 1000,
-      });
+      await enqueueEvent(
+        fromPostgres(db.sql),
+        {
+          account: ACCOUNT,
+          type: 'order.updated',
+          resourceId: `ord_${i}`,
+          object: { id: `ord_${i}` },
+        },
+        { now: () => Date.parse('2026-11-20T10:00:00Z') + i * 1000 },
+      );
     }
     await db.sql`update holdfast_deliveries set status = 'dead', next_attempt_at = null`;
     const recover = () =>
-      recoverDeliveries(db.sql, { account: ACCOUNT, endpointId: endpoint.id, since: 0, max: 2 });
+      recoverDeliveries(fromPostgres(db.sql), {
+        account: ACCOUNT,
+        endpointId: endpoint.id,
+        since: 0,
+        max: 2,
+      });
     expect(await recover()).toBe(2);
     expect(await recover()).toBe(2);
     expect(await recover()).toBe(1);
@@ -258,7 +279,12 @@ describe('a delivery in flight', () => {
       select status from holdfast_deliveries order by created_at`;
     expect(order.map((r) => r.status)).toEqual(['pending', 'pending', 'pending', 'pending', 'pending']);
     await expect(
-      recoverDeliveries(db.sql, { account: ACCOUNT, endpointId: endpoint.id, since: 0, max: 0 }),
+      recoverDeliveries(fromPostgres(db.sql), {
+        account: ACCOUNT,
+        endpointId: endpoint.id,
+        since: 0,
+        max: 0,
+      }),
     ).rejects.toThrow(RangeError);
   });
 });

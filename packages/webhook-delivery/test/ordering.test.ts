@@ -6,7 +6,6 @@ import { createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/p
 import fc from 'fast-check';
 import type postgres from 'postgres';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { resumeWaitingLines } from '../src/lease';
 import {
   createDeliveryWorker,
   createEndpoint,
@@ -18,7 +17,8 @@ import {
   recoverDeliveries,
   replayDelivery,
   updateEndpoint,
-} from '../src/postgres';
+} from '../src/index';
+import { resumeWaitingLines } from '../src/lease';
 import { endPools, pgDb, pgQueue } from './fixtures/db';
 
 afterAll(endPools);
@@ -86,7 +86,7 @@ const options = { allowPrivateDestinations: true };
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  for (const migration of migrations) await db.sql.unsafe(migration.sql);
+  for (const migration of migrations()) await db.sql.unsafe(migration.sql);
   if (realPostgres) second = await db.connectAgain(4);
 });
 afterAll(async () => {
@@ -145,7 +145,7 @@ async function statuses(): Promise<Map<string, number>> {
 async function enqueue(resources: readonly string[], perResource: number): Promise<void> {
   for (let n = 1; n <= perResource; n += 1) {
     for (const resource of resources) {
-      await enqueueEvent(db.sql, {
+      await enqueueEvent(fromPostgres(db.sql), {
         account: ACCOUNT,
         type: 'order.updated',
         resourceId: resource,
@@ -163,35 +163,43 @@ function byResource(log: readonly Arrival[]): Map<string, Arrival[]> {
 
 describe('ordered delivery per resource', () => {
   it('creates endpoints with ordering "none" unless asked, shows and changes it, and refuses anything else', async () => {
-    const plain = await createEndpoint(db.sql, { account: ACCOUNT, url: 'http://127.0.0.1:9999/a' }, options);
+    const plain = await createEndpoint(
+      fromPostgres(db.sql),
+      { account: ACCOUNT, url: 'http://127.0.0.1:9999/a' },
+      options,
+    );
     expect(plain.endpoint.ordering).toBe('none');
     const ordered = await createEndpoint(
-      db.sql,
+      fromPostgres(db.sql),
       { account: ACCOUNT, url: 'http://127.0.0.1:9999/b', ordering: 'per-resource' },
       options,
     );
     expect(ordered.endpoint.ordering).toBe('per-resource');
-    const changed = await updateEndpoint(db.sql, {
+    const changed = await updateEndpoint(fromPostgres(db.sql), {
       account: ACCOUNT,
       id: plain.endpoint.id,
       ordering: 'per-resource',
     });
     expect(changed?.ordering).toBe('per-resource');
-    expect((await getEndpoint(db.sql, { account: ACCOUNT, id: plain.endpoint.id }))?.ordering).toBe(
-      'per-resource',
-    );
+    expect(
+      (await getEndpoint(fromPostgres(db.sql), { account: ACCOUNT, id: plain.endpoint.id }))?.ordering,
+    ).toBe('per-resource');
     const bad = {
       account: ACCOUNT,
       url: 'http://127.0.0.1:9999/c',
       ordering: 'fifo',
     } as unknown as Parameters<typeof createEndpoint>[1];
-    await expect(createEndpoint(db.sql, bad, options)).rejects.toMatchObject({ status: 400 });
+    await expect(createEndpoint(fromPostgres(db.sql), bad, options)).rejects.toMatchObject({ status: 400 });
     expect((await db.sql`select count(*)::int as n from holdfast_webhook_endpoints`)[0]?.n).toBe(2);
   });
 
   it('200 events over 20 resources, each first attempt refused, two workers: every resource in sequence order, one at a time', async () => {
     const hook = await receiver(({ seen }) => (seen === 1 ? 500 : 204));
-    await createEndpoint(db.sql, { account: ACCOUNT, url: hook.url, ordering: 'per-resource' }, options);
+    await createEndpoint(
+      fromPostgres(db.sql),
+      { account: ACCOUNT, url: hook.url, ordering: 'per-resource' },
+      options,
+    );
     const resources = Array.from({ length: 20 }, (_, i) => `ord_${i}`);
     await enqueue(resources, 10);
     const workers = twoWorkers();
@@ -219,7 +227,11 @@ describe('ordered delivery per resource', () => {
 
   it('events written while two workers deliver them: every resource in sequence order, one at a time, none left waiting', async () => {
     const hook = await receiver(({ sequence, seen }) => (seen === 1 && sequence % 3 === 0 ? 500 : 204));
-    await createEndpoint(db.sql, { account: ACCOUNT, url: hook.url, ordering: 'per-resource' }, options);
+    await createEndpoint(
+      fromPostgres(db.sql),
+      { account: ACCOUNT, url: hook.url, ordering: 'per-resource' },
+      options,
+    );
     const workers = twoWorkers();
     for (const w of workers) w.start();
     const resources = ['ord_h1', 'ord_h2', 'ord_h3', 'ord_h4'];
@@ -228,7 +240,7 @@ describe('ordered delivery per resource', () => {
     for (let n = 0; n < 30; n += 1) {
       await Promise.all(
         resources.map((resource) =>
-          enqueueEvent(second?.sql ?? db.sql, {
+          enqueueEvent(fromPostgres(second?.sql ?? db.sql), {
             account: ACCOUNT,
             type: 'order.updated',
             resourceId: resource,
@@ -256,9 +268,13 @@ describe('ordered delivery per resource', () => {
     const hook = await receiver(({ resource, sequence }) =>
       resource === 'ord_stuck' && sequence === 1 ? 500 : 204,
     );
-    await createEndpoint(db.sql, { account: ACCOUNT, url: hook.url, ordering: 'per-resource' }, options);
+    await createEndpoint(
+      fromPostgres(db.sql),
+      { account: ACCOUNT, url: hook.url, ordering: 'per-resource' },
+      options,
+    );
     const unordered = await receiver(() => 204);
-    await createEndpoint(db.sql, { account: ACCOUNT, url: unordered.url }, options);
+    await createEndpoint(fromPostgres(db.sql), { account: ACCOUNT, url: unordered.url }, options);
     await enqueue(['ord_stuck', 'ord_a', 'ord_b', 'ord_c'], 5);
     // One retry an hour later (on the test's clock), then dead.
     const workers = twoWorkers({ schedule: [3_600_000], now: clock.now });
@@ -301,7 +317,7 @@ describe('ordered delivery per resource', () => {
     let refuse = true;
     const hook = await receiver(({ sequence }) => (refuse && sequence === 1 ? 500 : 204));
     const { endpoint } = await createEndpoint(
-      db.sql,
+      fromPostgres(db.sql),
       { account: ACCOUNT, url: hook.url, ordering: 'per-resource' },
       options,
     );
@@ -313,7 +329,7 @@ describe('ordered delivery per resource', () => {
     // Later events queue while nothing is sent; then the dead one is replayed.
     await enqueue(['ord_r'], 2);
     refuse = false;
-    const replayed = await replayDelivery(db.sql, { account: ACCOUNT, id: dead?.id ?? '' });
+    const replayed = await replayDelivery(fromPostgres(db.sql), { account: ACCOUNT, id: dead?.id ?? '' });
     // Back in its line, behind the two queued: it waits, undue, for its turn.
     expect(replayed?.status).toBe('pending');
     expect(replayed?.nextAttemptAt).toBeNull();
@@ -330,7 +346,9 @@ describe('ordered delivery per resource', () => {
     await w.runOnce();
     await enqueue(['ord_s'], 2);
     refuse = false;
-    expect(await recoverDeliveries(db.sql, { account: ACCOUNT, endpointId: endpoint.id, since: 0 })).toBe(1);
+    expect(
+      await recoverDeliveries(fromPostgres(db.sql), { account: ACCOUNT, endpointId: endpoint.id, since: 0 }),
+    ).toBe(1);
     for (let i = 0; i < 4; i += 1) await w.runOnce();
     expect((byResource(hook.log).get('ord_s') ?? []).map((a) => [a.sequence, a.status])).toEqual([
       [1, 500],
@@ -344,14 +362,19 @@ describe('ordered delivery per resource', () => {
 
   it('a delivery behind another waits undue, and falls due when the one before it finishes', async () => {
     const hook = await receiver(() => 204);
-    await createEndpoint(db.sql, { account: ACCOUNT, url: hook.url, ordering: 'per-resource' }, options);
+    await createEndpoint(
+      fromPostgres(db.sql),
+      { account: ACCOUNT, url: hook.url, ordering: 'per-resource' },
+      options,
+    );
     await enqueue(['ord_w'], 3);
     const line = async () =>
       db.sql<{ id: string; status: string }[]>`
         select d.id, d.status from holdfast_deliveries d join holdfast_events e on e.id = d.event_id
         order by e.sequence`;
     const [first, second, third] = await line();
-    const view = async (id: string | undefined) => getDelivery(db.sql, { account: ACCOUNT, id: id ?? '' });
+    const view = async (id: string | undefined) =>
+      getDelivery(fromPostgres(db.sql), { account: ACCOUNT, id: id ?? '' });
     expect((await view(first?.id))?.nextAttemptAt).not.toBeNull();
     expect((await view(second?.id))?.nextAttemptAt).toBeNull();
     expect((await view(third?.id))?.nextAttemptAt).toBeNull();
@@ -369,7 +392,11 @@ describe('ordered delivery per resource', () => {
 
   it("a line left waiting with nothing ahead of it (its head finished unseen) is resumed by the workers' repair", async () => {
     const hook = await receiver(() => 204);
-    await createEndpoint(db.sql, { account: ACCOUNT, url: hook.url, ordering: 'per-resource' }, options);
+    await createEndpoint(
+      fromPostgres(db.sql),
+      { account: ACCOUNT, url: hook.url, ordering: 'per-resource' },
+      options,
+    );
     await enqueue(['ord_lost', 'ord_kept'], 2);
     const w = worker(pgDb(db));
     expect(await w.runOnce()).toBe(2);
@@ -401,10 +428,14 @@ describe('ordered delivery per resource', () => {
         const hook = await receiver(({ resource, sequence, seen }) =>
           seen <= (refusals.get(`${resource} ${sequence}`) ?? 0) ? 500 : 204,
         );
-        await createEndpoint(db.sql, { account: ACCOUNT, url: hook.url, ordering: 'per-resource' }, options);
+        await createEndpoint(
+          fromPostgres(db.sql),
+          { account: ACCOUNT, url: hook.url, ordering: 'per-resource' },
+          options,
+        );
         const expected = new Map<string, number[]>();
         for (const event of events) {
-          const sent = await enqueueEvent(db.sql, {
+          const sent = await enqueueEvent(fromPostgres(db.sql), {
             account: ACCOUNT,
             type: 'order.updated',
             resourceId: event.resource,
@@ -435,11 +466,19 @@ describe('ordered delivery per resource', () => {
 
   it('an endpoint switched to per-resource orders what is created from then on', async () => {
     const hook = await receiver(() => 204);
-    const { endpoint } = await createEndpoint(db.sql, { account: ACCOUNT, url: hook.url }, options);
+    const { endpoint } = await createEndpoint(
+      fromPostgres(db.sql),
+      { account: ACCOUNT, url: hook.url },
+      options,
+    );
     await enqueue(['ord_x'], 3);
     const rows = await db.sql`select ordering_key from holdfast_deliveries`;
     expect(rows.map((r) => r.ordering_key)).toEqual([null, null, null]);
-    await updateEndpoint(db.sql, { account: ACCOUNT, id: endpoint.id, ordering: 'per-resource' });
+    await updateEndpoint(fromPostgres(db.sql), {
+      account: ACCOUNT,
+      id: endpoint.id,
+      ordering: 'per-resource',
+    });
     await enqueue(['ord_x'], 1);
     const keyed = await db.sql`select ordering_key from holdfast_deliveries where ordering_key is not null`;
     expect(keyed.map((r) => r.ordering_key)).toEqual(['ord_x']);

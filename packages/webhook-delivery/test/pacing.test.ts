@@ -1,5 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { fromPostgres } from '@holdfast/db/postgres';
 import { createTestDatabase, type TestDatabase } from '@holdfast/pg/testing';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -10,7 +11,7 @@ import {
   getEndpoint,
   migrations,
   updateEndpoint,
-} from '../src/postgres';
+} from '../src/index';
 import { endPools, pgDb } from './fixtures/db';
 
 afterAll(endPools);
@@ -55,7 +56,12 @@ async function receiver(respond: (n: number) => { status: number; headers?: Reco
 async function enqueue(db: TestDatabase, count: number, prefix: string): Promise<void> {
   await db.sql.begin(async (tx) => {
     for (let i = 0; i < count; i += 1) {
-      await enqueueEvent(tx, { account: ACCOUNT, type: 't.x', resourceId: `${prefix}_${i}`, object: { i } });
+      await enqueueEvent(fromPostgres(tx), {
+        account: ACCOUNT,
+        type: 't.x',
+        resourceId: `${prefix}_${i}`,
+        object: { i },
+      });
     }
   });
 }
@@ -63,7 +69,7 @@ async function enqueue(db: TestDatabase, count: number, prefix: string): Promise
 let db: TestDatabase;
 beforeAll(async () => {
   db = await createTestDatabase({ max: 6 });
-  for (const migration of migrations) await db.sql.unsafe(migration.sql);
+  for (const migration of migrations()) await db.sql.unsafe(migration.sql);
 });
 afterAll(() => db.close());
 beforeEach(async () => {
@@ -79,7 +85,7 @@ describe('adaptive concurrency', () => {
       n <= MAX ? { status: 429, headers: { 'retry-after': '2' } } : { status: 204 },
     );
     const { endpoint } = await createEndpoint(
-      db.sql,
+      fromPostgres(db.sql),
       { account: ACCOUNT, url: hook.url },
       { ...options, concurrencyMax: MAX, concurrencyInitial: MAX },
     );
@@ -100,7 +106,7 @@ describe('adaptive concurrency', () => {
       onAttempt: (info) => attempts.push(info),
     });
     const limit = async () =>
-      (await getEndpoint(db.sql, { account: ACCOUNT, id: endpoint.id }))?.concurrency.current;
+      (await getEndpoint(fromPostgres(db.sql), { account: ACCOUNT, id: endpoint.id }))?.concurrency.current;
 
     // One full window, all refused: the limit halves (once per outcome batch: overload news is
     // written at once) and the endpoint pauses for 2 s.
@@ -133,9 +139,13 @@ describe('adaptive concurrency', () => {
 
   it('waits while an endpoint is disabled, then sends what fell due once it is enabled again', async () => {
     const hook = await receiver(() => ({ status: 204 }));
-    const { endpoint } = await createEndpoint(db.sql, { account: ACCOUNT, url: hook.url }, options);
+    const { endpoint } = await createEndpoint(
+      fromPostgres(db.sql),
+      { account: ACCOUNT, url: hook.url },
+      options,
+    );
     await enqueue(db, 3, 'disabled');
-    await updateEndpoint(db.sql, { account: ACCOUNT, id: endpoint.id, status: 'disabled' });
+    await updateEndpoint(fromPostgres(db.sql), { account: ACCOUNT, id: endpoint.id, status: 'disabled' });
     const worker = createDeliveryWorker({
       db: pgDb(db),
       schedule: [0],
@@ -145,7 +155,7 @@ describe('adaptive concurrency', () => {
     });
     expect(await worker.runOnce()).toBe(0);
     expect(hook.hits).toHaveLength(0);
-    await updateEndpoint(db.sql, { account: ACCOUNT, id: endpoint.id, status: 'active' });
+    await updateEndpoint(fromPostgres(db.sql), { account: ACCOUNT, id: endpoint.id, status: 'active' });
     expect(await worker.runOnce()).toBe(3);
     expect(new Set(hook.hits.map((h) => h.id)).size).toBe(3);
     await worker.stop();
@@ -156,16 +166,20 @@ describe('adaptive concurrency', () => {
     const hook = await receiver(() => ({ status: 204 }));
     for (const bad of [0, -1, 1.5]) {
       await expect(
-        createEndpoint(db.sql, { account: ACCOUNT, url: hook.url, maxPerSecond: bad }, options),
+        createEndpoint(fromPostgres(db.sql), { account: ACCOUNT, url: hook.url, maxPerSecond: bad }, options),
       ).rejects.toMatchObject({ code: 'validation_failed' });
     }
     const { endpoint } = await createEndpoint(
-      db.sql,
+      fromPostgres(db.sql),
       { account: ACCOUNT, url: hook.url, maxPerSecond: 5 },
       options,
     );
     expect(endpoint.maxPerSecond).toBe(5);
-    const lifted = await updateEndpoint(db.sql, { account: ACCOUNT, id: endpoint.id, maxPerSecond: null });
+    const lifted = await updateEndpoint(fromPostgres(db.sql), {
+      account: ACCOUNT,
+      id: endpoint.id,
+      maxPerSecond: null,
+    });
     expect(lifted?.maxPerSecond).toBeNull();
     await hook.close();
   });
@@ -176,7 +190,11 @@ describe('maxPerSecond', () => {
     const RATE = 10;
     const EVENTS = 12;
     const hook = await receiver(() => ({ status: 204 }));
-    await createEndpoint(db.sql, { account: ACCOUNT, url: hook.url, maxPerSecond: RATE }, options);
+    await createEndpoint(
+      fromPostgres(db.sql),
+      { account: ACCOUNT, url: hook.url, maxPerSecond: RATE },
+      options,
+    );
     await enqueue(db, EVENTS, 'rate');
     const start = Date.now() + 60_000;
     let clock = start;

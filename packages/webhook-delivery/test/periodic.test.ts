@@ -1,8 +1,9 @@
 import { unlessRunning } from '@holdfast/db';
+import { fromPostgres } from '@holdfast/db/postgres';
 import { createTestDatabase, type TestDatabase } from '@holdfast/pg/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createEndpoint, migrations } from '../src/index';
 import { reconcileInFlight, resumeWaitingLines } from '../src/lease';
-import { createEndpoint, migrations } from '../src/postgres';
 import { endPools, pgQueue } from './fixtures/db';
 import { dueDeliveries } from './fixtures/queue';
 
@@ -103,7 +104,7 @@ describe('periodic jobs', () => {
   let db: TestDatabase;
   beforeAll(async () => {
     db = await createTestDatabase();
-    for (const migration of migrations) await db.sql.unsafe(migration.sql);
+    for (const migration of migrations()) await db.sql.unsafe(migration.sql);
   });
   afterAll(async () => {
     await endPools();
@@ -117,7 +118,7 @@ describe('periodic jobs', () => {
 
   it('reconcileInFlight recounts a pacing row left off by hand from the leases, in one statement', async () => {
     const { endpoint } = await createEndpoint(
-      db.sql,
+      fromPostgres(db.sql),
       { account: 'acct_recount', url: 'http://127.0.0.1:1024/hook' },
       { allowPrivateDestinations: true },
     );

@@ -1,7 +1,8 @@
+import { fromPostgres } from '@holdfast/db/postgres';
 import { createTestDatabase, type TestDatabase } from '@holdfast/pg/testing';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEndpoint, enqueueEvent, migrations } from '../src/postgres';
+import { createEndpoint, enqueueEvent, migrations } from '../src/index';
 import { attemptOutcome, deliveryMetrics, queueDepth } from '../src/prometheus';
 import { endPools, pgDb } from './fixtures/db';
 
@@ -11,7 +12,7 @@ let db: TestDatabase;
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  for (const migration of migrations) await db.sql.unsafe(migration.sql);
+  for (const migration of migrations()) await db.sql.unsafe(migration.sql);
 });
 afterAll(() => db?.close());
 
@@ -21,11 +22,11 @@ describe('queueDepth', () => {
     const depth = queueDepth(pgDb(db), { now: () => now });
     expect(await depth()).toEqual({ due: 0, inFlight: 0, dead: 0, oldestDueSeconds: 0 });
     await createEndpoint(
-      db.sql,
+      fromPostgres(db.sql),
       { account: 'acct_q', url: 'http://127.0.0.1:1024/hook', eventTypes: ['*'] },
       { allowPrivateDestinations: true },
     );
-    await enqueueEvent(db.sql, {
+    await enqueueEvent(fromPostgres(db.sql), {
       account: 'acct_q',
       type: 'order.created',
       resourceId: 'ord_1',

@@ -1,5 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { fromPostgres } from '@holdfast/db/postgres';
 import { createTestDatabase, type TestDatabase } from '@holdfast/pg/testing';
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 import {
@@ -10,7 +11,7 @@ import {
   migrations,
   recoverDeliveries,
   updateEndpoint,
-} from '../src/postgres';
+} from '../src/index';
 import { endPools, pgDb } from './fixtures/db';
 
 afterAll(endPools);
@@ -29,7 +30,7 @@ const clock = { now: Date.parse('2026-11-20T10:15:00.000Z') };
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  for (const migration of migrations) await db.sql.unsafe(migration.sql);
+  for (const migration of migrations()) await db.sql.unsafe(migration.sql);
   const server = createServer((req, res) => {
     ids.push(String(req.headers['webhook-id']));
     req.resume();
@@ -66,13 +67,16 @@ async function drain(): Promise<void> {
 }
 
 async function emit(n: number, at: number): Promise<void> {
-  await enqueueEvent(db.sql, {
-    account: ACCOUNT,
-    type: 'order.created',
-    resourceId: `ord_${n}`,
-    object: { n },
-    now: () => at,
-  });
+  await enqueueEvent(
+    fromPostgres(db.sql),
+    {
+      account: ACCOUNT,
+      type: 'order.created',
+      resourceId: `ord_${n}`,
+      object: { n },
+    },
+    { now: () => at },
+  );
 }
 
 const statuses = async () =>
@@ -82,7 +86,7 @@ const statuses = async () =>
 
 it('re-queues the dead and failed deliveries of the range only, keeps their Webhook-Id, and they are sent', async () => {
   const { endpoint } = await createEndpoint(
-    db.sql,
+    fromPostgres(db.sql),
     { account: ACCOUNT, url },
     { allowPrivateDestinations: true },
   );
@@ -93,12 +97,15 @@ it('re-queues the dead and failed deliveries of the range only, keeps their Webh
   expect(await statuses()).toEqual(['dead', 'dead', 'dead', 'dead']);
   const deadIds = new Set(ids);
   // The first delivery is outside the range.
-  const recovered = await recoverDeliveries(db.sql, {
-    account: ACCOUNT,
-    endpointId: endpoint.id,
-    since: base + 60_000,
-    now: () => clock.now,
-  });
+  const recovered = await recoverDeliveries(
+    fromPostgres(db.sql),
+    {
+      account: ACCOUNT,
+      endpointId: endpoint.id,
+      since: base + 60_000,
+    },
+    { now: () => clock.now },
+  );
   expect(recovered).toBe(3);
   expect(await statuses()).toEqual(['dead', 'pending', 'pending', 'pending']);
   status = 200;
@@ -109,7 +116,7 @@ it('re-queues the dead and failed deliveries of the range only, keeps their Webh
   for (const id of ids) expect(deadIds.has(id)).toBe(true);
   // `until` bounds the range; another account or an unknown endpoint is undefined.
   expect(
-    await recoverDeliveries(db.sql, {
+    await recoverDeliveries(fromPostgres(db.sql), {
       account: ACCOUNT,
       endpointId: endpoint.id,
       since: base,
@@ -117,26 +124,30 @@ it('re-queues the dead and failed deliveries of the range only, keeps their Webh
     }),
   ).toBe(1);
   expect(
-    await recoverDeliveries(db.sql, { account: 'acct_other', endpointId: endpoint.id, since: base }),
+    await recoverDeliveries(fromPostgres(db.sql), {
+      account: 'acct_other',
+      endpointId: endpoint.id,
+      since: base,
+    }),
   ).toBeUndefined();
   expect(
-    await recoverDeliveries(db.sql, { account: ACCOUNT, endpointId: 'we_nope', since: base }),
+    await recoverDeliveries(fromPostgres(db.sql), { account: ACCOUNT, endpointId: 'we_nope', since: base }),
   ).toBeUndefined();
 });
 
 it('what fell due while the endpoint was disabled is sent once it is enabled again', async () => {
   const { endpoint } = await createEndpoint(
-    db.sql,
+    fromPostgres(db.sql),
     { account: ACCOUNT, url },
     { allowPrivateDestinations: true },
   );
   await emit(1, clock.now);
-  await updateEndpoint(db.sql, { account: ACCOUNT, id: endpoint.id, status: 'disabled' });
+  await updateEndpoint(fromPostgres(db.sql), { account: ACCOUNT, id: endpoint.id, status: 'disabled' });
   status = 200;
   await drain();
   expect(ids).toEqual([]);
   expect(await statuses()).toEqual(['pending']);
-  await updateEndpoint(db.sql, { account: ACCOUNT, id: endpoint.id, status: 'active' });
+  await updateEndpoint(fromPostgres(db.sql), { account: ACCOUNT, id: endpoint.id, status: 'active' });
   await drain();
   expect(ids).toHaveLength(1);
   expect(await statuses()).toEqual(['succeeded']);
@@ -144,7 +155,7 @@ it('what fell due while the endpoint was disabled is sent once it is enabled aga
 
 it('buckets attempts by hour (24h) and by day (7d), with outcome counts and p50/p95 latency', async () => {
   const { endpoint } = await createEndpoint(
-    db.sql,
+    fromPostgres(db.sql),
     { account: ACCOUNT, url },
     { allowPrivateDestinations: true },
   );
@@ -175,12 +186,13 @@ it('buckets attempts by hour (24h) and by day (7d), with outcome counts and p50/
   }
   expect([...latencies.values()].flat()).toEqual([]);
   const now = start + 2 * 3_600_000; // 10:05
-  const day = await endpointStats(db.sql, {
-    account: ACCOUNT,
-    endpointId: endpoint.id,
-    window: '24h',
-    now: () => now,
-  });
+  const stats = (window: '24h' | '7d') =>
+    endpointStats(
+      fromPostgres(db.sql),
+      { account: ACCOUNT, endpointId: endpoint.id, window },
+      { now: () => now },
+    );
+  const day = await stats('24h');
   expect(day?.buckets).toHaveLength(24);
   expect(day?.to).toBe('2026-11-20T11:00:00.000Z');
   expect(day?.from).toBe('2026-11-19T11:00:00.000Z');
@@ -210,12 +222,7 @@ it('buckets attempts by hour (24h) and by day (7d), with outcome counts and p50/
   });
   const total = (day?.buckets ?? []).reduce((sum, b) => sum + b.succeeded + b.failed + b.dead, 0);
   expect(total).toBe(7);
-  const week = await endpointStats(db.sql, {
-    account: ACCOUNT,
-    endpointId: endpoint.id,
-    window: '7d',
-    now: () => now,
-  });
+  const week = await stats('7d');
   expect(week?.buckets).toHaveLength(7);
   expect(week?.bucketSize).toBe('day');
   // All seven: 10, 20, 30, 100, 200, 300, 400: p50 100; p95 at 70% of the way from 300 to 400.
@@ -228,35 +235,45 @@ it('buckets attempts by hour (24h) and by day (7d), with outcome counts and p50/
     p95LatencyMs: 370,
   });
   expect(
-    await endpointStats(db.sql, { account: 'acct_other', endpointId: endpoint.id, window: '24h' }),
+    await endpointStats(fromPostgres(db.sql), {
+      account: 'acct_other',
+      endpointId: endpoint.id,
+      window: '24h',
+    }),
   ).toBeUndefined();
 });
 
 it('recovers and counts only the event types asked for, when asked', async () => {
   const { endpoint } = await createEndpoint(
-    db.sql,
+    fromPostgres(db.sql),
     { account: ACCOUNT, url },
     { allowPrivateDestinations: true },
   );
   const base = clock.now;
   await emit(1, base);
-  await enqueueEvent(db.sql, {
-    account: ACCOUNT,
-    type: 'payment.succeeded',
-    resourceId: 'pay_1',
-    object: { n: 2 },
-    now: () => base,
-  });
+  await enqueueEvent(
+    fromPostgres(db.sql),
+    {
+      account: ACCOUNT,
+      type: 'payment.succeeded',
+      resourceId: 'pay_1',
+      object: { n: 2 },
+    },
+    { now: () => base },
+  );
   await drain();
   expect(await statuses()).toEqual(['dead', 'dead']);
   const stats = (eventTypes?: readonly string[]) =>
-    endpointStats(db.sql, {
-      account: ACCOUNT,
-      endpointId: endpoint.id,
-      window: '24h',
-      now: () => base,
-      eventTypes,
-    });
+    endpointStats(
+      fromPostgres(db.sql),
+      {
+        account: ACCOUNT,
+        endpointId: endpoint.id,
+        window: '24h',
+        eventTypes,
+      },
+      { now: () => base },
+    );
   const attempts = async (eventTypes?: readonly string[]) =>
     ((await stats(eventTypes))?.buckets ?? []).reduce((sum, b) => sum + b.succeeded + b.failed + b.dead, 0);
   // Two attempts each (schedule [0]: one retry).
@@ -265,7 +282,7 @@ it('recovers and counts only the event types asked for, when asked', async () =>
   expect(await attempts([])).toBe(0);
 
   const recover = (eventTypes?: readonly string[]) =>
-    recoverDeliveries(db.sql, {
+    recoverDeliveries(fromPostgres(db.sql), {
       account: ACCOUNT,
       endpointId: endpoint.id,
       since: base,

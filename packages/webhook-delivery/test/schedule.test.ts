@@ -1,12 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  classifyAttempt,
-  DEFAULT_RETRY_SCHEDULE,
-  parseRetryAfter,
-  parseRetrySchedule,
-  retryDelay,
-} from '../src/index';
+import { classifyAttempt, parseRetryAfter } from '../src/classify';
+import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule, retryDelay } from '../src/schedule';
 
 describe('retry schedule', () => {
   it('is 1m, 5m, 30m, 2h, 6h, 24h by default (SPEC section 8)', () => {

@@ -1,10 +1,11 @@
+import { fromPostgres } from '@holdfast/db/postgres';
 import { createTestDatabase, type TestDatabase } from '@holdfast/pg/testing';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEndpoint, migrations } from '../src/index';
 import { leaseDue } from '../src/lease';
 import { writeOutcomes } from '../src/outcomes';
 import { type EndpointPacing, nextLimit, pickRound, roundCandidates, roundParts } from '../src/pacing';
-import { createEndpoint, migrations } from '../src/postgres';
 import { endPools, pgQueue } from './fixtures/db';
 import { dueDeliveries } from './fixtures/queue';
 
@@ -69,7 +70,7 @@ const caseArb: fc.Arbitrary<Case> = fc.record({
 let db: TestDatabase;
 beforeAll(async () => {
   db = await createTestDatabase();
-  for (const migration of migrations) await db.sql.unsafe(migration.sql);
+  for (const migration of migrations()) await db.sql.unsafe(migration.sql);
 });
 afterAll(() => db.close());
 
@@ -79,7 +80,7 @@ async function arrange(c: Case): Promise<string[]> {
   const ids: string[] = [];
   for (const [i, e] of c.endpoints.entries()) {
     const { endpoint } = await createEndpoint(
-      db.sql,
+      fromPostgres(db.sql),
       { account: ACCOUNT, url: 'http://127.0.0.1:1024/hook', maxPerSecond: e.maxPerSecond },
       { allowPrivateDestinations: true, concurrencyMax: c.ceiling },
     );

@@ -1,8 +1,8 @@
 import { fromPg } from '@holdfast/db/pg';
-import { postgresListener } from '@holdfast/db/postgres';
+import { fromPostgres, postgresListener } from '@holdfast/db/postgres';
 import { createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDeliveryWorker, createEndpoint, enqueueEvent, migrations } from '../src/postgres';
+import { createDeliveryWorker, createEndpoint, enqueueEvent, migrations } from '../src/index';
 import { queueDepth } from '../src/prometheus';
 import { endPools, pgPool } from './fixtures/db';
 import { webhookReceiver } from './fixtures/receiver';
@@ -18,7 +18,7 @@ let db: TestDatabase;
 describe.skipIf(!realPostgres)('schema', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
-    for (const migration of migrations) await db.sql.unsafe(migration.sql);
+    for (const migration of migrations()) await db.sql.unsafe(migration.sql);
   });
   afterAll(() => db.close());
 
@@ -26,7 +26,7 @@ describe.skipIf(!realPostgres)('schema', () => {
     const hook = await webhookReceiver();
     const { received } = hook;
     await createEndpoint(
-      db.sql,
+      fromPostgres(db.sql),
       { account: 'acct_schema', url: hook.url },
       { allowPrivateDestinations: true },
     );
@@ -54,7 +54,7 @@ describe.skipIf(!realPostgres)('schema', () => {
             where query ilike 'listen%' and position(${`holdfast_due.${db.schema}`} in query) > 0`
         ).length > 0;
       while (!(await listening())) await new Promise((resolve) => setTimeout(resolve, 10));
-      const first = await enqueueEvent(db.sql, {
+      const first = await enqueueEvent(fromPostgres(db.sql), {
         account: 'acct_schema',
         type: 'order.created',
         resourceId: 'ord_1',

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkDestination, forbiddenAddress, pinnedAgent, type Resolver } from '../src/index';
+import { checkDestination, forbiddenAddress, pinnedAgent, type Resolver } from '../src/ssrf';
 
 // A resolver for the names of the table below: what an attacker's DNS would answer.
 const records: Record<string, string[]> = {

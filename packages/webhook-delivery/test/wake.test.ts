@@ -1,9 +1,10 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fromPg, pgListener } from '@holdfast/db/pg';
+import { fromPostgres } from '@holdfast/db/postgres';
 import { createTestDatabase, type TestDatabase } from '@holdfast/pg/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDeliveryWorker, createEndpoint, enqueueEvent, migrations } from '../src/postgres';
+import { createDeliveryWorker, createEndpoint, enqueueEvent, migrations } from '../src/index';
 import { endPools, pgDb, pgPool } from './fixtures/db';
 import { webhookReceiver } from './fixtures/receiver';
 
@@ -19,7 +20,7 @@ let channel = '';
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  for (const migration of migrations) await db.sql.unsafe(migration.sql);
+  for (const migration of migrations()) await db.sql.unsafe(migration.sql);
   const [row] = await db.sql<
     { channel: string }[]
   >`select left('holdfast_due.' || current_schema(), 63) as channel`;
@@ -61,22 +62,22 @@ const order = (id: string) => ({
 describe.skipIf(postgresOnly)('wake on commit (PostgreSQL)', () => {
   it('notifies once per transaction that created deliveries, at its commit, never on rollback', async () => {
     await db.sql`truncate holdfast_webhook_endpoints, holdfast_events, holdfast_resource_sequences cascade`;
-    await createEndpoint(db.sql, { account: ACCOUNT, url: 'http://127.0.0.1:9999/a' }, options);
-    await createEndpoint(db.sql, { account: ACCOUNT, url: 'http://127.0.0.1:9999/b' }, options);
+    await createEndpoint(fromPostgres(db.sql), { account: ACCOUNT, url: 'http://127.0.0.1:9999/a' }, options);
+    await createEndpoint(fromPostgres(db.sql), { account: ACCOUNT, url: 'http://127.0.0.1:9999/b' }, options);
     const l = await listener();
     try {
       await db.sql.begin(async (tx) => {
-        for (const id of ['ord_w1', 'ord_w2', 'ord_w3']) await enqueueEvent(tx, order(id));
+        for (const id of ['ord_w1', 'ord_w2', 'ord_w3']) await enqueueEvent(fromPostgres(tx), order(id));
         await l.fence('inside');
       });
       await l.fence('committed');
       await db.sql
         .begin(async (tx) => {
-          await enqueueEvent(tx, order('ord_w4'));
+          await enqueueEvent(fromPostgres(tx), order('ord_w4'));
           throw new Error('roll back');
         })
         .catch(() => {});
-      await enqueueEvent(db.sql, { ...order('ord_w5'), account: 'acct_wake_nobody' });
+      await enqueueEvent(fromPostgres(db.sql), { ...order('ord_w5'), account: 'acct_wake_nobody' });
       await l.fence('rolled back and unsubscribed');
       expect(l.heard).toEqual(['inside', 'wake', 'committed', 'rolled back and unsubscribed']);
     } finally {
@@ -97,7 +98,7 @@ describe.skipIf(postgresOnly)('wake on commit (PostgreSQL)', () => {
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
-    await createEndpoint(db.sql, { account: ACCOUNT, url }, options);
+    await createEndpoint(fromPostgres(db.sql), { account: ACCOUNT, url }, options);
     // The worker's own node-postgres pool, its listener holding one client of it.
     const pool = pgPool(db, 4);
     const worker = createDeliveryWorker({
@@ -111,11 +112,11 @@ describe.skipIf(postgresOnly)('wake on commit (PostgreSQL)', () => {
       worker.start();
       // The first event is found by the worker's first round or by its notification; once its
       // outcome is written the worker is idle, waiting an hour for its next poll.
-      const first = await enqueueEvent(db.sql, order('ord_w6'));
+      const first = await enqueueEvent(fromPostgres(db.sql), order('ord_w6'));
       const settled = async () =>
         (await db.sql`select 1 from holdfast_deliveries where status = 'succeeded'`).length;
       while ((await settled()) === 0) await new Promise((r) => setTimeout(r, 5));
-      const second = await enqueueEvent(db.sql, order('ord_w7'));
+      const second = await enqueueEvent(fromPostgres(db.sql), order('ord_w7'));
       while (received.length < 2) await new Promise((r) => setTimeout(r, 5));
       expect(received).toEqual([first.id, second.id]);
     } finally {
@@ -129,7 +130,7 @@ describe.skipIf(postgresOnly)('wake on commit (PostgreSQL)', () => {
     await db.sql`truncate holdfast_webhook_endpoints, holdfast_events, holdfast_resource_sequences cascade`;
     const hook = await webhookReceiver();
     const { received } = hook;
-    await createEndpoint(db.sql, { account: ACCOUNT, url: hook.url }, options);
+    await createEndpoint(fromPostgres(db.sql), { account: ACCOUNT, url: hook.url }, options);
     const errors: unknown[] = [];
     const refused = new Error('LISTEN refused');
     const worker = createDeliveryWorker({
@@ -141,7 +142,7 @@ describe.skipIf(postgresOnly)('wake on commit (PostgreSQL)', () => {
     });
     try {
       worker.start();
-      const event = await enqueueEvent(db.sql, order('ord_w8'));
+      const event = await enqueueEvent(fromPostgres(db.sql), order('ord_w8'));
       while (received.length < 1) await new Promise((r) => setTimeout(r, 5));
       expect(received).toEqual([event.id]);
       expect(errors).toContain(refused);

@@ -1,4 +1,4 @@
-import type { AttemptInfo } from '@holdfast/webhook-delivery/postgres';
+import type { AttemptInfo } from '@holdfast/webhook-delivery';
 import { attemptOutcome } from '@holdfast/webhook-delivery/prometheus';
 import type { Metrics } from './metrics';
 import { recordSpan } from './tracing';

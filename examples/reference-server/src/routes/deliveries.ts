@@ -10,7 +10,7 @@ import {
   replayDelivery as replayStoredDelivery,
   toAttempt,
   toDelivery,
-} from '@holdfast/webhook-delivery/postgres';
+} from '@holdfast/webhook-delivery';
 import { createRoute, z } from '@hono/zod-openapi';
 import { json } from '../api/fields';
 import { problemResponses } from '../api/problem-responses';
@@ -173,7 +173,7 @@ export function deliveryRoutes(app: App, deps: Deps): void {
     const principal = c.get('principal');
     const { account, livemode } = principal;
     const { id } = c.req.valid('param');
-    const delivery = await getStoredDelivery(sql, { account, id });
+    const delivery = await getStoredDelivery(fromPostgres(sql), { account, id });
     if (!delivery || !eventTypeVisible(principal, delivery.eventType)) throw missing(id);
     return c.json({ ...delivery, eventType: knownEventType(delivery.eventType), livemode }, 200);
   });
@@ -183,7 +183,7 @@ export function deliveryRoutes(app: App, deps: Deps): void {
     const { account } = principal;
     const { id } = c.req.valid('param');
     const query = c.req.valid('query');
-    const delivery = await getStoredDelivery(sql, { account, id });
+    const delivery = await getStoredDelivery(fromPostgres(sql), { account, id });
     if (!delivery || !eventTypeVisible(principal, delivery.eventType)) throw missing(id);
     const page = await paginate(fromPostgres(sql), {
       from: 'holdfast_delivery_attempts',
@@ -215,7 +215,7 @@ export function deliveryRoutes(app: App, deps: Deps): void {
         lock: 'share',
         action: 'Replaying a delivery of this endpoint',
       });
-      return replayStoredDelivery(tx, { account, id });
+      return replayStoredDelivery(fromPostgres(tx), { account, id });
     });
     if (!delivery) throw missing(id);
     c.header('Location', `/v1/deliveries/${delivery.id}`);

@@ -1,5 +1,6 @@
+import { fromPostgres } from '@holdfast/db/postgres';
 import { problem } from '@holdfast/problem-details';
-import { endpointStats, recoverDeliveries } from '@holdfast/webhook-delivery/postgres';
+import { endpointStats, recoverDeliveries } from '@holdfast/webhook-delivery';
 import { createRoute, z } from '@hono/zod-openapi';
 import { json, timestamp } from '../api/fields';
 import { problemResponses } from '../api/problem-responses';
@@ -138,16 +139,19 @@ export function endpointHealthRoutes(app: App, deps: Deps): void {
       });
       if (!found) return undefined;
       await takeEndpointQuota(tx, { endpointId: id, action: 'recover', quota, now });
-      return recoverDeliveries(tx, {
-        account,
-        endpointId: id,
-        since: from,
-        until: to,
-        now: () => now,
-        // Deliveries of types the endpoint no longer carries stay put unless the key reads them.
-        eventTypes: readableEventTypes(principal),
-        max: recoverMax,
-      });
+      return recoverDeliveries(
+        fromPostgres(tx),
+        {
+          account,
+          endpointId: id,
+          since: from,
+          until: to,
+          // Deliveries of types the endpoint no longer carries stay put unless the key reads them.
+          eventTypes: readableEventTypes(principal),
+          max: recoverMax,
+        },
+        { now: () => now },
+      );
     });
     if (recovered === undefined) throw missing(id);
     c.header('Location', `/v1/webhook-endpoints/${id}`);
@@ -158,13 +162,16 @@ export function endpointHealthRoutes(app: App, deps: Deps): void {
     const { account } = principal;
     const { id } = c.req.valid('param');
     const { window } = c.req.valid('query');
-    const stats = await endpointStats(sql, {
-      account,
-      endpointId: id,
-      window,
-      now: deps.now,
-      eventTypes: readableEventTypes(principal),
-    });
+    const stats = await endpointStats(
+      fromPostgres(sql),
+      {
+        account,
+        endpointId: id,
+        window,
+        eventTypes: readableEventTypes(principal),
+      },
+      { now: deps.now },
+    );
     if (!stats) throw missing(id);
     return c.json({ endpoint: id, ...stats }, 200);
   });

@@ -12,7 +12,7 @@ import {
   sendTestEvent,
   toEndpoint,
   updateEndpoint as updateWebhookEndpoint,
-} from '@holdfast/webhook-delivery/postgres';
+} from '@holdfast/webhook-delivery';
 import { createRoute, z } from '@hono/zod-openapi';
 import type postgres from 'postgres';
 import { json } from '../api/fields';
@@ -202,7 +202,7 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
     });
     // The adaptive limits live in the workers' pacing rows: one lookup for the page.
     const limits = await endpointConcurrency(
-      sql,
+      fromPostgres(sql),
       page.data.map((endpoint) => endpoint.id),
     );
     for (const endpoint of page.data) endpoint.concurrency = limits.get(endpoint.id) ?? endpoint.concurrency;
@@ -227,7 +227,7 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
         });
       }
       return createWebhookEndpoint(
-        tx,
+        fromPostgres(tx),
         {
           account,
           url: body.url,
@@ -249,7 +249,7 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
   app.openapi(getEndpoint, async (c) => {
     const { account, livemode } = c.get('principal');
     const { id } = c.req.valid('param');
-    const endpoint = await getWebhookEndpoint(sql, { account, id });
+    const endpoint = await getWebhookEndpoint(fromPostgres(sql), { account, id });
     if (!endpoint) throw missing(id);
     return c.json({ ...endpoint, livemode }, 200);
   });
@@ -261,7 +261,7 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
     const body = c.req.valid('json');
     const update = (db: postgres.Sql | postgres.TransactionSql) =>
       updateWebhookEndpoint(
-        db,
+        fromPostgres(db),
         {
           account,
           id,
@@ -304,7 +304,7 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
           id,
           lock: 'update',
           action: 'Deleting this endpoint',
-        })) && deleteWebhookEndpoint(tx, { account: principal.account, id }),
+        })) && deleteWebhookEndpoint(fromPostgres(tx), { account: principal.account, id }),
     );
     if (!deleted) throw missing(id);
     return c.body(null, 204);
@@ -321,7 +321,7 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
         lock: 'update',
         action: 'Rotating the secret of this endpoint',
       }))
-        ? rotateWebhookSecret(tx, { account, id })
+        ? rotateWebhookSecret(fromPostgres(tx), { account, id })
         : undefined,
     );
     if (!rotated) throw missing(id);
@@ -369,13 +369,11 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
         quota: config.endpointQuotas.testEvents,
         now: deps.now(),
       });
-      return sendTestEvent(tx, {
-        account,
-        endpointId: id,
-        type: eventType,
-        object: exampleObject(eventType, livemode),
-        now: deps.now,
-      });
+      return sendTestEvent(
+        fromPostgres(tx),
+        { account, endpointId: id, type: eventType, object: exampleObject(eventType, livemode) },
+        { now: deps.now },
+      );
     });
     if (!sent) throw missing(id);
     c.header('Location', `/v1/deliveries/${sent.delivery.id}`);

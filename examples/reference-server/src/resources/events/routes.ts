@@ -1,7 +1,7 @@
 import { paginate } from '@holdfast/cursor-pagination';
 import { fromPostgres } from '@holdfast/db/postgres';
 import { problem } from '@holdfast/problem-details';
-import { getEvent as getStoredEvent, toEvent } from '@holdfast/webhook-delivery/postgres';
+import { getEvent as getStoredEvent, toEvent } from '@holdfast/webhook-delivery';
 import type { App, Deps } from '../../context';
 import { eventTypeVisible, knownEventType, readableEventTypes } from '../../event-types';
 import { eventSort, getEvent, listEvents } from './schema';
@@ -45,7 +45,7 @@ export function eventRoutes(app: App, deps: Deps): void {
     const principal = c.get('principal');
     const { account, livemode } = principal;
     const { id } = c.req.valid('param');
-    const event = await getStoredEvent(sql, { account, id });
+    const event = await getStoredEvent(fromPostgres(sql), { account, id });
     // An event of a resource the key may not read is answered as if absent.
     if (!event || !eventTypeVisible(principal, event.type)) {
       throw problem('not_found', { detail: `No event ${id}.` });

@@ -1,6 +1,6 @@
 import { paginate } from '@holdfast/cursor-pagination';
 import { fromPostgres } from '@holdfast/db/postgres';
-import { toNotification } from '@holdfast/webhook-delivery/postgres';
+import { toNotification } from '@holdfast/webhook-delivery';
 import type { App, Deps } from '../../context';
 import { listNotifications, notificationSort } from './schema';
 

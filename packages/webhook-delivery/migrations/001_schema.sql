@@ -1,14 +1,9 @@
-/**
- * The sender's tables and indexes. Endpoints, their pacing row (the adaptive in-flight limit,
- * the `Retry-After` pause and the `max_per_second` bucket, locked by lease statements) and their
- * release stripes (places released by outcome statements, one counter per worker stripe, so
- * outcomes never wait on the pacing row); the resources' sequences; events (`payload`: the exact
- * bytes sent); deliveries; the attempt log; notifications. Lists index `(account_id, created_at
- * desc, id desc)`, the default order of `@holdfast/cursor-pagination`.
- */
-export const schema: { readonly id: string; readonly sql: string } = {
-  id: 'webhook-delivery/001_schema',
-  sql: `
+-- The sender's tables and indexes. Endpoints, their pacing row (the adaptive in-flight limit,
+-- the `Retry-After` pause and the `max_per_second` bucket, locked by lease statements) and their
+-- release stripes (places released by outcome statements, one counter per worker stripe, so
+-- outcomes never wait on the pacing row); the resources' sequences; events (`payload`: the exact
+-- bytes sent); deliveries; the attempt log; notifications. Lists index `(account_id, created_at
+-- desc, id desc)`, the default order of `@holdfast/cursor-pagination`.
 create table holdfast_webhook_endpoints (
   id text primary key,
   account_id text not null,
@@ -131,5 +126,3 @@ create table holdfast_notifications (
 );
 create index holdfast_notifications_list
   on holdfast_notifications (account_id, created_at desc nulls last, id desc nulls last);
-`,
-};
