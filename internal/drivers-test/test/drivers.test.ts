@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Page, paginate } from '@holdfast/cursor-pagination';
 import type { Db, Transaction } from '@holdfast/db';
+import { fromPostgres } from '@holdfast/db/postgres';
 import { migrations as idempotencyMigrations, idempotent } from '@holdfast/idempotency';
 import { createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
 import { defineSortAllowlist } from '@holdfast/sort-allowlist';
