@@ -17,8 +17,10 @@ import { str } from './values.js';
  * A table over a cursor-paginated list: fetches the first page, then "Load more" appends the next
  * one with `cursor=<pageInfo.nextCursor>` and the same filters (a cursor is bound to them).
  *
+ * With `reflow`, a table too wide for an embedded (800 px) page becomes a card per row there (app.css).
+ *
  * @param {{ path: string, query?: Record<string, string | undefined>, columns: Column[], caption: string,
- *   empty: string, rowKey?: (row: Json) => string | undefined }} options
+ *   empty: string, rowKey?: (row: Json) => string | undefined, reflow?: boolean }} options
  */
 export function pagedTable(options) {
   const { columns } = options;
@@ -43,7 +45,7 @@ export function pagedTable(options) {
   const more = h('button', { type: 'button', class: 'button secondary', hidden: true }, 'Load more');
   const element = h(
     'div',
-    { class: 'table-wrap' },
+    { class: options.reflow ? 'table-wrap reflow' : 'table-wrap' },
     errorSlot,
     table,
     h('div', { class: 'list-footer' }, status, more),
