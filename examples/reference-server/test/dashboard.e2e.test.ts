@@ -867,6 +867,14 @@ describe.skipIf(!hasChromium)('dashboard in Chromium (needs /usr/bin/chromium)',
     expect(await res.text()).toMatch(/^<svg /);
   });
 
+  it('titles /docs as the server’s API and says there how to get a key', async () => {
+    const html = await (await fetch(`${server.url}/docs`)).text();
+    expect(html).toContain('<title>Holdfast reference server API</title>');
+    expect(html).not.toMatch(/API reference<\/title>/);
+    expect(html).toContain('id="getting-a-key"');
+    expect(html).toContain('keys:create');
+  });
+
   it('walked every view checking for stray text', () => {
     for (const view of [
       '#/endpoints',
