@@ -98,7 +98,7 @@ export function endpointsView(_route) {
     path: '/webhook-endpoints',
     caption: 'Webhook endpoints',
     empty: 'No endpoints yet. Add one to start receiving webhooks.',
-    reflow: true,
+    cards: true,
     columns: [
       {
         label: 'URL',
