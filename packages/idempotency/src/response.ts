@@ -9,7 +9,7 @@ export type HandlerResult =
   | Response
   | {
       readonly status: number;
-      readonly headers?: HeadersInit;
+      readonly headers?: ConstructorParameters<typeof Headers>[0];
       readonly body?: unknown;
     };
 
