@@ -1,0 +1,162 @@
+// Express 5 on node-postgres: every Holdfast package on the service's one pg pool.
+import { createKey, dbApiKeyStore } from '@holdfast/api-keys';
+import { apiKeyAuth } from '@holdfast/api-keys/express';
+import { migrations as apiKeyMigrations } from '@holdfast/api-keys/postgres';
+import { paginate } from '@holdfast/cursor-pagination';
+import { listQuery } from '@holdfast/cursor-pagination/express';
+import { migrate } from '@holdfast/db/migrate';
+import { fromPg, pgTransaction } from '@holdfast/db/pg';
+import { withIdempotency } from '@holdfast/idempotency/express';
+import { migrations as idempotencyMigrations } from '@holdfast/idempotency/postgres';
+import { fromZodError } from '@holdfast/problem-details';
+import { notFoundProblem, onProblem } from '@holdfast/problem-details/express';
+import { jsonBody, requestId } from '@holdfast/request-guards/express';
+import { defineSortAllowlist } from '@holdfast/sort-allowlist';
+import { parseRetrySchedule } from '@holdfast/webhook-delivery';
+import {
+  createEndpoint,
+  migrations as deliveryMigrations,
+  deliveryWorkerFromUrl,
+  enqueueEvent,
+} from '@holdfast/webhook-delivery/postgres';
+import { webhookReceiver } from '@holdfast/webhook-verifier/express';
+import { inboxFromUrl, migrations as inboxMigrations } from '@holdfast/webhook-verifier/postgres';
+import express from 'express';
+import pg from 'pg';
+import postgres from 'postgres';
+import { z } from 'zod';
+
+const connectionString = process.env.DATABASE_URL ?? '';
+const pool = new pg.Pool({ connectionString });
+const db = fromPg(pool);
+const shop = {
+  id: 'shop/001_orders',
+  sql: `create table orders (id text primary key, account text not null, item text not null,
+    quantity integer not null, created_at timestamptz(3) not null default now());
+  create table received_orders (webhook_id text not null, order_id text not null);`,
+};
+await migrate(db, [
+  ...apiKeyMigrations,
+  ...idempotencyMigrations,
+  ...deliveryMigrations,
+  ...inboxMigrations,
+  shop,
+]);
+
+const store = dbApiKeyStore(db);
+const transaction = pgTransaction(pool);
+const orderSort = defineSortAllowlist({
+  fields: {
+    createdAt: { column: 'created_at', type: 'timestamp' },
+    quantity: { column: 'quantity', type: 'number' },
+  },
+  id: { column: 'id' },
+  default: '-createdAt',
+});
+const keyring = { current: 'k1', keys: { k1: 'an-adopter-cursor-secret-of-32-bytes-or-more' } };
+const OrderInput = z
+  .object({ item: z.string().min(1).max(100), quantity: z.number().int().min(1).max(1000) })
+  .strict();
+const toOrder = (row: Record<string, unknown>) => ({
+  id: String(row.id),
+  item: String(row.item),
+  quantity: Number(row.quantity),
+  createdAt: new Date(row.created_at as string | Date).toISOString(),
+});
+
+let secret = '';
+const inbox = inboxFromUrl({ connectionString });
+
+const app = express();
+app.use(requestId());
+app.post(
+  '/hooks/orders',
+  webhookReceiver({ secrets: () => [secret], onEvent: (event) => inbox.enqueue(event, { scope: 'orders' }) }),
+);
+app.use('/v1', apiKeyAuth({ store }));
+app.use(jsonBody());
+app.post('/v1/orders', async (req, res) => {
+  const parsed = OrderInput.safeParse(req.body);
+  if (!parsed.success) throw fromZodError(parsed.error);
+  const account = req.principal?.account ?? '';
+  await withIdempotency(req, res, { transaction, account, required: true }, async (client) => {
+    const { rows } = await client.query(
+      'insert into orders (id, account, item, quantity) values ($1, $2, $3, $4) returning *',
+      [`ord_${crypto.randomUUID()}`, account, parsed.data.item, parsed.data.quantity],
+    );
+    const order = toOrder(rows[0]);
+    await enqueueEvent(fromPg(client), {
+      account,
+      type: 'order.created',
+      resourceId: order.id,
+      object: order,
+    });
+    return { status: 201, headers: { Location: `/v1/orders/${order.id}` }, body: order };
+  });
+});
+app.get('/v1/orders', async (req, res) => {
+  const account = req.principal?.account ?? '';
+  const binding = { account, resource: 'orders' };
+  const query = await listQuery(req, { allowlist: orderSort, keyring, binding });
+  res.json(
+    await paginate(db, {
+      from: 'orders',
+      where: { text: 'account = $1', values: [account] },
+      allowlist: orderSort,
+      binding,
+      keyring,
+      map: toOrder,
+      ...query.params,
+    }),
+  );
+});
+app.use(notFoundProblem(app));
+app.use(onProblem());
+
+const server = app.listen(0, '127.0.0.1');
+await new Promise((resolve) => server.once('listening', resolve));
+const { port } = server.address() as { port: number };
+const url = `http://127.0.0.1:${port}`;
+
+const key = await createKey(store, 'acct_adopter', ['*'], 'live');
+// createEndpoint takes a postgres.js Sql only: a second driver and a second pool.
+const sql = postgres(connectionString, { max: 1 });
+const registered = await createEndpoint(
+  sql,
+  { account: 'acct_adopter:live', url: `${url}/hooks/orders`, eventTypes: ['order.created'] },
+  { allowPrivateDestinations: true },
+);
+secret = registered.secret;
+
+const worker = deliveryWorkerFromUrl({
+  connectionString,
+  allowPrivateDestinations: true,
+  schedule: parseRetrySchedule('1s,2s,5s'),
+  pollMs: 250,
+});
+worker.start();
+let stopping = false;
+const processing = (async () => {
+  while (!stopping) {
+    const handled = await inbox.process({
+      types: ['order.created'],
+      handle: async (entry, tx) => {
+        const { data } = entry.payload as { data: { object: { id: string } } };
+        await tx.query('insert into received_orders (webhook_id, order_id) values ($1, $2)', [
+          entry.webhookId,
+          data.object.id,
+        ]);
+      },
+    });
+    if (handled === 0) await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+})();
+
+process.once('SIGTERM', async () => {
+  stopping = true;
+  await worker.stop();
+  await processing;
+  server.close();
+  await Promise.all([inbox.end(), sql.end(), pool.end()]);
+});
+console.log(`READY ${JSON.stringify({ url, key })}`);

@@ -1,0 +1,190 @@
+// Fastify 5 with Drizzle on node-postgres: every Holdfast package on the service's one pool.
+import { createKey, dbApiKeyStore } from '@holdfast/api-keys';
+import { apiKeyAuth } from '@holdfast/api-keys/fastify';
+import { migrations as apiKeyMigrations } from '@holdfast/api-keys/postgres';
+import { paginate } from '@holdfast/cursor-pagination';
+import { listQuery } from '@holdfast/cursor-pagination/fastify';
+import { drizzleTransaction, fromDrizzle } from '@holdfast/db/drizzle';
+import { migrate } from '@holdfast/db/migrate';
+import { withIdempotency } from '@holdfast/idempotency/fastify';
+import { migrations as idempotencyMigrations } from '@holdfast/idempotency/postgres';
+import { fromZodError } from '@holdfast/problem-details';
+import { notFoundProblem, onProblem } from '@holdfast/problem-details/fastify';
+import { jsonBody, requestId } from '@holdfast/request-guards/fastify';
+import { defineSortAllowlist } from '@holdfast/sort-allowlist';
+import { parseRetrySchedule } from '@holdfast/webhook-delivery';
+import {
+  createEndpoint,
+  migrations as deliveryMigrations,
+  deliveryWorkerFromUrl,
+  enqueueEvent,
+} from '@holdfast/webhook-delivery/postgres';
+import { rawBodies, webhookReceiver } from '@holdfast/webhook-verifier/fastify';
+import { inboxFromUrl, migrations as inboxMigrations } from '@holdfast/webhook-verifier/postgres';
+import { sql } from 'drizzle-orm';
+import { drizzle } from 'drizzle-orm/node-postgres';
+import { integer, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import Fastify from 'fastify';
+import pg from 'pg';
+import postgres from 'postgres';
+import { z } from 'zod';
+
+const orders = pgTable('orders', {
+  id: text('id').primaryKey(),
+  account: text('account').notNull(),
+  item: text('item').notNull(),
+  quantity: integer('quantity').notNull(),
+  createdAt: timestamp('created_at', { precision: 3, withTimezone: true }).notNull().defaultNow(),
+});
+
+const connectionString = process.env.DATABASE_URL ?? '';
+const pool = new pg.Pool({ connectionString });
+const db = drizzle({ client: pool });
+const shop = {
+  id: 'shop/001_orders',
+  sql: `create table orders (id text primary key, account text not null, item text not null,
+    quantity integer not null, created_at timestamptz(3) not null default now());
+  create table received_orders (webhook_id text not null, order_id text not null);`,
+};
+await migrate(fromDrizzle(db, sql), [
+  ...apiKeyMigrations,
+  ...idempotencyMigrations,
+  ...deliveryMigrations,
+  ...inboxMigrations,
+  shop,
+]);
+
+const store = dbApiKeyStore(fromDrizzle(db, sql));
+const transaction = drizzleTransaction(db, sql);
+const orderSort = defineSortAllowlist({
+  fields: {
+    createdAt: { column: 'created_at', type: 'timestamp' },
+    quantity: { column: 'quantity', type: 'number' },
+  },
+  id: { column: 'id' },
+  default: '-createdAt',
+});
+const keyring = { current: 'k1', keys: { k1: 'an-adopter-cursor-secret-of-32-bytes-or-more' } };
+const OrderInput = z
+  .object({ item: z.string().min(1).max(100), quantity: z.number().int().min(1).max(1000) })
+  .strict();
+
+let secret = '';
+const inbox = inboxFromUrl({ connectionString });
+
+const app = Fastify();
+app.addHook('onRequest', requestId());
+app.setErrorHandler(onProblem());
+app.setNotFoundHandler(notFoundProblem(app));
+await app.register(async (hooks) => {
+  rawBodies(hooks);
+  hooks.post(
+    '/hooks/orders',
+    webhookReceiver({
+      secrets: () => [secret],
+      onEvent: (event) => inbox.enqueue(event, { scope: 'orders' }),
+    }),
+  );
+});
+await app.register(
+  async (v1) => {
+    v1.addHook('onRequest', apiKeyAuth({ store }));
+    jsonBody(v1);
+    v1.post('/orders', async (request, reply) => {
+      const parsed = OrderInput.safeParse(request.body);
+      if (!parsed.success) throw fromZodError(parsed.error);
+      const account = request.principal?.account ?? '';
+      const answer = await withIdempotency(request, { transaction, account, required: true }, async (tx) => {
+        const [row] = await tx
+          .insert(orders)
+          .values({
+            id: `ord_${crypto.randomUUID()}`,
+            account,
+            item: parsed.data.item,
+            quantity: parsed.data.quantity,
+          })
+          .returning();
+        if (row === undefined) throw new Error('insert returned no row');
+        const order = {
+          id: row.id,
+          item: row.item,
+          quantity: row.quantity,
+          createdAt: row.createdAt.toISOString(),
+        };
+        await enqueueEvent(fromDrizzle(tx, sql), {
+          account,
+          type: 'order.created',
+          resourceId: order.id,
+          object: order,
+        });
+        return { status: 201, headers: { Location: `/v1/orders/${order.id}` }, body: order };
+      });
+      return reply.send(answer);
+    });
+    v1.get('/orders', async (request) => {
+      const account = request.principal?.account ?? '';
+      const binding = { account, resource: 'orders' };
+      const query = await listQuery(request, { allowlist: orderSort, keyring, binding });
+      return paginate(fromDrizzle(db, sql), {
+        from: 'orders',
+        where: { text: 'account = $1', values: [account] },
+        allowlist: orderSort,
+        binding,
+        keyring,
+        map: (row) => ({
+          id: String(row.id),
+          item: String(row.item),
+          quantity: Number(row.quantity),
+          createdAt: new Date(row.created_at as string | Date).toISOString(),
+        }),
+        ...query.params,
+      });
+    });
+  },
+  { prefix: '/v1' },
+);
+
+const url = await app.listen({ port: 0, host: '127.0.0.1' });
+
+const key = await createKey(store, 'acct_adopter', ['*'], 'live');
+// createEndpoint takes a postgres.js Sql only: a second driver and a second pool.
+const endpointSql = postgres(connectionString, { max: 1 });
+const registered = await createEndpoint(
+  endpointSql,
+  { account: 'acct_adopter:live', url: `${url}/hooks/orders`, eventTypes: ['order.created'] },
+  { allowPrivateDestinations: true },
+);
+secret = registered.secret;
+
+const worker = deliveryWorkerFromUrl({
+  connectionString,
+  allowPrivateDestinations: true,
+  schedule: parseRetrySchedule('1s,2s,5s'),
+  pollMs: 250,
+});
+worker.start();
+let stopping = false;
+const processing = (async () => {
+  while (!stopping) {
+    const handled = await inbox.process({
+      types: ['order.created'],
+      handle: async (entry, tx) => {
+        const { data } = entry.payload as { data: { object: { id: string } } };
+        await tx.query('insert into received_orders (webhook_id, order_id) values ($1, $2)', [
+          entry.webhookId,
+          data.object.id,
+        ]);
+      },
+    });
+    if (handled === 0) await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+})();
+
+process.once('SIGTERM', async () => {
+  stopping = true;
+  await worker.stop();
+  await processing;
+  await app.close();
+  await Promise.all([inbox.end(), endpointSql.end(), pool.end()]);
+});
+console.log(`READY ${JSON.stringify({ url, key })}`);

@@ -1,0 +1,148 @@
+// Hono on @hono/node-server with stock postgres.js: every Holdfast package on one postgres.js pool.
+
+import { createKey } from '@holdfast/api-keys';
+import { type ApiKeyEnv, apiKeyAuth } from '@holdfast/api-keys/hono';
+import { migrations as apiKeyMigrations, postgresApiKeyStore } from '@holdfast/api-keys/postgres';
+import { listQuery } from '@holdfast/cursor-pagination/hono';
+import { paginate } from '@holdfast/cursor-pagination/postgres';
+import { migrate } from '@holdfast/db/migrate';
+import { fromPostgres } from '@holdfast/db/postgres';
+import { withIdempotency } from '@holdfast/idempotency/hono';
+import { migrations as idempotencyMigrations } from '@holdfast/idempotency/postgres';
+import { fromZodError } from '@holdfast/problem-details';
+import { notFoundProblem, onProblem } from '@holdfast/problem-details/hono';
+import { jsonBody, requestId } from '@holdfast/request-guards/hono';
+import { defineSortAllowlist } from '@holdfast/sort-allowlist';
+import { parseRetrySchedule } from '@holdfast/webhook-delivery';
+import {
+  createDeliveryWorker,
+  createEndpoint,
+  migrations as deliveryMigrations,
+  enqueueEvent,
+} from '@holdfast/webhook-delivery/postgres';
+import { webhookReceiver } from '@holdfast/webhook-verifier/hono';
+import { migrations as inboxMigrations, postgresInbox } from '@holdfast/webhook-verifier/postgres';
+import { serve } from '@hono/node-server';
+import { Hono } from 'hono';
+import postgres from 'postgres';
+import { z } from 'zod';
+
+const sql = postgres(process.env.DATABASE_URL ?? '', { onnotice: () => {} });
+const shop = {
+  id: 'shop/001_orders',
+  sql: `create table orders (id text primary key, account text not null, item text not null,
+    quantity integer not null, created_at timestamptz(3) not null default now());
+  create table received_orders (webhook_id text not null, order_id text not null);`,
+};
+await migrate(fromPostgres(sql), [
+  ...apiKeyMigrations,
+  ...idempotencyMigrations,
+  ...deliveryMigrations,
+  ...inboxMigrations,
+  shop,
+]);
+
+const store = postgresApiKeyStore(sql);
+const orderSort = defineSortAllowlist({
+  fields: {
+    createdAt: { column: 'created_at', type: 'timestamp' },
+    quantity: { column: 'quantity', type: 'number' },
+  },
+  id: { column: 'id' },
+  default: '-createdAt',
+});
+const keyring = { current: 'k1', keys: { k1: 'an-adopter-cursor-secret-of-32-bytes-or-more' } };
+const OrderInput = z
+  .object({ item: z.string().min(1).max(100), quantity: z.number().int().min(1).max(1000) })
+  .strict();
+const toOrder = (row: postgres.Row) => ({
+  id: String(row.id),
+  item: String(row.item),
+  quantity: Number(row.quantity),
+  createdAt: new Date(row.created_at).toISOString(),
+});
+
+let secret = '';
+const inbox = postgresInbox(sql);
+
+const app = new Hono<ApiKeyEnv>();
+app.use(requestId());
+app.onError(onProblem());
+app.notFound(notFoundProblem(app));
+app.post(
+  '/hooks/orders',
+  webhookReceiver({ secrets: () => [secret], onEvent: (event) => inbox.enqueue(event, { scope: 'orders' }) }),
+);
+app.use('/v1/*', apiKeyAuth({ store }));
+app.use('/v1/*', jsonBody());
+app.post('/v1/orders', async (c) => {
+  const parsed = OrderInput.safeParse(c.get('jsonBody'));
+  if (!parsed.success) throw fromZodError(parsed.error);
+  const { account } = c.get('principal');
+  return withIdempotency(c, { sql, account, required: true }, async (tx) => {
+    const [row] = await tx`insert into orders (id, account, item, quantity)
+      values (${`ord_${crypto.randomUUID()}`}, ${account}, ${parsed.data.item}, ${parsed.data.quantity}) returning *`;
+    const order = toOrder(row as postgres.Row);
+    await enqueueEvent(tx, { account, type: 'order.created', resourceId: order.id, object: order });
+    return { status: 201, headers: { Location: `/v1/orders/${order.id}` }, body: order };
+  });
+});
+app.get('/v1/orders', async (c) => {
+  const { account } = c.get('principal');
+  const binding = { account, resource: 'orders' };
+  const query = await listQuery(c, { allowlist: orderSort, keyring, binding });
+  return c.json(
+    await paginate(sql, {
+      from: sql`orders`,
+      where: sql`account = ${account}`,
+      allowlist: orderSort,
+      binding,
+      keyring,
+      map: toOrder,
+      ...query.params,
+    }),
+  );
+});
+
+const server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 });
+await new Promise((resolve) => server.once('listening', resolve));
+const { port } = server.address() as { port: number };
+const url = `http://127.0.0.1:${port}`;
+
+const key = await createKey(store, 'acct_adopter', ['*'], 'live');
+const registered = await createEndpoint(
+  sql,
+  { account: 'acct_adopter:live', url: `${url}/hooks/orders`, eventTypes: ['order.created'] },
+  { allowPrivateDestinations: true },
+);
+secret = registered.secret;
+
+const worker = createDeliveryWorker({
+  sql,
+  allowPrivateDestinations: true,
+  schedule: parseRetrySchedule('1s,2s,5s'),
+  pollMs: 250,
+});
+worker.start();
+let stopping = false;
+const processing = (async () => {
+  while (!stopping) {
+    const handled = await inbox.process({
+      types: ['order.created'],
+      handle: async (entry, tx) => {
+        const { data } = entry.payload as { data: { object: { id: string } } };
+        await tx`insert into received_orders (webhook_id, order_id) values (${entry.webhookId}, ${data.object.id})`;
+      },
+    });
+    if (handled === 0) await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+})();
+
+process.once('SIGTERM', async () => {
+  stopping = true;
+  await worker.stop();
+  await processing;
+  server.close();
+  await sql.end();
+});
+console.log(`READY ${JSON.stringify({ url, key })}`);

@@ -1,0 +1,173 @@
+// Prisma 7 with @prisma/adapter-pg, served by Hono: every Holdfast package on Prisma's pool.
+
+import { createKey, dbApiKeyStore } from '@holdfast/api-keys';
+import { type ApiKeyEnv, apiKeyAuth } from '@holdfast/api-keys/hono';
+import { migrations as apiKeyMigrations } from '@holdfast/api-keys/postgres';
+import { paginate } from '@holdfast/cursor-pagination';
+import { listQuery } from '@holdfast/cursor-pagination/hono';
+import { migrate } from '@holdfast/db/migrate';
+import { fromPrisma, prismaTransaction } from '@holdfast/db/prisma';
+import { withIdempotency } from '@holdfast/idempotency/hono';
+import { migrations as idempotencyMigrations } from '@holdfast/idempotency/postgres';
+import { fromZodError } from '@holdfast/problem-details';
+import { notFoundProblem, onProblem } from '@holdfast/problem-details/hono';
+import { jsonBody, requestId } from '@holdfast/request-guards/hono';
+import { defineSortAllowlist } from '@holdfast/sort-allowlist';
+import { parseRetrySchedule } from '@holdfast/webhook-delivery';
+import {
+  createEndpoint,
+  migrations as deliveryMigrations,
+  deliveryWorkerFromUrl,
+  enqueueEvent,
+} from '@holdfast/webhook-delivery/postgres';
+import { webhookReceiver } from '@holdfast/webhook-verifier/hono';
+import { inboxFromUrl, migrations as inboxMigrations } from '@holdfast/webhook-verifier/postgres';
+import { serve } from '@hono/node-server';
+import { PrismaPg } from '@prisma/adapter-pg';
+import { Hono } from 'hono';
+import postgres from 'postgres';
+import { z } from 'zod';
+import { PrismaClient } from './generated/client.js';
+
+const connectionString = process.env.DATABASE_URL ?? '';
+const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString }) });
+const db = fromPrisma(prisma);
+const shop = {
+  id: 'shop/001_orders',
+  sql: `create table orders (id text primary key, account text not null, item text not null,
+    quantity integer not null, created_at timestamptz(3) not null default now());
+  create table received_orders (webhook_id text not null, order_id text not null);`,
+};
+await migrate(db, [
+  ...apiKeyMigrations,
+  ...idempotencyMigrations,
+  ...deliveryMigrations,
+  ...inboxMigrations,
+  shop,
+]);
+
+const store = dbApiKeyStore(db);
+const transaction = prismaTransaction(prisma);
+const orderSort = defineSortAllowlist({
+  fields: {
+    createdAt: { column: 'created_at', type: 'timestamp' },
+    quantity: { column: 'quantity', type: 'number' },
+  },
+  id: { column: 'id' },
+  default: '-createdAt',
+});
+const keyring = { current: 'k1', keys: { k1: 'an-adopter-cursor-secret-of-32-bytes-or-more' } };
+const OrderInput = z
+  .object({ item: z.string().min(1).max(100), quantity: z.number().int().min(1).max(1000) })
+  .strict();
+
+let secret = '';
+const inbox = inboxFromUrl({ connectionString });
+
+const app = new Hono<ApiKeyEnv>();
+app.use(requestId());
+app.onError(onProblem());
+app.notFound(notFoundProblem(app));
+app.post(
+  '/hooks/orders',
+  webhookReceiver({ secrets: () => [secret], onEvent: (event) => inbox.enqueue(event, { scope: 'orders' }) }),
+);
+app.use('/v1/*', apiKeyAuth({ store }));
+app.use('/v1/*', jsonBody());
+app.post('/v1/orders', async (c) => {
+  const parsed = OrderInput.safeParse(c.get('jsonBody'));
+  if (!parsed.success) throw fromZodError(parsed.error);
+  const { account } = c.get('principal');
+  return withIdempotency(c, { transaction, account, required: true }, async (tx) => {
+    const row = await tx.order.create({
+      data: {
+        id: `ord_${crypto.randomUUID()}`,
+        account,
+        item: parsed.data.item,
+        quantity: parsed.data.quantity,
+      },
+    });
+    const order = {
+      id: row.id,
+      item: row.item,
+      quantity: row.quantity,
+      createdAt: row.createdAt.toISOString(),
+    };
+    await enqueueEvent(fromPrisma(tx), {
+      account,
+      type: 'order.created',
+      resourceId: order.id,
+      object: order,
+    });
+    return { status: 201, headers: { Location: `/v1/orders/${order.id}` }, body: order };
+  });
+});
+app.get('/v1/orders', async (c) => {
+  const { account } = c.get('principal');
+  const binding = { account, resource: 'orders' };
+  const query = await listQuery(c, { allowlist: orderSort, keyring, binding });
+  return c.json(
+    await paginate(db, {
+      from: 'orders',
+      where: { text: 'account = $1', values: [account] },
+      allowlist: orderSort,
+      binding,
+      keyring,
+      map: (row) => ({
+        id: String(row.id),
+        item: String(row.item),
+        quantity: Number(row.quantity),
+        createdAt: new Date(row.created_at as string | Date).toISOString(),
+      }),
+      ...query.params,
+    }),
+  );
+});
+
+const server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 });
+await new Promise((resolve) => server.once('listening', resolve));
+const { port } = server.address() as { port: number };
+const url = `http://127.0.0.1:${port}`;
+
+const key = await createKey(store, 'acct_adopter', ['*'], 'live');
+// createEndpoint takes a postgres.js Sql only: a second driver and a second pool.
+const endpointSql = postgres(connectionString, { max: 1 });
+const registered = await createEndpoint(
+  endpointSql,
+  { account: 'acct_adopter:live', url: `${url}/hooks/orders`, eventTypes: ['order.created'] },
+  { allowPrivateDestinations: true },
+);
+secret = registered.secret;
+
+const worker = deliveryWorkerFromUrl({
+  connectionString,
+  allowPrivateDestinations: true,
+  schedule: parseRetrySchedule('1s,2s,5s'),
+  pollMs: 250,
+});
+worker.start();
+let stopping = false;
+const processing = (async () => {
+  while (!stopping) {
+    const handled = await inbox.process({
+      types: ['order.created'],
+      handle: async (entry, tx) => {
+        const { data } = entry.payload as { data: { object: { id: string } } };
+        await tx.query('insert into received_orders (webhook_id, order_id) values ($1, $2)', [
+          entry.webhookId,
+          data.object.id,
+        ]);
+      },
+    });
+    if (handled === 0) await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+})();
+
+process.once('SIGTERM', async () => {
+  stopping = true;
+  await worker.stop();
+  await processing;
+  server.close();
+  await Promise.all([inbox.end(), endpointSql.end(), prisma.$disconnect()]);
+});
+console.log(`READY ${JSON.stringify({ url, key })}`);
