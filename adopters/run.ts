@@ -268,6 +268,8 @@ try {
           seconds: 0,
         }));
         results.push(result);
+        // Each project's node_modules goes as soon as it is done, not all at the end.
+        if (!keep) rmSync(join(scratch, name), { recursive: true, force: true });
         console.log(
           `${result.failed.length === 0 ? '✓' : '✗'} ${name}: ${result.passed.length} passed, ${result.failed.length} failed (${result.seconds.toFixed(0)} s)`,
         );
