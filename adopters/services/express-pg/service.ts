@@ -1,33 +1,33 @@
 // Express 5 on node-postgres: every Holdfast package on the service's one pg pool.
-import { createKey, dbApiKeyStore } from '@holdfast/api-keys';
+import { migrations as apiKeyMigrations, createKey, dbApiKeyStore } from '@holdfast/api-keys';
 import { apiKeyAuth } from '@holdfast/api-keys/express';
-import { migrations as apiKeyMigrations } from '@holdfast/api-keys/postgres';
 import { paginate } from '@holdfast/cursor-pagination';
 import { listQuery } from '@holdfast/cursor-pagination/express';
 import { migrate } from '@holdfast/db/migrate';
-import { fromPg, pgTransaction } from '@holdfast/db/pg';
+import { fromPg, pgListener, pgTransaction } from '@holdfast/db/pg';
+import { migrations as idempotencyMigrations } from '@holdfast/idempotency';
 import { withIdempotency } from '@holdfast/idempotency/express';
-import { migrations as idempotencyMigrations } from '@holdfast/idempotency/postgres';
 import { fromZodError } from '@holdfast/problem-details';
 import { notFoundProblem, onProblem } from '@holdfast/problem-details/express';
 import { jsonBody, requestId } from '@holdfast/request-guards/express';
 import { defineSortAllowlist } from '@holdfast/sort-allowlist';
-import { parseRetrySchedule } from '@holdfast/webhook-delivery';
 import {
+  createDeliveryWorker,
   createEndpoint,
   migrations as deliveryMigrations,
-  deliveryWorkerFromUrl,
   enqueueEvent,
-} from '@holdfast/webhook-delivery/postgres';
+  parseRetrySchedule,
+} from '@holdfast/webhook-delivery';
 import { webhookReceiver } from '@holdfast/webhook-verifier/express';
-import { inboxFromUrl, migrations as inboxMigrations } from '@holdfast/webhook-verifier/postgres';
+import { migrations as inboxMigrations, postgresInbox } from '@holdfast/webhook-verifier/postgres';
 import express from 'express';
 import pg from 'pg';
-import postgres from 'postgres';
 import { z } from 'zod';
 
-const connectionString = process.env.DATABASE_URL ?? '';
-const pool = new pg.Pool({ connectionString });
+// The packages' tables in a schema of their own, apart from the service's.
+const schema = 'holdfast';
+const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL ?? '' });
+pool.on('error', () => {}); // an idle client whose backend died: the pool drops it
 const db = fromPg(pool);
 const shop = {
   id: 'shop/001_orders',
@@ -36,14 +36,14 @@ const shop = {
   create table received_orders (webhook_id text not null, order_id text not null);`,
 };
 await migrate(db, [
-  ...apiKeyMigrations,
-  ...idempotencyMigrations,
-  ...deliveryMigrations,
-  ...inboxMigrations,
+  ...apiKeyMigrations({ schema }),
+  ...idempotencyMigrations({ schema }),
+  ...deliveryMigrations({ schema }),
+  ...inboxMigrations({ schema }),
   shop,
 ]);
 
-const store = dbApiKeyStore(db);
+const store = dbApiKeyStore(db, { schema });
 const transaction = pgTransaction(pool);
 const orderSort = defineSortAllowlist({
   fields: {
@@ -65,7 +65,7 @@ const toOrder = (row: Record<string, unknown>) => ({
 });
 
 let secret = '';
-const inbox = inboxFromUrl({ connectionString });
+const inbox = postgresInbox(db, { schema });
 
 const app = express();
 app.use(requestId());
@@ -79,18 +79,22 @@ app.post('/v1/orders', async (req, res) => {
   const parsed = OrderInput.safeParse(req.body);
   if (!parsed.success) throw fromZodError(parsed.error);
   const account = req.principal?.account ?? '';
-  await withIdempotency(req, res, { transaction, account, required: true }, async (client) => {
+  await withIdempotency(req, res, { transaction, account, required: true, schema }, async (client, tx) => {
     const { rows } = await client.query(
       'insert into orders (id, account, item, quantity) values ($1, $2, $3, $4) returning *',
       [`ord_${crypto.randomUUID()}`, account, parsed.data.item, parsed.data.quantity],
     );
     const order = toOrder(rows[0]);
-    await enqueueEvent(fromPg(client), {
-      account,
-      type: 'order.created',
-      resourceId: order.id,
-      object: order,
-    });
+    await enqueueEvent(
+      tx,
+      {
+        account,
+        type: 'order.created',
+        resourceId: order.id,
+        object: order,
+      },
+      { schema },
+    );
     return { status: 201, headers: { Location: `/v1/orders/${order.id}` }, body: order };
   });
 });
@@ -119,30 +123,32 @@ const { port } = server.address() as { port: number };
 const url = `http://127.0.0.1:${port}`;
 
 const key = await createKey(store, 'acct_adopter', ['*'], 'live');
-// createEndpoint takes a postgres.js Sql only: a second driver and a second pool.
-const sql = postgres(connectionString, { max: 1 });
 const registered = await createEndpoint(
-  sql,
+  db,
   { account: 'acct_adopter:live', url: `${url}/hooks/orders`, eventTypes: ['order.created'] },
-  { allowPrivateDestinations: true },
+  { allowPrivateDestinations: true, schema },
 );
 secret = registered.secret;
 
-const worker = deliveryWorkerFromUrl({
-  connectionString,
+const worker = createDeliveryWorker({
+  db,
+  listener: pgListener(pool),
+  schema,
   allowPrivateDestinations: true,
   schedule: parseRetrySchedule('1s,2s,5s'),
   pollMs: 250,
+  onError: (error) => console.error('delivery worker:', error),
 });
 worker.start();
 let stopping = false;
 const processing = (async () => {
   while (!stopping) {
     const handled = await inbox.process({
+      transaction,
       types: ['order.created'],
-      handle: async (entry, tx) => {
+      handle: async (entry, client) => {
         const { data } = entry.payload as { data: { object: { id: string } } };
-        await tx.query('insert into received_orders (webhook_id, order_id) values ($1, $2)', [
+        await client.query('insert into received_orders (webhook_id, order_id) values ($1, $2)', [
           entry.webhookId,
           data.object.id,
         ]);
@@ -157,6 +163,6 @@ process.once('SIGTERM', async () => {
   await worker.stop();
   await processing;
   server.close();
-  await Promise.all([inbox.end(), sql.end(), pool.end()]);
+  await pool.end();
 });
 console.log(`READY ${JSON.stringify({ url, key })}`);

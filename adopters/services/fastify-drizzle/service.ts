@@ -1,32 +1,31 @@
 // Fastify 5 with Drizzle on node-postgres: every Holdfast package on the service's one pool.
-import { createKey, dbApiKeyStore } from '@holdfast/api-keys';
+import { migrations as apiKeyMigrations, createKey, dbApiKeyStore } from '@holdfast/api-keys';
 import { apiKeyAuth } from '@holdfast/api-keys/fastify';
-import { migrations as apiKeyMigrations } from '@holdfast/api-keys/postgres';
 import { paginate } from '@holdfast/cursor-pagination';
 import { listQuery } from '@holdfast/cursor-pagination/fastify';
 import { drizzleTransaction, fromDrizzle } from '@holdfast/db/drizzle';
 import { migrate } from '@holdfast/db/migrate';
+import { pgListener } from '@holdfast/db/pg';
+import { migrations as idempotencyMigrations } from '@holdfast/idempotency';
 import { withIdempotency } from '@holdfast/idempotency/fastify';
-import { migrations as idempotencyMigrations } from '@holdfast/idempotency/postgres';
 import { fromZodError } from '@holdfast/problem-details';
 import { notFoundProblem, onProblem } from '@holdfast/problem-details/fastify';
 import { jsonBody, requestId } from '@holdfast/request-guards/fastify';
 import { defineSortAllowlist } from '@holdfast/sort-allowlist';
-import { parseRetrySchedule } from '@holdfast/webhook-delivery';
 import {
+  createDeliveryWorker,
   createEndpoint,
   migrations as deliveryMigrations,
-  deliveryWorkerFromUrl,
   enqueueEvent,
-} from '@holdfast/webhook-delivery/postgres';
+  parseRetrySchedule,
+} from '@holdfast/webhook-delivery';
 import { rawBodies, webhookReceiver } from '@holdfast/webhook-verifier/fastify';
-import { inboxFromUrl, migrations as inboxMigrations } from '@holdfast/webhook-verifier/postgres';
+import { migrations as inboxMigrations, postgresInbox } from '@holdfast/webhook-verifier/postgres';
 import { sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import { integer, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
 import Fastify from 'fastify';
 import pg from 'pg';
-import postgres from 'postgres';
 import { z } from 'zod';
 
 const orders = pgTable('orders', {
@@ -36,25 +35,32 @@ const orders = pgTable('orders', {
   quantity: integer('quantity').notNull(),
   createdAt: timestamp('created_at', { precision: 3, withTimezone: true }).notNull().defaultNow(),
 });
+const receivedOrders = pgTable('received_orders', {
+  webhookId: text('webhook_id').notNull(),
+  orderId: text('order_id').notNull(),
+});
 
-const connectionString = process.env.DATABASE_URL ?? '';
-const pool = new pg.Pool({ connectionString });
+// The packages' tables in a schema of their own, apart from the service's.
+const schema = 'holdfast';
+const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL ?? '' });
+pool.on('error', () => {}); // an idle client whose backend died: the pool drops it
 const db = drizzle({ client: pool });
+const hf = fromDrizzle(db, sql);
 const shop = {
   id: 'shop/001_orders',
   sql: `create table orders (id text primary key, account text not null, item text not null,
     quantity integer not null, created_at timestamptz(3) not null default now());
   create table received_orders (webhook_id text not null, order_id text not null);`,
 };
-await migrate(fromDrizzle(db, sql), [
-  ...apiKeyMigrations,
-  ...idempotencyMigrations,
-  ...deliveryMigrations,
-  ...inboxMigrations,
+await migrate(hf, [
+  ...apiKeyMigrations({ schema }),
+  ...idempotencyMigrations({ schema }),
+  ...deliveryMigrations({ schema }),
+  ...inboxMigrations({ schema }),
   shop,
 ]);
 
-const store = dbApiKeyStore(fromDrizzle(db, sql));
+const store = dbApiKeyStore(hf, { schema });
 const transaction = drizzleTransaction(db, sql);
 const orderSort = defineSortAllowlist({
   fields: {
@@ -70,7 +76,7 @@ const OrderInput = z
   .strict();
 
 let secret = '';
-const inbox = inboxFromUrl({ connectionString });
+const inbox = postgresInbox(hf, { schema });
 
 const app = Fastify();
 app.addHook('onRequest', requestId());
@@ -94,38 +100,46 @@ await app.register(
       const parsed = OrderInput.safeParse(request.body);
       if (!parsed.success) throw fromZodError(parsed.error);
       const account = request.principal?.account ?? '';
-      const answer = await withIdempotency(request, { transaction, account, required: true }, async (tx) => {
-        const [row] = await tx
-          .insert(orders)
-          .values({
-            id: `ord_${crypto.randomUUID()}`,
-            account,
-            item: parsed.data.item,
-            quantity: parsed.data.quantity,
-          })
-          .returning();
-        if (row === undefined) throw new Error('insert returned no row');
-        const order = {
-          id: row.id,
-          item: row.item,
-          quantity: row.quantity,
-          createdAt: row.createdAt.toISOString(),
-        };
-        await enqueueEvent(fromDrizzle(tx, sql), {
-          account,
-          type: 'order.created',
-          resourceId: order.id,
-          object: order,
-        });
-        return { status: 201, headers: { Location: `/v1/orders/${order.id}` }, body: order };
-      });
+      const answer = await withIdempotency(
+        request,
+        { transaction, account, required: true, schema },
+        async (tx, txDb) => {
+          const [row] = await tx
+            .insert(orders)
+            .values({
+              id: `ord_${crypto.randomUUID()}`,
+              account,
+              item: parsed.data.item,
+              quantity: parsed.data.quantity,
+            })
+            .returning();
+          if (row === undefined) throw new Error('insert returned no row');
+          const order = {
+            id: row.id,
+            item: row.item,
+            quantity: row.quantity,
+            createdAt: row.createdAt.toISOString(),
+          };
+          await enqueueEvent(
+            txDb,
+            {
+              account,
+              type: 'order.created',
+              resourceId: order.id,
+              object: order,
+            },
+            { schema },
+          );
+          return { status: 201, headers: { Location: `/v1/orders/${order.id}` }, body: order };
+        },
+      );
       return reply.send(answer);
     });
     v1.get('/orders', async (request) => {
       const account = request.principal?.account ?? '';
       const binding = { account, resource: 'orders' };
       const query = await listQuery(request, { allowlist: orderSort, keyring, binding });
-      return paginate(fromDrizzle(db, sql), {
+      return paginate(hf, {
         from: 'orders',
         where: { text: 'account = $1', values: [account] },
         allowlist: orderSort,
@@ -147,33 +161,32 @@ await app.register(
 const url = await app.listen({ port: 0, host: '127.0.0.1' });
 
 const key = await createKey(store, 'acct_adopter', ['*'], 'live');
-// createEndpoint takes a postgres.js Sql only: a second driver and a second pool.
-const endpointSql = postgres(connectionString, { max: 1 });
 const registered = await createEndpoint(
-  endpointSql,
+  hf,
   { account: 'acct_adopter:live', url: `${url}/hooks/orders`, eventTypes: ['order.created'] },
-  { allowPrivateDestinations: true },
+  { allowPrivateDestinations: true, schema },
 );
 secret = registered.secret;
 
-const worker = deliveryWorkerFromUrl({
-  connectionString,
+const worker = createDeliveryWorker({
+  db: hf,
+  listener: pgListener(pool),
+  schema,
   allowPrivateDestinations: true,
   schedule: parseRetrySchedule('1s,2s,5s'),
   pollMs: 250,
+  onError: (error) => console.error('delivery worker:', error),
 });
 worker.start();
 let stopping = false;
 const processing = (async () => {
   while (!stopping) {
     const handled = await inbox.process({
+      transaction,
       types: ['order.created'],
       handle: async (entry, tx) => {
         const { data } = entry.payload as { data: { object: { id: string } } };
-        await tx.query('insert into received_orders (webhook_id, order_id) values ($1, $2)', [
-          entry.webhookId,
-          data.object.id,
-        ]);
+        await tx.insert(receivedOrders).values({ webhookId: entry.webhookId, orderId: data.object.id });
       },
     });
     if (handled === 0) await new Promise((resolve) => setTimeout(resolve, 100));
@@ -185,6 +198,6 @@ process.once('SIGTERM', async () => {
   await worker.stop();
   await processing;
   await app.close();
-  await Promise.all([inbox.end(), endpointSql.end(), pool.end()]);
+  await pool.end();
 });
 console.log(`READY ${JSON.stringify({ url, key })}`);

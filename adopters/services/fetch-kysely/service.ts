@@ -1,54 +1,58 @@
 // A plain Fetch handler, `(request: Request) => Promise<Response>`, served on node:http by
 // createHonoServer, with Kysely on node-postgres: every Holdfast package on the one pool.
 import type { AddressInfo } from 'node:net';
-import { apiKeyAuthenticator, createKey, dbApiKeyStore } from '@holdfast/api-keys';
-import { migrations as apiKeyMigrations } from '@holdfast/api-keys/postgres';
+import {
+  apiKeyAuthenticator,
+  migrations as apiKeyMigrations,
+  createKey,
+  dbApiKeyStore,
+} from '@holdfast/api-keys';
 import { paginate, parseListQuery } from '@holdfast/cursor-pagination';
 import { fromKysely, kyselyTransaction } from '@holdfast/db/kysely';
 import { migrate } from '@holdfast/db/migrate';
-import { idempotentInTransaction } from '@holdfast/idempotency';
-import { migrations as idempotencyMigrations } from '@holdfast/idempotency/postgres';
-import { fromZodError, notFoundOrNotAllowed } from '@holdfast/problem-details';
+import { pgListener } from '@holdfast/db/pg';
+import { migrations as idempotencyMigrations, idempotent } from '@holdfast/idempotency';
+import { fromZodError, problem } from '@holdfast/problem-details';
 import { jsonBodyReader, withRequestId } from '@holdfast/request-guards';
 import { createHonoServer } from '@holdfast/request-guards/node';
 import { defineSortAllowlist } from '@holdfast/sort-allowlist';
-import { parseRetrySchedule } from '@holdfast/webhook-delivery';
 import {
+  createDeliveryWorker,
   createEndpoint,
   migrations as deliveryMigrations,
-  deliveryWorkerFromUrl,
   enqueueEvent,
-} from '@holdfast/webhook-delivery/postgres';
-import { inboxFromUrl, migrations as inboxMigrations } from '@holdfast/webhook-verifier/postgres';
+  parseRetrySchedule,
+} from '@holdfast/webhook-delivery';
+import { migrations as inboxMigrations, postgresInbox } from '@holdfast/webhook-verifier/postgres';
 import { webhookHandler } from '@holdfast/webhook-verifier/receiver';
 import { type Generated, Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
-import postgres from 'postgres';
 import { z } from 'zod';
 
 interface Database {
   orders: { id: string; account: string; item: string; quantity: number; created_at: Generated<Date> };
+  received_orders: { webhook_id: string; order_id: string };
 }
 
-const connectionString = process.env.DATABASE_URL ?? '';
-const db = new Kysely<Database>({
-  dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString }) }),
-});
+const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL ?? '' });
+pool.on('error', () => {}); // an idle client whose backend died: the pool drops it
+const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+const hf = fromKysely(db);
 const shop = {
   id: 'shop/001_orders',
   sql: `create table orders (id text primary key, account text not null, item text not null,
     quantity integer not null, created_at timestamptz(3) not null default now());
   create table received_orders (webhook_id text not null, order_id text not null);`,
 };
-await migrate(fromKysely(db), [
-  ...apiKeyMigrations,
-  ...idempotencyMigrations,
-  ...deliveryMigrations,
-  ...inboxMigrations,
+await migrate(hf, [
+  ...apiKeyMigrations(),
+  ...idempotencyMigrations(),
+  ...deliveryMigrations(),
+  ...inboxMigrations(),
   shop,
 ]);
 
-const store = dbApiKeyStore(fromKysely(db));
+const store = dbApiKeyStore(hf);
 const authenticate = apiKeyAuthenticator<Request>({ store });
 const transaction = kyselyTransaction(db);
 const readBody = jsonBodyReader();
@@ -66,7 +70,7 @@ const OrderInput = z
   .strict();
 
 let secret = '';
-const inbox = inboxFromUrl({ connectionString });
+const inbox = postgresInbox(hf);
 const receive = webhookHandler<Request>({
   secrets: () => [secret],
   onEvent: (event) => inbox.enqueue(event, { scope: 'orders' }),
@@ -76,13 +80,13 @@ const handler = withRequestId(async (request, requestId) => {
   const { pathname } = new URL(request.url);
   if (pathname === '/hooks/orders' && request.method === 'POST') return receive(request, request);
   if (pathname !== '/v1/orders' || (request.method !== 'GET' && request.method !== 'POST'))
-    throw notFoundOrNotAllowed(request.method, pathname, pathname === '/v1/orders' ? ['GET', 'POST'] : []);
+    throw problem('not_found', { detail: `No route for ${request.method} ${pathname}.` });
   const { account } = await authenticate(request.headers.get('authorization') ?? undefined, request);
   if (request.method === 'POST') {
     const body = await readBody(request);
     const parsed = OrderInput.safeParse(body);
     if (!parsed.success) throw fromZodError(parsed.error);
-    const idempotent = {
+    const keyed = {
       key: request.headers.get('idempotency-key'),
       account,
       method: 'POST',
@@ -91,7 +95,7 @@ const handler = withRequestId(async (request, requestId) => {
       required: true,
       requestId,
     };
-    return idempotentInTransaction(transaction, idempotent, async (trx) => {
+    return idempotent(transaction, keyed, async (trx, trxDb) => {
       const row = await trx
         .insertInto('orders')
         .values({
@@ -108,7 +112,7 @@ const handler = withRequestId(async (request, requestId) => {
         quantity: row.quantity,
         createdAt: row.created_at.toISOString(),
       };
-      await enqueueEvent(fromKysely(trx), {
+      await enqueueEvent(trxDb, {
         account,
         type: 'order.created',
         resourceId: order.id,
@@ -120,7 +124,7 @@ const handler = withRequestId(async (request, requestId) => {
   {
     const binding = { account, resource: 'orders' };
     const query = await parseListQuery(new URL(request.url), { allowlist: orderSort, keyring, binding });
-    const page = await paginate(fromKysely(db), {
+    const page = await paginate(hf, {
       from: 'orders',
       where: { text: 'account = $1', values: [account] },
       allowlist: orderSort,
@@ -143,33 +147,34 @@ await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
 const key = await createKey(store, 'acct_adopter', ['*'], 'live');
-// createEndpoint takes a postgres.js Sql only: a second driver and a second pool.
-const endpointSql = postgres(connectionString, { max: 1 });
 const registered = await createEndpoint(
-  endpointSql,
+  hf,
   { account: 'acct_adopter:live', url: `${url}/hooks/orders`, eventTypes: ['order.created'] },
   { allowPrivateDestinations: true },
 );
 secret = registered.secret;
 
-const worker = deliveryWorkerFromUrl({
-  connectionString,
+const worker = createDeliveryWorker({
+  db: hf,
+  listener: pgListener(pool),
   allowPrivateDestinations: true,
   schedule: parseRetrySchedule('1s,2s,5s'),
   pollMs: 250,
+  onError: (error) => console.error('delivery worker:', error),
 });
 worker.start();
 let stopping = false;
 const processing = (async () => {
   while (!stopping) {
     const handled = await inbox.process({
+      transaction,
       types: ['order.created'],
-      handle: async (entry, tx) => {
+      handle: async (entry, trx) => {
         const { data } = entry.payload as { data: { object: { id: string } } };
-        await tx.query('insert into received_orders (webhook_id, order_id) values ($1, $2)', [
-          entry.webhookId,
-          data.object.id,
-        ]);
+        await trx
+          .insertInto('received_orders')
+          .values({ webhook_id: entry.webhookId, order_id: data.object.id })
+          .execute();
       },
     });
     if (handled === 0) await new Promise((resolve) => setTimeout(resolve, 100));
@@ -181,6 +186,6 @@ process.once('SIGTERM', async () => {
   await worker.stop();
   await processing;
   server.close();
-  await Promise.all([inbox.end(), endpointSql.end(), db.destroy()]);
+  await db.destroy();
 });
 console.log(`READY ${JSON.stringify({ url, key })}`);

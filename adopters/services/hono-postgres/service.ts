@@ -1,25 +1,24 @@
 // Hono on @hono/node-server with stock postgres.js: every Holdfast package on one postgres.js pool.
 
-import { createKey } from '@holdfast/api-keys';
+import { migrations as apiKeyMigrations, createKey, dbApiKeyStore } from '@holdfast/api-keys';
 import { type ApiKeyEnv, apiKeyAuth } from '@holdfast/api-keys/hono';
-import { migrations as apiKeyMigrations, postgresApiKeyStore } from '@holdfast/api-keys/postgres';
+import { paginate } from '@holdfast/cursor-pagination';
 import { listQuery } from '@holdfast/cursor-pagination/hono';
-import { paginate } from '@holdfast/cursor-pagination/postgres';
 import { migrate } from '@holdfast/db/migrate';
-import { fromPostgres } from '@holdfast/db/postgres';
+import { fromPostgres, postgresListener, postgresTransaction } from '@holdfast/db/postgres';
+import { migrations as idempotencyMigrations } from '@holdfast/idempotency';
 import { withIdempotency } from '@holdfast/idempotency/hono';
-import { migrations as idempotencyMigrations } from '@holdfast/idempotency/postgres';
 import { fromZodError } from '@holdfast/problem-details';
 import { notFoundProblem, onProblem } from '@holdfast/problem-details/hono';
 import { jsonBody, requestId } from '@holdfast/request-guards/hono';
 import { defineSortAllowlist } from '@holdfast/sort-allowlist';
-import { parseRetrySchedule } from '@holdfast/webhook-delivery';
 import {
   createDeliveryWorker,
   createEndpoint,
   migrations as deliveryMigrations,
   enqueueEvent,
-} from '@holdfast/webhook-delivery/postgres';
+  parseRetrySchedule,
+} from '@holdfast/webhook-delivery';
 import { webhookReceiver } from '@holdfast/webhook-verifier/hono';
 import { migrations as inboxMigrations, postgresInbox } from '@holdfast/webhook-verifier/postgres';
 import { serve } from '@hono/node-server';
@@ -27,22 +26,29 @@ import { Hono } from 'hono';
 import postgres from 'postgres';
 import { z } from 'zod';
 
-const sql = postgres(process.env.DATABASE_URL ?? '', { onnotice: () => {} });
+const databaseUrl = process.env.DATABASE_URL ?? '';
 const shop = {
   id: 'shop/001_orders',
   sql: `create table orders (id text primary key, account text not null, item text not null,
     quantity integer not null, created_at timestamptz(3) not null default now());
   create table received_orders (webhook_id text not null, order_id text not null);`,
 };
-await migrate(fromPostgres(sql), [
-  ...apiKeyMigrations,
-  ...idempotencyMigrations,
-  ...deliveryMigrations,
-  ...inboxMigrations,
+// Migrations on a client of their own, as a deploy step would: the service's client below is
+// fresh, so its first statements (the key, the endpoint) run on a connection that ran nothing.
+const admin = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+await migrate(fromPostgres(admin), [
+  ...apiKeyMigrations(),
+  ...idempotencyMigrations(),
+  ...deliveryMigrations(),
+  ...inboxMigrations(),
   shop,
 ]);
+await admin.end();
 
-const store = postgresApiKeyStore(sql);
+const sql = postgres(databaseUrl, { onnotice: () => {} });
+const db = fromPostgres(sql);
+const store = dbApiKeyStore(db);
+const transaction = postgresTransaction(sql);
 const orderSort = defineSortAllowlist({
   fields: {
     createdAt: { column: 'created_at', type: 'timestamp' },
@@ -55,15 +61,15 @@ const keyring = { current: 'k1', keys: { k1: 'an-adopter-cursor-secret-of-32-byt
 const OrderInput = z
   .object({ item: z.string().min(1).max(100), quantity: z.number().int().min(1).max(1000) })
   .strict();
-const toOrder = (row: postgres.Row) => ({
+const toOrder = (row: Record<string, unknown>) => ({
   id: String(row.id),
   item: String(row.item),
   quantity: Number(row.quantity),
-  createdAt: new Date(row.created_at).toISOString(),
+  createdAt: new Date(row.created_at as string | Date).toISOString(),
 });
 
 let secret = '';
-const inbox = postgresInbox(sql);
+const inbox = postgresInbox(db);
 
 const app = new Hono<ApiKeyEnv>();
 app.use(requestId());
@@ -79,11 +85,11 @@ app.post('/v1/orders', async (c) => {
   const parsed = OrderInput.safeParse(c.get('jsonBody'));
   if (!parsed.success) throw fromZodError(parsed.error);
   const { account } = c.get('principal');
-  return withIdempotency(c, { sql, account, required: true }, async (tx) => {
+  return withIdempotency(c, { transaction, account, required: true }, async (tx, txDb) => {
     const [row] = await tx`insert into orders (id, account, item, quantity)
       values (${`ord_${crypto.randomUUID()}`}, ${account}, ${parsed.data.item}, ${parsed.data.quantity}) returning *`;
-    const order = toOrder(row as postgres.Row);
-    await enqueueEvent(tx, { account, type: 'order.created', resourceId: order.id, object: order });
+    const order = toOrder(row as Record<string, unknown>);
+    await enqueueEvent(txDb, { account, type: 'order.created', resourceId: order.id, object: order });
     return { status: 201, headers: { Location: `/v1/orders/${order.id}` }, body: order };
   });
 });
@@ -92,9 +98,9 @@ app.get('/v1/orders', async (c) => {
   const binding = { account, resource: 'orders' };
   const query = await listQuery(c, { allowlist: orderSort, keyring, binding });
   return c.json(
-    await paginate(sql, {
-      from: sql`orders`,
-      where: sql`account = ${account}`,
+    await paginate(db, {
+      from: 'orders',
+      where: { text: 'account = $1', values: [account] },
       allowlist: orderSort,
       binding,
       keyring,
@@ -111,23 +117,26 @@ const url = `http://127.0.0.1:${port}`;
 
 const key = await createKey(store, 'acct_adopter', ['*'], 'live');
 const registered = await createEndpoint(
-  sql,
+  db,
   { account: 'acct_adopter:live', url: `${url}/hooks/orders`, eventTypes: ['order.created'] },
   { allowPrivateDestinations: true },
 );
 secret = registered.secret;
 
 const worker = createDeliveryWorker({
-  sql,
+  db,
+  listener: postgresListener(sql),
   allowPrivateDestinations: true,
   schedule: parseRetrySchedule('1s,2s,5s'),
   pollMs: 250,
+  onError: (error) => console.error('delivery worker:', error),
 });
 worker.start();
 let stopping = false;
 const processing = (async () => {
   while (!stopping) {
     const handled = await inbox.process({
+      transaction,
       types: ['order.created'],
       handle: async (entry, tx) => {
         const { data } = entry.payload as { data: { object: { id: string } } };

@@ -1,36 +1,35 @@
 // Prisma 7 with @prisma/adapter-pg, served by Hono: every Holdfast package on Prisma's pool.
 
-import { createKey, dbApiKeyStore } from '@holdfast/api-keys';
+import { migrations as apiKeyMigrations, createKey, dbApiKeyStore } from '@holdfast/api-keys';
 import { type ApiKeyEnv, apiKeyAuth } from '@holdfast/api-keys/hono';
-import { migrations as apiKeyMigrations } from '@holdfast/api-keys/postgres';
 import { paginate } from '@holdfast/cursor-pagination';
 import { listQuery } from '@holdfast/cursor-pagination/hono';
 import { migrate } from '@holdfast/db/migrate';
 import { fromPrisma, prismaTransaction } from '@holdfast/db/prisma';
+import { migrations as idempotencyMigrations } from '@holdfast/idempotency';
 import { withIdempotency } from '@holdfast/idempotency/hono';
-import { migrations as idempotencyMigrations } from '@holdfast/idempotency/postgres';
 import { fromZodError } from '@holdfast/problem-details';
 import { notFoundProblem, onProblem } from '@holdfast/problem-details/hono';
 import { jsonBody, requestId } from '@holdfast/request-guards/hono';
 import { defineSortAllowlist } from '@holdfast/sort-allowlist';
-import { parseRetrySchedule } from '@holdfast/webhook-delivery';
 import {
+  createDeliveryWorker,
   createEndpoint,
   migrations as deliveryMigrations,
-  deliveryWorkerFromUrl,
   enqueueEvent,
-} from '@holdfast/webhook-delivery/postgres';
+  parseRetrySchedule,
+} from '@holdfast/webhook-delivery';
 import { webhookReceiver } from '@holdfast/webhook-verifier/hono';
-import { inboxFromUrl, migrations as inboxMigrations } from '@holdfast/webhook-verifier/postgres';
+import { migrations as inboxMigrations, postgresInbox } from '@holdfast/webhook-verifier/postgres';
 import { serve } from '@hono/node-server';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { Hono } from 'hono';
-import postgres from 'postgres';
 import { z } from 'zod';
 import { PrismaClient } from './generated/client.js';
 
-const connectionString = process.env.DATABASE_URL ?? '';
-const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString }) });
+const prisma = new PrismaClient({
+  adapter: new PrismaPg({ connectionString: process.env.DATABASE_URL ?? '' }),
+});
 const db = fromPrisma(prisma);
 const shop = {
   id: 'shop/001_orders',
@@ -39,10 +38,10 @@ const shop = {
   create table received_orders (webhook_id text not null, order_id text not null);`,
 };
 await migrate(db, [
-  ...apiKeyMigrations,
-  ...idempotencyMigrations,
-  ...deliveryMigrations,
-  ...inboxMigrations,
+  ...apiKeyMigrations(),
+  ...idempotencyMigrations(),
+  ...deliveryMigrations(),
+  ...inboxMigrations(),
   shop,
 ]);
 
@@ -62,7 +61,7 @@ const OrderInput = z
   .strict();
 
 let secret = '';
-const inbox = inboxFromUrl({ connectionString });
+const inbox = postgresInbox(db);
 
 const app = new Hono<ApiKeyEnv>();
 app.use(requestId());
@@ -78,7 +77,7 @@ app.post('/v1/orders', async (c) => {
   const parsed = OrderInput.safeParse(c.get('jsonBody'));
   if (!parsed.success) throw fromZodError(parsed.error);
   const { account } = c.get('principal');
-  return withIdempotency(c, { transaction, account, required: true }, async (tx) => {
+  return withIdempotency(c, { transaction, account, required: true }, async (tx, txDb) => {
     const row = await tx.order.create({
       data: {
         id: `ord_${crypto.randomUUID()}`,
@@ -93,7 +92,7 @@ app.post('/v1/orders', async (c) => {
       quantity: row.quantity,
       createdAt: row.createdAt.toISOString(),
     };
-    await enqueueEvent(fromPrisma(tx), {
+    await enqueueEvent(txDb, {
       account,
       type: 'order.created',
       resourceId: order.id,
@@ -130,30 +129,31 @@ const { port } = server.address() as { port: number };
 const url = `http://127.0.0.1:${port}`;
 
 const key = await createKey(store, 'acct_adopter', ['*'], 'live');
-// createEndpoint takes a postgres.js Sql only: a second driver and a second pool.
-const endpointSql = postgres(connectionString, { max: 1 });
 const registered = await createEndpoint(
-  endpointSql,
+  db,
   { account: 'acct_adopter:live', url: `${url}/hooks/orders`, eventTypes: ['order.created'] },
   { allowPrivateDestinations: true },
 );
 secret = registered.secret;
 
-const worker = deliveryWorkerFromUrl({
-  connectionString,
+// No listener: Prisma has no LISTEN, so the worker polls.
+const worker = createDeliveryWorker({
+  db,
   allowPrivateDestinations: true,
   schedule: parseRetrySchedule('1s,2s,5s'),
   pollMs: 250,
+  onError: (error) => console.error('delivery worker:', error),
 });
 worker.start();
 let stopping = false;
 const processing = (async () => {
   while (!stopping) {
     const handled = await inbox.process({
+      transaction,
       types: ['order.created'],
-      handle: async (entry, tx) => {
+      handle: async (entry, _tx, txDb) => {
         const { data } = entry.payload as { data: { object: { id: string } } };
-        await tx.query('insert into received_orders (webhook_id, order_id) values ($1, $2)', [
+        await txDb.query('insert into received_orders (webhook_id, order_id) values ($1, $2)', [
           entry.webhookId,
           data.object.id,
         ]);
@@ -168,6 +168,6 @@ process.once('SIGTERM', async () => {
   await worker.stop();
   await processing;
   server.close();
-  await Promise.all([inbox.end(), endpointSql.end(), prisma.$disconnect()]);
+  await prisma.$disconnect();
 });
 console.log(`READY ${JSON.stringify({ url, key })}`);
