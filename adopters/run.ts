@@ -125,6 +125,7 @@ async function check(name: string, files: Map<string, string>): Promise<Result> 
   };
   const dir = join(scratch, name);
   cpSync(join(HERE, 'services', name), dir, { recursive: true });
+  cpSync(join(HERE, 'services', 'common.ts'), join(dir, 'common.ts'));
   const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Manifest;
   const local: Record<string, string> = {};
   for (const [dependency, range] of Object.entries(manifest.dependencies ?? {})) {

@@ -10,7 +10,6 @@ import { withIdempotency } from '@holdfast/idempotency/express';
 import { fromZodError } from '@holdfast/problem-details';
 import { notFoundProblem, onProblem } from '@holdfast/problem-details/express';
 import { jsonBody, requestId } from '@holdfast/request-guards/express';
-import { defineSortAllowlist } from '@holdfast/sort-allowlist';
 import {
   createDeliveryWorker,
   createEndpoint,
@@ -22,47 +21,23 @@ import { webhookReceiver } from '@holdfast/webhook-verifier/express';
 import { migrations as inboxMigrations, postgresInbox } from '@holdfast/webhook-verifier/postgres';
 import express from 'express';
 import pg from 'pg';
-import { z } from 'zod';
+import { drain, keyring, OrderInput, orderIdOf, orderSort, ready, shopMigration, toOrder } from './common.js';
 
 // The packages' tables in a schema of their own, apart from the service's.
 const schema = 'holdfast';
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL ?? '' });
 pool.on('error', () => {}); // an idle client whose backend died: the pool drops it
 const db = fromPg(pool);
-const shop = {
-  id: 'shop/001_orders',
-  sql: `create table orders (id text primary key, account text not null, item text not null,
-    quantity integer not null, created_at timestamptz(3) not null default now());
-  create table received_orders (webhook_id text not null, order_id text not null);`,
-};
 await migrate(db, [
   ...apiKeyMigrations({ schema }),
   ...idempotencyMigrations({ schema }),
   ...deliveryMigrations({ schema }),
   ...inboxMigrations({ schema }),
-  shop,
+  shopMigration,
 ]);
 
 const store = dbApiKeyStore(db, { schema });
 const transaction = pgTransaction(pool);
-const orderSort = defineSortAllowlist({
-  fields: {
-    createdAt: { column: 'created_at', type: 'timestamp' },
-    quantity: { column: 'quantity', type: 'number' },
-  },
-  id: { column: 'id' },
-  default: '-createdAt',
-});
-const keyring = { current: 'k1', keys: { k1: 'an-adopter-cursor-secret-of-32-bytes-or-more' } };
-const OrderInput = z
-  .object({ item: z.string().min(1).max(100), quantity: z.number().int().min(1).max(1000) })
-  .strict();
-const toOrder = (row: Record<string, unknown>) => ({
-  id: String(row.id),
-  item: String(row.item),
-  quantity: Number(row.quantity),
-  createdAt: new Date(row.created_at as string | Date).toISOString(),
-});
 
 let secret = '';
 const inbox = postgresInbox(db, { schema });
@@ -140,29 +115,22 @@ const worker = createDeliveryWorker({
   onError: (error) => console.error('delivery worker:', error),
 });
 worker.start();
-let stopping = false;
-const processing = (async () => {
-  while (!stopping) {
-    const handled = await inbox.process({
-      transaction,
-      types: ['order.created'],
-      handle: async (entry, client) => {
-        const { data } = entry.payload as { data: { object: { id: string } } };
-        await client.query('insert into received_orders (webhook_id, order_id) values ($1, $2)', [
-          entry.webhookId,
-          data.object.id,
-        ]);
-      },
-    });
-    if (handled === 0) await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-})();
+const inboxLoop = drain(() =>
+  inbox.process({
+    transaction,
+    types: ['order.created'],
+    handle: async (entry, client) => {
+      await client.query('insert into received_orders (webhook_id, order_id) values ($1, $2)', [
+        entry.webhookId,
+        orderIdOf(entry.payload),
+      ]);
+    },
+  }),
+);
 
-process.once('SIGTERM', async () => {
-  stopping = true;
+ready(url, key, async () => {
   await worker.stop();
-  await processing;
+  await inboxLoop.stop();
   server.close();
   await pool.end();
 });
-console.log(`READY ${JSON.stringify({ url, key })}`);

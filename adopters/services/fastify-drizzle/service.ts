@@ -11,7 +11,6 @@ import { withIdempotency } from '@holdfast/idempotency/fastify';
 import { fromZodError } from '@holdfast/problem-details';
 import { notFoundProblem, onProblem } from '@holdfast/problem-details/fastify';
 import { jsonBody, requestId } from '@holdfast/request-guards/fastify';
-import { defineSortAllowlist } from '@holdfast/sort-allowlist';
 import {
   createDeliveryWorker,
   createEndpoint,
@@ -26,7 +25,7 @@ import { drizzle } from 'drizzle-orm/node-postgres';
 import { integer, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
 import Fastify from 'fastify';
 import pg from 'pg';
-import { z } from 'zod';
+import { drain, keyring, OrderInput, orderIdOf, orderSort, ready, shopMigration, toOrder } from './common.js';
 
 const orders = pgTable('orders', {
   id: text('id').primaryKey(),
@@ -46,34 +45,16 @@ const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL ?? '' });
 pool.on('error', () => {}); // an idle client whose backend died: the pool drops it
 const db = drizzle({ client: pool });
 const hf = fromDrizzle(db, sql);
-const shop = {
-  id: 'shop/001_orders',
-  sql: `create table orders (id text primary key, account text not null, item text not null,
-    quantity integer not null, created_at timestamptz(3) not null default now());
-  create table received_orders (webhook_id text not null, order_id text not null);`,
-};
 await migrate(hf, [
   ...apiKeyMigrations({ schema }),
   ...idempotencyMigrations({ schema }),
   ...deliveryMigrations({ schema }),
   ...inboxMigrations({ schema }),
-  shop,
+  shopMigration,
 ]);
 
 const store = dbApiKeyStore(hf, { schema });
 const transaction = drizzleTransaction(db, sql);
-const orderSort = defineSortAllowlist({
-  fields: {
-    createdAt: { column: 'created_at', type: 'timestamp' },
-    quantity: { column: 'quantity', type: 'number' },
-  },
-  id: { column: 'id' },
-  default: '-createdAt',
-});
-const keyring = { current: 'k1', keys: { k1: 'an-adopter-cursor-secret-of-32-bytes-or-more' } };
-const OrderInput = z
-  .object({ item: z.string().min(1).max(100), quantity: z.number().int().min(1).max(1000) })
-  .strict();
 
 let secret = '';
 const inbox = postgresInbox(hf, { schema });
@@ -145,12 +126,7 @@ await app.register(
         allowlist: orderSort,
         binding,
         keyring,
-        map: (row) => ({
-          id: String(row.id),
-          item: String(row.item),
-          quantity: Number(row.quantity),
-          createdAt: new Date(row.created_at as string | Date).toISOString(),
-        }),
+        map: toOrder,
         ...query.params,
       });
     });
@@ -178,26 +154,21 @@ const worker = createDeliveryWorker({
   onError: (error) => console.error('delivery worker:', error),
 });
 worker.start();
-let stopping = false;
-const processing = (async () => {
-  while (!stopping) {
-    const handled = await inbox.process({
-      transaction,
-      types: ['order.created'],
-      handle: async (entry, tx) => {
-        const { data } = entry.payload as { data: { object: { id: string } } };
-        await tx.insert(receivedOrders).values({ webhookId: entry.webhookId, orderId: data.object.id });
-      },
-    });
-    if (handled === 0) await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-})();
+const inboxLoop = drain(() =>
+  inbox.process({
+    transaction,
+    types: ['order.created'],
+    handle: async (entry, tx) => {
+      await tx
+        .insert(receivedOrders)
+        .values({ webhookId: entry.webhookId, orderId: orderIdOf(entry.payload) });
+    },
+  }),
+);
 
-process.once('SIGTERM', async () => {
-  stopping = true;
+ready(url, key, async () => {
   await worker.stop();
-  await processing;
+  await inboxLoop.stop();
   await app.close();
   await pool.end();
 });
-console.log(`READY ${JSON.stringify({ url, key })}`);

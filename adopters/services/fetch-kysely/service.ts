@@ -15,7 +15,6 @@ import { migrations as idempotencyMigrations, idempotent } from '@holdfast/idemp
 import { fromZodError, problem } from '@holdfast/problem-details';
 import { jsonBodyReader, withRequestId } from '@holdfast/request-guards';
 import { createHonoServer } from '@holdfast/request-guards/node';
-import { defineSortAllowlist } from '@holdfast/sort-allowlist';
 import {
   createDeliveryWorker,
   createEndpoint,
@@ -27,7 +26,7 @@ import { migrations as inboxMigrations, postgresInbox } from '@holdfast/webhook-
 import { webhookHandler } from '@holdfast/webhook-verifier/receiver';
 import { type Generated, Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
-import { z } from 'zod';
+import { drain, keyring, OrderInput, orderIdOf, orderSort, ready, shopMigration, toOrder } from './common.js';
 
 interface Database {
   orders: { id: string; account: string; item: string; quantity: number; created_at: Generated<Date> };
@@ -38,36 +37,18 @@ const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL ?? '' });
 pool.on('error', () => {}); // an idle client whose backend died: the pool drops it
 const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 const hf = fromKysely(db);
-const shop = {
-  id: 'shop/001_orders',
-  sql: `create table orders (id text primary key, account text not null, item text not null,
-    quantity integer not null, created_at timestamptz(3) not null default now());
-  create table received_orders (webhook_id text not null, order_id text not null);`,
-};
 await migrate(hf, [
   ...apiKeyMigrations(),
   ...idempotencyMigrations(),
   ...deliveryMigrations(),
   ...inboxMigrations(),
-  shop,
+  shopMigration,
 ]);
 
 const store = dbApiKeyStore(hf);
 const authenticate = apiKeyAuthenticator<Request>({ store });
 const transaction = kyselyTransaction(db);
 const readBody = jsonBodyReader();
-const orderSort = defineSortAllowlist({
-  fields: {
-    createdAt: { column: 'created_at', type: 'timestamp' },
-    quantity: { column: 'quantity', type: 'number' },
-  },
-  id: { column: 'id' },
-  default: '-createdAt',
-});
-const keyring = { current: 'k1', keys: { k1: 'an-adopter-cursor-secret-of-32-bytes-or-more' } };
-const OrderInput = z
-  .object({ item: z.string().min(1).max(100), quantity: z.number().int().min(1).max(1000) })
-  .strict();
 
 let secret = '';
 const inbox = postgresInbox(hf);
@@ -130,12 +111,7 @@ const handler = withRequestId(async (request, requestId) => {
       allowlist: orderSort,
       binding,
       keyring,
-      map: (row) => ({
-        id: String(row.id),
-        item: String(row.item),
-        quantity: Number(row.quantity),
-        createdAt: new Date(row.created_at as string | Date).toISOString(),
-      }),
+      map: toOrder,
       ...query.params,
     });
     return Response.json(page);
@@ -163,29 +139,22 @@ const worker = createDeliveryWorker({
   onError: (error) => console.error('delivery worker:', error),
 });
 worker.start();
-let stopping = false;
-const processing = (async () => {
-  while (!stopping) {
-    const handled = await inbox.process({
-      transaction,
-      types: ['order.created'],
-      handle: async (entry, trx) => {
-        const { data } = entry.payload as { data: { object: { id: string } } };
-        await trx
-          .insertInto('received_orders')
-          .values({ webhook_id: entry.webhookId, order_id: data.object.id })
-          .execute();
-      },
-    });
-    if (handled === 0) await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-})();
+const inboxLoop = drain(() =>
+  inbox.process({
+    transaction,
+    types: ['order.created'],
+    handle: async (entry, trx) => {
+      await trx
+        .insertInto('received_orders')
+        .values({ webhook_id: entry.webhookId, order_id: orderIdOf(entry.payload) })
+        .execute();
+    },
+  }),
+);
 
-process.once('SIGTERM', async () => {
-  stopping = true;
+ready(url, key, async () => {
   await worker.stop();
-  await processing;
+  await inboxLoop.stop();
   server.close();
   await db.destroy();
 });
-console.log(`READY ${JSON.stringify({ url, key })}`);

@@ -11,7 +11,6 @@ import { withIdempotency } from '@holdfast/idempotency/hono';
 import { fromZodError } from '@holdfast/problem-details';
 import { notFoundProblem, onProblem } from '@holdfast/problem-details/hono';
 import { jsonBody, requestId } from '@holdfast/request-guards/hono';
-import { defineSortAllowlist } from '@holdfast/sort-allowlist';
 import {
   createDeliveryWorker,
   createEndpoint,
@@ -24,15 +23,9 @@ import { migrations as inboxMigrations, postgresInbox } from '@holdfast/webhook-
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import postgres from 'postgres';
-import { z } from 'zod';
+import { drain, keyring, OrderInput, orderIdOf, orderSort, ready, shopMigration, toOrder } from './common.js';
 
 const databaseUrl = process.env.DATABASE_URL ?? '';
-const shop = {
-  id: 'shop/001_orders',
-  sql: `create table orders (id text primary key, account text not null, item text not null,
-    quantity integer not null, created_at timestamptz(3) not null default now());
-  create table received_orders (webhook_id text not null, order_id text not null);`,
-};
 // Migrations on a client of their own, as a deploy step would: the service's client below is
 // fresh, so its first statements (the key, the endpoint) run on a connection that ran nothing.
 const admin = postgres(databaseUrl, { max: 1, onnotice: () => {} });
@@ -41,7 +34,7 @@ await migrate(fromPostgres(admin), [
   ...idempotencyMigrations(),
   ...deliveryMigrations(),
   ...inboxMigrations(),
-  shop,
+  shopMigration,
 ]);
 await admin.end();
 
@@ -49,24 +42,6 @@ const sql = postgres(databaseUrl, { onnotice: () => {} });
 const db = fromPostgres(sql);
 const store = dbApiKeyStore(db);
 const transaction = postgresTransaction(sql);
-const orderSort = defineSortAllowlist({
-  fields: {
-    createdAt: { column: 'created_at', type: 'timestamp' },
-    quantity: { column: 'quantity', type: 'number' },
-  },
-  id: { column: 'id' },
-  default: '-createdAt',
-});
-const keyring = { current: 'k1', keys: { k1: 'an-adopter-cursor-secret-of-32-bytes-or-more' } };
-const OrderInput = z
-  .object({ item: z.string().min(1).max(100), quantity: z.number().int().min(1).max(1000) })
-  .strict();
-const toOrder = (row: Record<string, unknown>) => ({
-  id: String(row.id),
-  item: String(row.item),
-  quantity: Number(row.quantity),
-  createdAt: new Date(row.created_at as string | Date).toISOString(),
-});
 
 let secret = '';
 const inbox = postgresInbox(db);
@@ -132,26 +107,19 @@ const worker = createDeliveryWorker({
   onError: (error) => console.error('delivery worker:', error),
 });
 worker.start();
-let stopping = false;
-const processing = (async () => {
-  while (!stopping) {
-    const handled = await inbox.process({
-      transaction,
-      types: ['order.created'],
-      handle: async (entry, tx) => {
-        const { data } = entry.payload as { data: { object: { id: string } } };
-        await tx`insert into received_orders (webhook_id, order_id) values (${entry.webhookId}, ${data.object.id})`;
-      },
-    });
-    if (handled === 0) await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-})();
+const inboxLoop = drain(() =>
+  inbox.process({
+    transaction,
+    types: ['order.created'],
+    handle: async (entry, tx) => {
+      await tx`insert into received_orders (webhook_id, order_id) values (${entry.webhookId}, ${orderIdOf(entry.payload)})`;
+    },
+  }),
+);
 
-process.once('SIGTERM', async () => {
-  stopping = true;
+ready(url, key, async () => {
   await worker.stop();
-  await processing;
+  await inboxLoop.stop();
   server.close();
   await sql.end();
 });
-console.log(`READY ${JSON.stringify({ url, key })}`);

@@ -11,7 +11,6 @@ import { withIdempotency } from '@holdfast/idempotency/hono';
 import { fromZodError } from '@holdfast/problem-details';
 import { notFoundProblem, onProblem } from '@holdfast/problem-details/hono';
 import { jsonBody, requestId } from '@holdfast/request-guards/hono';
-import { defineSortAllowlist } from '@holdfast/sort-allowlist';
 import {
   createDeliveryWorker,
   createEndpoint,
@@ -24,41 +23,23 @@ import { migrations as inboxMigrations, postgresInbox } from '@holdfast/webhook-
 import { serve } from '@hono/node-server';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { Hono } from 'hono';
-import { z } from 'zod';
+import { drain, keyring, OrderInput, orderIdOf, orderSort, ready, shopMigration, toOrder } from './common.js';
 import { PrismaClient } from './generated/client.js';
 
 const prisma = new PrismaClient({
   adapter: new PrismaPg({ connectionString: process.env.DATABASE_URL ?? '' }),
 });
 const db = fromPrisma(prisma);
-const shop = {
-  id: 'shop/001_orders',
-  sql: `create table orders (id text primary key, account text not null, item text not null,
-    quantity integer not null, created_at timestamptz(3) not null default now());
-  create table received_orders (webhook_id text not null, order_id text not null);`,
-};
 await migrate(db, [
   ...apiKeyMigrations(),
   ...idempotencyMigrations(),
   ...deliveryMigrations(),
   ...inboxMigrations(),
-  shop,
+  shopMigration,
 ]);
 
 const store = dbApiKeyStore(db);
 const transaction = prismaTransaction(prisma);
-const orderSort = defineSortAllowlist({
-  fields: {
-    createdAt: { column: 'created_at', type: 'timestamp' },
-    quantity: { column: 'quantity', type: 'number' },
-  },
-  id: { column: 'id' },
-  default: '-createdAt',
-});
-const keyring = { current: 'k1', keys: { k1: 'an-adopter-cursor-secret-of-32-bytes-or-more' } };
-const OrderInput = z
-  .object({ item: z.string().min(1).max(100), quantity: z.number().int().min(1).max(1000) })
-  .strict();
 
 let secret = '';
 const inbox = postgresInbox(db);
@@ -112,12 +93,7 @@ app.get('/v1/orders', async (c) => {
       allowlist: orderSort,
       binding,
       keyring,
-      map: (row) => ({
-        id: String(row.id),
-        item: String(row.item),
-        quantity: Number(row.quantity),
-        createdAt: new Date(row.created_at as string | Date).toISOString(),
-      }),
+      map: toOrder,
       ...query.params,
     }),
   );
@@ -145,29 +121,22 @@ const worker = createDeliveryWorker({
   onError: (error) => console.error('delivery worker:', error),
 });
 worker.start();
-let stopping = false;
-const processing = (async () => {
-  while (!stopping) {
-    const handled = await inbox.process({
-      transaction,
-      types: ['order.created'],
-      handle: async (entry, _tx, txDb) => {
-        const { data } = entry.payload as { data: { object: { id: string } } };
-        await txDb.query('insert into received_orders (webhook_id, order_id) values ($1, $2)', [
-          entry.webhookId,
-          data.object.id,
-        ]);
-      },
-    });
-    if (handled === 0) await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-})();
+const inboxLoop = drain(() =>
+  inbox.process({
+    transaction,
+    types: ['order.created'],
+    handle: async (entry, _tx, txDb) => {
+      await txDb.query('insert into received_orders (webhook_id, order_id) values ($1, $2)', [
+        entry.webhookId,
+        orderIdOf(entry.payload),
+      ]);
+    },
+  }),
+);
 
-process.once('SIGTERM', async () => {
-  stopping = true;
+ready(url, key, async () => {
   await worker.stop();
-  await processing;
+  await inboxLoop.stop();
   server.close();
   await prisma.$disconnect();
 });
-console.log(`READY ${JSON.stringify({ url, key })}`);
