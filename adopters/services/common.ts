@@ -28,12 +28,8 @@ export const OrderInput = z
   .object({ item: z.string().min(1).max(100), quantity: z.number().int().min(1).max(1000) })
   .strict();
 
-export interface Order {
-  id: string;
-  item: string;
-  quantity: number;
-  createdAt: string;
-}
+// A type, not an interface: an outbox event's object is a Record<string, unknown>.
+export type Order = { id: string; item: string; quantity: number; createdAt: string };
 
 /** A row of `orders` as the API shows it (drivers hand timestamptz back as a Date or text). */
 export function toOrder(row: Record<string, unknown>): Order {
