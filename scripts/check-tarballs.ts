@@ -19,7 +19,6 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
-  copyFileSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -30,11 +29,10 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import ts from 'typescript';
+import { npm, packTarballs, publishedPackages, ROOT } from './tarballs';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const keep = process.argv.includes('--keep');
 const FENCE = /^```(\S*)(?:[ \t]+(\S+))?[ \t]*\n([\s\S]*?)^```[ \t]*$/gm;
 
@@ -52,15 +50,7 @@ const fail = (message: string) => {
   console.log(`✗ ${message}`);
 };
 
-const packages = readdirSync(join(ROOT, 'packages'))
-  .filter((name) => {
-    try {
-      return !JSON.parse(readFileSync(join(ROOT, 'packages', name, 'package.json'), 'utf8')).private;
-    } catch {
-      return false;
-    }
-  })
-  .sort();
+const packages = publishedPackages();
 
 const examples: Example[] = [];
 for (const pkg of packages) {
@@ -102,12 +92,6 @@ for (const pkg of packages) {
 const scratch = mkdtempSync(join(tmpdir(), 'holdfast-tarballs-'));
 const tarballs = join(scratch, 'tarballs');
 mkdirSync(tarballs);
-const npm = (args: string[], cwd: string) =>
-  execFileSync('npm', [...args, '--no-audit', '--no-fund', '--loglevel=error'], {
-    cwd,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
 
 /** A database of its own for the examples (`create database` on the server `url` names). */
 async function createScratchDatabase(url: string): Promise<{ url: string; drop: () => Promise<void> }> {
@@ -136,22 +120,10 @@ async function createScratchDatabase(url: string): Promise<{ url: string; drop: 
 let scratchDatabase: { url: string; drop: () => Promise<void> } | undefined;
 
 try {
-  // 1. Pack, in one npm run (each package's prepack builds it). HOLDFAST_TARBALLS=<dir> reuses
-  // the tarballs of an earlier run (--keep prints where), for iterating on the examples.
-  const reuse = process.env.HOLDFAST_TARBALLS;
-  if (reuse) {
-    for (const file of readdirSync(reuse))
-      if (file.endsWith('.tgz')) copyFileSync(join(reuse, file), join(tarballs, file));
-    console.log(`Reusing the tarballs of ${reuse}`);
-  } else {
-    console.log(`Packing ${packages.length} packages into ${tarballs}`);
-    npm(['pack', '--pack-destination', tarballs, ...packages.flatMap((p) => ['-w', `packages/${p}`])], ROOT);
-  }
-  const files = new Map<string, string>();
-  for (const pkg of packages) {
-    const manifest = JSON.parse(readFileSync(join(ROOT, 'packages', pkg, 'package.json'), 'utf8'));
-    const file = `${manifest.name.replace(/^@/, '').replace('/', '-')}-${manifest.version}.tgz`;
-    files.set(manifest.name, file);
+  // 1. Pack, in one npm run (each package's prepack builds it). HOLDFAST_TARBALLS=<dir> packs
+  // into that directory once and reuses it after, for iterating on the examples.
+  const files = packTarballs(tarballs, packages);
+  for (const [name, file] of files) {
     const listing = execFileSync('tar', ['tzf', join(tarballs, file)], { encoding: 'utf8' })
       .split('\n')
       .filter(Boolean)
@@ -159,10 +131,10 @@ try {
     const packed = JSON.parse(
       execFileSync('tar', ['xzfO', join(tarballs, file), 'package/package.json'], { encoding: 'utf8' }),
     );
-    if (!listing.includes('LICENSE')) fail(`${manifest.name}: the tarball has no LICENSE`);
-    if (listing.some((f) => f.startsWith('src/'))) fail(`${manifest.name}: the tarball ships src/`);
+    if (!listing.includes('LICENSE')) fail(`${name}: the tarball has no LICENSE`);
+    if (listing.some((f) => f.startsWith('src/'))) fail(`${name}: the tarball ships src/`);
     if (JSON.stringify(packed.exports).includes('@holdfast/source'))
-      fail(`${manifest.name}: the published exports keep the @holdfast/source condition`);
+      fail(`${name}: the published exports keep the @holdfast/source condition`);
     const targets: string[] = [];
     const collect = (value: unknown): void => {
       if (typeof value === 'string') targets.push(value);
@@ -174,10 +146,9 @@ try {
       if (typeof packed[field] === 'string') targets.push(packed[field]);
     for (const target of targets) {
       const path = target.replace(/^\.\//, '');
-      if (!listing.includes(path))
-        fail(`${manifest.name}: its manifest names ${target}, which the tarball lacks`);
+      if (!listing.includes(path)) fail(`${name}: its manifest names ${target}, which the tarball lacks`);
     }
-    if (packed.engines?.node !== '>=20.19') fail(`${manifest.name}: engines.node is not ">=20.19"`);
+    if (packed.engines?.node !== '>=20.19') fail(`${name}: engines.node is not ">=20.19"`);
   }
 
   // 2. The scratch project: the tarballs alone first.
