@@ -116,8 +116,7 @@ const worker = createDeliveryWorker({
 });
 worker.start();
 const inboxLoop = drain(() =>
-  inbox.process({
-    transaction,
+  inbox.process(transaction, {
     types: ['order.created'],
     handle: async (entry, client) => {
       await client.query('insert into received_orders (webhook_id, order_id) values ($1, $2)', [

@@ -140,8 +140,7 @@ const worker = createDeliveryWorker({
 });
 worker.start();
 const inboxLoop = drain(() =>
-  inbox.process({
-    transaction,
+  inbox.process(transaction, {
     types: ['order.created'],
     handle: async (entry, trx) => {
       await trx

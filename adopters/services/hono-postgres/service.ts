@@ -108,8 +108,7 @@ const worker = createDeliveryWorker({
 });
 worker.start();
 const inboxLoop = drain(() =>
-  inbox.process({
-    transaction,
+  inbox.process(transaction, {
     types: ['order.created'],
     handle: async (entry, tx) => {
       await tx`insert into received_orders (webhook_id, order_id) values (${entry.webhookId}, ${orderIdOf(entry.payload)})`;

@@ -122,8 +122,7 @@ const worker = createDeliveryWorker({
 });
 worker.start();
 const inboxLoop = drain(() =>
-  inbox.process({
-    transaction,
+  inbox.process(transaction, {
     types: ['order.created'],
     handle: async (entry, _tx, txDb) => {
       await txDb.query('insert into received_orders (webhook_id, order_id) values ($1, $2)', [
