@@ -20,3 +20,11 @@ export function holdfastBuild(entry: Record<string, string>, extra: Partial<Opti
 }
 
 export { defineConfig };
+
+/** The entries of a package with a framework-neutral core and its three doors. */
+export const coreAndDoors = {
+  index: 'src/index.ts',
+  hono: 'src/hono.ts',
+  express: 'src/express.ts',
+  fastify: 'src/fastify.ts',
+} as const;

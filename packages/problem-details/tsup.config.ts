@@ -1,15 +1,6 @@
-import { defineConfig, holdfastBuild } from '../../tsup.config.base';
+import { coreAndDoors, defineConfig, holdfastBuild } from '../../tsup.config.base';
 
 // @holdfast/node-bridge (private) is bundled into the Express and Fastify doors: dist never imports it.
 export default defineConfig(
-  holdfastBuild(
-    {
-      index: 'src/index.ts',
-      hono: 'src/hono.ts',
-      express: 'src/express.ts',
-      fastify: 'src/fastify.ts',
-      openapi: 'src/openapi.ts',
-    },
-    { noExternal: ['@holdfast/node-bridge'] },
-  ),
+  holdfastBuild({ ...coreAndDoors, openapi: 'src/openapi.ts' }, { noExternal: ['@holdfast/node-bridge'] }),
 );

@@ -1,18 +1,13 @@
 import { decodeSecret, MIN_SECRET_BYTES } from '@holdfast/webhook-keys';
+import { specVector } from '@holdfast/webhook-keys/spec-vector';
 import fc from 'fast-check';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { Webhook as SvixWebhook } from 'svix';
 import { describe, expect, it } from 'vitest';
 import { createSigner, generateSecret } from '../src/index';
 
-// The Standard Webhooks specification's example (standard-webhooks/spec, "Signature scheme").
-const vector = {
-  secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
-  id: 'msg_p5jXN8AQM9LWM0D4loKWxJek',
-  timestamp: 1614265330,
-  body: '{"test": 2432232314}',
-  signature: 'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=',
-};
+// The Standard Webhooks specification's example.
+const vector = specVector;
 
 describe('createSigner', () => {
   it('matches the Standard Webhooks example signature', () => {

@@ -1,3 +1,4 @@
+import { specVector } from '@holdfast/webhook-keys/spec-vector';
 import { createSigner, generateSecret, type WebhookHeaders } from '@holdfast/webhook-signer';
 import fc from 'fast-check';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
@@ -9,14 +10,8 @@ import { createVerifier as portableCreateVerifier, WebhookVerificationError } fr
 import { createVerifier as v1CreateVerifier } from '../src/v1';
 import { verifierFactory } from '../src/verify';
 
-// The Standard Webhooks specification's example (standard-webhooks/spec, "Signature scheme").
-const vector = {
-  secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
-  id: 'msg_p5jXN8AQM9LWM0D4loKWxJek',
-  timestamp: 1614265330,
-  body: '{"test": 2432232314}',
-  signature: 'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=',
-};
+// The Standard Webhooks specification's example.
+const vector = specVector;
 const encoder = new TextEncoder();
 // A type alias, not an interface: it is assignable to the header record type.
 type PlainHeaders = { 'webhook-id': string; 'webhook-timestamp': string; 'webhook-signature': string };
