@@ -1,6 +1,7 @@
 import { scopeFor } from '@holdfast/api-keys';
 import { apiKeyAuth, requireScope } from '@holdfast/api-keys/hono';
 import { postgresApiKeyStore } from '@holdfast/api-keys/postgres';
+import { fromPostgres } from '@holdfast/db/postgres';
 import { clipEcho, problem } from '@holdfast/problem-details';
 import { notFoundProblem, onProblem, problemResponse, problemTypeBase } from '@holdfast/problem-details/hono';
 import { strictQueries } from '@holdfast/problem-details/openapi';
@@ -211,7 +212,7 @@ export function buildApp(deps: Deps, options: AppOptions = {}): App {
     await deps.sql`select 1`;
     return c.json({ status: 'ok' });
   });
-  healthRoutes(app, options.ready ?? readiness(deps.sql, []));
+  healthRoutes(app, options.ready ?? readiness(fromPostgres(deps.sql), []));
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',
     scheme: 'bearer',

@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util';
 import { createKey } from '@holdfast/api-keys';
 import { postgresApiKeyStore } from '@holdfast/api-keys/postgres';
-import { migrate } from '@holdfast/pg-migrate';
+import { migrate } from '@holdfast/db/migrate';
+import { fromPostgres } from '@holdfast/db/postgres';
 import { ALL_SCOPES, loadConfig } from './config';
 import { allMigrations, openDatabase } from './db';
 
@@ -50,7 +51,7 @@ const db = await openDatabase(config, 'join').catch((error: unknown) => {
   process.exit(1);
 });
 try {
-  await migrate(db.sql, await allMigrations());
+  await migrate(fromPostgres(db.sql), await allMigrations());
   const key = await createKey(postgresApiKeyStore(db.sql), values.account, scopes, mode);
   console.log(
     `API key for ${values.account}, ${mode} mode (${scopes.join(', ')}), in ${db.description}. It is shown this once:\n${key}`,

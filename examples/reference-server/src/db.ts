@@ -1,13 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { migrations as apiKeyMigrations } from '@holdfast/api-keys/postgres';
 import type { Keyring } from '@holdfast/cursor-pagination';
+import type { Db } from '@holdfast/db';
+import { type Migration, readMigrations } from '@holdfast/db/migrate';
 import { migrations as idempotencyMigrations } from '@holdfast/idempotency/postgres';
 import { connect, type Database } from '@holdfast/pg';
-import type { Migration } from '@holdfast/pg-migrate';
-import { readMigrations } from '@holdfast/pg-migrate/files';
 import { migrations as deliveryMigrations } from '@holdfast/webhook-delivery/postgres';
 import { migrations as verifierMigrations } from '@holdfast/webhook-verifier/postgres';
-import type postgres from 'postgres';
 import type { Config } from './config';
 
 const MIGRATIONS_DIR = new URL('../migrations/', import.meta.url);
@@ -81,8 +80,11 @@ export function apiTimeouts(config: Config): Record<string, number> {
   };
 }
 
-/** The versioned SQL files of `migrations/`, in name order (`NNN_<what>.sql`). */
-function migrationFiles(): Promise<Migration[]> {
+/**
+ * The server's own tables: `migrations/NNN_<what>.sql`, in name order. They create and change
+ * only the server's tables; the packages' tables are the packages' own migrations.
+ */
+export function serverMigrations(): Promise<Migration[]> {
   return readMigrations(MIGRATIONS_DIR);
 }
 
@@ -97,7 +99,7 @@ export async function allMigrations(): Promise<Migration[]> {
     ...idempotencyMigrations,
     ...deliveryMigrations,
     ...verifierMigrations,
-    ...(await migrationFiles()),
+    ...(await serverMigrations()),
   ];
 }
 
@@ -105,15 +107,16 @@ export async function allMigrations(): Promise<Migration[]> {
  * The cursor keyring: `HOLDFAST_CURSOR_SECRET` when set, else a secret generated on first start
  * and kept in `holdfast_settings`, so cursors stay valid across restarts and instances.
  */
-export async function cursorKeyring(sql: postgres.Sql, configured: string | undefined): Promise<Keyring> {
+export async function cursorKeyring(db: Db, configured: string | undefined): Promise<Keyring> {
   if (configured) return { current: 'env', keys: { env: configured } };
-  await sql`
-    insert into holdfast_settings (name, value)
-    values ('cursor_secret', ${randomBytes(32).toString('base64url')})
-    on conflict (name) do nothing`;
-  const [row] = await sql<
-    { value: string }[]
-  >`select value from holdfast_settings where name = 'cursor_secret'`;
+  await db.query(
+    `insert into holdfast_settings (name, value) values ('cursor_secret', $1::text)
+     on conflict (name) do nothing`,
+    [randomBytes(32).toString('base64url')],
+  );
+  const [row] = await db.query<{ value: string }>(
+    "select value from holdfast_settings where name = 'cursor_secret'",
+  );
   if (!row) throw new Error('cursor secret missing after insert');
   return { current: 'db1', keys: { db1: row.value } };
 }

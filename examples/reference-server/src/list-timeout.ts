@@ -1,3 +1,4 @@
+import { fromPostgres } from '@holdfast/db/postgres';
 import type postgres from 'postgres';
 
 /**
@@ -7,6 +8,11 @@ import type postgres from 'postgres';
  * running after this long is one that would hold a connection other tenants need.
  */
 export const LIST_STATEMENT_TIMEOUT_MS = 2_000;
+
+const LIST_TIMEOUT = `select set_config('statement_timeout',
+    (case when s.setting::int = 0 then $1::int else least(s.setting::int, $1::int) end)::text,
+    true)
+  from pg_settings s where s.name = 'statement_timeout'`;
 
 /**
  * Runs a list's statements in a transaction under the list timeout: `timeoutMs`, or the
@@ -26,14 +32,7 @@ export async function withListTimeout<T>(
 ): Promise<T> {
   const done = await sql.begin(async (tx) => {
     // Together, so a failure of either is handled here and the setting goes out first.
-    const [, value] = await Promise.all([
-      tx`
-        select set_config('statement_timeout',
-          (case when s.setting::int = 0 then ${timeoutMs}::int else least(s.setting::int, ${timeoutMs}::int) end)::text,
-          true)
-        from pg_settings s where s.name = 'statement_timeout'`.execute(),
-      list(tx),
-    ]);
+    const [, value] = await Promise.all([fromPostgres(tx).query(LIST_TIMEOUT, [timeoutMs]), list(tx)]);
     return { value };
   });
   return done.value;

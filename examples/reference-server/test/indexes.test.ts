@@ -1,6 +1,7 @@
 import { keysetPredicate } from '@holdfast/cursor-pagination/postgres';
+import { migrate } from '@holdfast/db/migrate';
+import { fromPostgres } from '@holdfast/db/postgres';
 import { createTestDatabase, type TestDatabase } from '@holdfast/pg/testing';
-import { migrate } from '@holdfast/pg-migrate';
 import { parseSort, type SortAllowlist } from '@holdfast/sort-allowlist';
 import { orderBy, sortExpressions } from '@holdfast/sort-allowlist/postgres';
 import type postgres from 'postgres';
@@ -96,7 +97,7 @@ let db: TestDatabase;
 
 beforeAll(async () => {
   db = await createTestDatabase({ max: 1 });
-  await migrate(db.sql, await allMigrations());
+  await migrate(fromPostgres(db.sql), await allMigrations());
 });
 afterAll(() => db.close());
 

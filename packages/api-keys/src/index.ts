@@ -1,3 +1,4 @@
+export { keyAccounts } from './accounts';
 export {
   type ApiKeyAuthOptions,
   apiKeyAuthenticator,

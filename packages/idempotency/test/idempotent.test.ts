@@ -1,5 +1,6 @@
+import { migrate } from '@holdfast/db/migrate';
+import { fromPostgres } from '@holdfast/db/postgres';
 import { createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
-import { migrate } from '@holdfast/pg-migrate';
 import { problem } from '@holdfast/problem-details';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IdempotentRequest } from '../src/index';
@@ -11,7 +12,7 @@ let db: TestDatabase;
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  await migrate(db.sql, migrations);
+  await migrate(fromPostgres(db.sql), migrations);
   await db.sql`create table payments (id serial primary key, key text not null, amount int not null)`;
 });
 afterAll(() => db?.close());

@@ -1,5 +1,6 @@
+import { migrate } from '@holdfast/db/migrate';
+import { fromPostgres } from '@holdfast/db/postgres';
 import { createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
-import { migrate } from '@holdfast/pg-migrate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IdempotencyStore } from '../src/index';
 import { migrations, postgresIdempotencyStore } from '../src/postgres';
@@ -10,8 +11,8 @@ let store: IdempotencyStore;
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  await migrate(db.sql, migrations);
-  expect(await migrate(db.sql, migrations)).toEqual([]); // recorded, never applied twice
+  await migrate(fromPostgres(db.sql), migrations);
+  expect(await migrate(fromPostgres(db.sql), migrations)).toEqual([]); // recorded, never applied twice
   store = postgresIdempotencyStore(db.sql);
 });
 afterAll(() => db?.close());

@@ -4,8 +4,9 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { migrate } from '@holdfast/db/migrate';
+import { fromPostgres } from '@holdfast/db/postgres';
 import { childDatabaseUrl, createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
-import { migrate } from '@holdfast/pg-migrate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrations } from '../src/postgres';
 
@@ -67,7 +68,7 @@ describe.skipIf(!realPostgres)(
 
     beforeAll(async () => {
       db = await createTestDatabase();
-      await migrate(db.sql, migrations);
+      await migrate(fromPostgres(db.sql), migrations);
       await db.sql`create table payments (id serial primary key, key text not null, amount int not null)`;
       servers.push(
         ...(await Promise.all([startServer(db, { SLEEP_MS: '300' }), startServer(db, { SLEEP_MS: '300' })])),

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { migrate } from '@holdfast/db/migrate';
+import { fromPostgres } from '@holdfast/db/postgres';
 import { createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
-import { migrate } from '@holdfast/pg-migrate';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type IdempotencyStore, memoryIdempotencyStore, runIdempotent } from '../src/index';
@@ -10,7 +11,7 @@ import { checkAgainstModel, type Execute, steps } from './model';
 let db: TestDatabase;
 beforeAll(async () => {
   db = await createTestDatabase();
-  await migrate(db.sql, migrations);
+  await migrate(fromPostgres(db.sql), migrations);
   await db.sql`create table things (prefix text not null, execution int not null)`;
 });
 afterAll(() => db?.close());

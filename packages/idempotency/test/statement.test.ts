@@ -1,5 +1,6 @@
+import { migrate } from '@holdfast/db/migrate';
+import { fromPostgres } from '@holdfast/db/postgres';
 import { createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
-import { migrate } from '@holdfast/pg-migrate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IdempotentRequest } from '../src/index';
 import { type Fragment, idempotent, idempotentStatement, migrations } from '../src/postgres';
@@ -12,7 +13,7 @@ let db: TestDatabase;
 
 beforeAll(async () => {
   db = await createTestDatabase();
-  await migrate(db.sql, migrations);
+  await migrate(fromPostgres(db.sql), migrations);
   await db.sql`create table statement_orders (id text primary key, key text not null, total int not null check (total >= 0))`;
   await db.sql`create table statement_events (order_id text not null, type text not null)`;
 });

@@ -17,6 +17,14 @@ export { deliveryDefinitions, deliveryProblems } from './problems';
 export { RECOVER_MAX, type RecoverInput, recoverDeliveries } from './recover';
 export { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule, retryDelay } from './schedule';
 export {
+  type EndpointScope,
+  endpointScope,
+  endpointTenants,
+  holdsDeliveryData,
+  lockedEndpointCount,
+  queuedEventTypes,
+} from './sql/tenants';
+export {
   checkDestination,
   type DestinationCheck,
   type DestinationOptions,

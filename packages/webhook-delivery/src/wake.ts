@@ -1,5 +1,6 @@
-import type { Sql } from '@holdfast/pg-migrate';
 import type postgres from 'postgres';
+
+type Sql = postgres.ISql;
 
 /**
  * The channel the outbox notifies when it creates deliveries, computed in SQL: one per schema

@@ -52,6 +52,18 @@ create table holdfast_webhook_inbox (
 create index holdfast_webhook_inbox_pending on holdfast_webhook_inbox (received_at, id) where status = 'pending';
 `;
 
+const inboxTenantReceived = `
+-- A tenant's inbox listed by arrival, either way, and by status then arrival: the keyset order
+-- @holdfast/cursor-pagination sends (the key, then id desc, both NULLS LAST), so a page of a
+-- large inbox is an index range scan at any depth.
+create index if not exists holdfast_webhook_inbox_tenant_received
+  on holdfast_webhook_inbox (tenant, received_at desc nulls last, id desc nulls last);
+create index if not exists holdfast_webhook_inbox_tenant_received_asc
+  on holdfast_webhook_inbox (tenant, received_at asc nulls last, id desc nulls last);
+create index if not exists holdfast_webhook_inbox_tenant_status_received
+  on holdfast_webhook_inbox (tenant, status, received_at desc nulls last, id desc nulls last);
+`;
+
 /**
  * The migrations of `@holdfast/webhook-verifier/postgres`, oldest first. Apply them with your
  * migration runner before using the PostgreSQL stores or the inbox.
@@ -65,4 +77,5 @@ create index holdfast_webhook_inbox_pending on holdfast_webhook_inbox (received_
 export const migrations: readonly Migration[] = [
   { id: 'webhook-verifier/001_dedup_and_versions', sql: dedupAndVersions },
   { id: 'webhook-verifier/002_inbox', sql: inbox },
+  { id: 'webhook-verifier/003_inbox_tenant_received', sql: inboxTenantReceived },
 ];

@@ -1,3 +1,4 @@
+import { fromPostgres } from '@holdfast/db/postgres';
 import { problem } from '@holdfast/problem-details';
 import { endpointStats, recoverDeliveries } from '@holdfast/webhook-delivery/postgres';
 import { createRoute, z } from '@hono/zod-openapi';
@@ -131,13 +132,13 @@ export function endpointHealthRoutes(app: App, deps: Deps): void {
     }
     const { recover: quota, recoverMax } = deps.config.endpointQuotas;
     const recovered = await sql.begin(async (tx) => {
-      const found = await authorizeEndpointAction(tx, principal, {
+      const found = await authorizeEndpointAction(fromPostgres(tx), principal, {
         id,
         lock: 'share',
         action: 'Recovering the deliveries of this endpoint',
       });
       if (!found) return undefined;
-      await takeEndpointQuota(tx, { endpointId: id, action: 'recover', quota, now });
+      await takeEndpointQuota(fromPostgres(tx), { endpointId: id, action: 'recover', quota, now });
       return recoverDeliveries(tx, {
         account,
         endpointId: id,
