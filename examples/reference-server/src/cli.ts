@@ -1,8 +1,6 @@
 import { parseArgs } from 'node:util';
-import { createKey } from '@holdfast/api-keys';
-import { postgresApiKeyStore } from '@holdfast/api-keys/postgres';
+import { createKey, dbApiKeyStore } from '@holdfast/api-keys';
 import { migrate } from '@holdfast/db/migrate';
-import { fromPostgres } from '@holdfast/db/postgres';
 import { ALL_SCOPES, loadConfig } from './config';
 import { allMigrations, openDatabase } from './db';
 
@@ -51,8 +49,8 @@ const db = await openDatabase(config, 'join').catch((error: unknown) => {
   process.exit(1);
 });
 try {
-  await migrate(fromPostgres(db.sql), await allMigrations());
-  const key = await createKey(postgresApiKeyStore(db.sql), values.account, scopes, mode);
+  await migrate(db.db, await allMigrations());
+  const key = await createKey(dbApiKeyStore(db.db), values.account, scopes, mode);
   console.log(
     `API key for ${values.account}, ${mode} mode (${scopes.join(', ')}), in ${db.description}. It is shown this once:\n${key}`,
   );

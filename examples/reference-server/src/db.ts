@@ -8,16 +8,23 @@ import { connect, type Database } from '@holdfast/pg';
 import { migrations as deliveryMigrations } from '@holdfast/webhook-delivery/postgres';
 import { migrations as verifierMigrations } from '@holdfast/webhook-verifier/postgres';
 import type { Config } from './config';
+import { openPgDatabase, type PgDatabase } from './database';
 
 const MIGRATIONS_DIR = new URL('../migrations/', import.meta.url);
 
 /**
- * Opens PostgreSQL (`DATABASE_URL`) or embedded PGlite under `dataDir`, through postgres.js either
- * way. A PGlite directory another process holds is refused, or with `whenHeld: 'join'` (the CLI)
- * reached through that process's socket: never opened twice.
+ * Opens PostgreSQL (`DATABASE_URL`) or embedded PGlite under `dataDir` for a command-line tool,
+ * on node-postgres. A PGlite directory another process holds is refused, or with
+ * `whenHeld: 'join'` reached through that process's socket: never opened twice.
  */
-export function openDatabase(config: Config, whenHeld: 'refuse' | 'join' = 'refuse'): Promise<Database> {
-  return connect({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, max: 10, whenHeld });
+export function openDatabase(config: Config, whenHeld: 'refuse' | 'join' = 'refuse'): Promise<PgDatabase> {
+  return openPgDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    max: 2,
+    whenHeld,
+    applicationName: 'holdfast cli',
+  });
 }
 
 /** The pools of a server process: the API's and the workers', apart (issue 28). */

@@ -1,7 +1,5 @@
-import { createKey } from '@holdfast/api-keys';
-import { postgresApiKeyStore } from '@holdfast/api-keys/postgres';
+import { createKey, dbApiKeyStore } from '@holdfast/api-keys';
 import { migrate } from '@holdfast/db/migrate';
-import { fromPostgres } from '@holdfast/db/postgres';
 import { loadConfig } from './config';
 import { allMigrations, openDatabase } from './db';
 import { demoReceiverPath } from './demo/receiver';
@@ -37,9 +35,8 @@ const db = await openDatabase(config, 'join').catch((error: unknown) => {
 // server's own, which must not carry this process's statements while it answers the seeding.
 let key: string | undefined;
 try {
-  await migrate(fromPostgres(db.sql), await allMigrations());
-  if (await databaseIsEmpty(fromPostgres(db.sql)))
-    key = await createKey(postgresApiKeyStore(db.sql), 'acct_demo', ['*']);
+  await migrate(db.db, await allMigrations());
+  if (await databaseIsEmpty(db.db)) key = await createKey(dbApiKeyStore(db.db), 'acct_demo', ['*']);
   else console.error(`${db.description} already holds data: nothing was seeded.`);
 } finally {
   await db.close();

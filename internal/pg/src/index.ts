@@ -4,7 +4,7 @@ import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import postgres from 'postgres';
 import { DataDirectoryInUse, lockDataDir } from './data-dir-lock';
 
-export { DataDirectoryInUse, LOCK_FILE, type LockHolder } from './data-dir-lock';
+export { DataDirectoryInUse, LOCK_FILE, type LockHolder, lockDataDir } from './data-dir-lock';
 
 export type Sql = postgres.Sql;
 
