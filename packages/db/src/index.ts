@@ -32,6 +32,24 @@ export interface Db {
  */
 export type Transaction<Tx> = <T>(work: (tx: Tx, db: Db) => Promise<T>) => Promise<T>;
 
+/**
+ * LISTEN/NOTIFY for wake-ups, without a driver in the package that listens: each driver's
+ * subpath builds one (`pgListener(pool)`, `postgresListener(sql)`). `listen` calls `onNotify`
+ * with each notification's payload on `channel`, and with `''` each time the listening
+ * connection (re)connects, since whatever was sent while it was away is lost; it reconnects by
+ * itself, and resolves, with the function that stops it, once the first attempt to listen has
+ * succeeded or failed (a caller keeps polling either way: a notification is a hint, never the
+ * only way work is found).
+ *
+ * @example
+ * ```ts
+ * const stop = await listener.listen('orders_due', () => wake());
+ * ```
+ */
+export interface Listener {
+  listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
+}
+
 export { fromHex, toHex } from './hex';
 export { type GuardedJob, unlessRunning } from './periodic';
 export { statementName } from './statement-name';

@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import type { Db } from './index';
 
@@ -11,6 +12,12 @@ import type { Db } from './index';
 export interface Migration {
   readonly id: string;
   readonly sql: string;
+  /**
+   * The schema the migration's unqualified names land in: created when missing, and first in
+   * `search_path` while the migration runs (the setting is put back after it). Absent: the
+   * connection's own `search_path`.
+   */
+  readonly schema?: string;
 }
 
 /** Options of {@link migrate}. */
@@ -142,10 +149,18 @@ export async function migrate(
     const inner = dollarTag('hf_sql', migration.sql);
     const outer = dollarTag('hf_do', migration.sql, inner);
     // Another runner may have applied it since the read above: checked again under the lock.
-    await db.query(`do ${outer} begin
+    await db.query(`do ${outer} declare path text; begin
       perform pg_advisory_xact_lock(${lockId});
       if exists (select 1 from ${table} where id = ${literal(migration.id)}) then return; end if;
+      ${
+        migration.schema === undefined
+          ? `execute ${inner}${migration.sql}${inner};`
+          : `create schema if not exists ${identifier(migration.schema, 'schema')};
+      path := current_setting('search_path');
+      perform set_config('search_path', ${literal(identifier(migration.schema, 'schema'))}, true);
       execute ${inner}${migration.sql}${inner};
+      perform set_config('search_path', path, true);`
+      }
       insert into ${table} (id, checksum, applied_by) values (${literal(migration.id)}, ${literal(sum)}, '${run}');
     end ${outer}`);
     const mine = await db.query(
@@ -192,4 +207,55 @@ export async function readMigrations(
       sql: await readFile(typeof base === 'string' ? `${base}${name}` : new URL(name, base), 'utf8'),
     })),
   );
+}
+
+/** Options of {@link sqlMigrations}. */
+export interface SqlMigrationsOptions {
+  /** The schema the migrations create their objects in (see {@link Migration.schema}). */
+  readonly schema?: string;
+}
+
+/**
+ * A package's migrations from its `migrations/NNN_name.sql` files, read synchronously in name
+ * order: ids `prefix/NNN_name`, with `@schema` after them when a schema is given, so the same
+ * package can be applied to two schemas of one database and each is recorded.
+ *
+ * @example
+ * ```ts
+ * export const migrations = (options?: SqlMigrationsOptions) =>
+ *   sqlMigrations(new URL('../migrations/', import.meta.url), '@acme/ledger', options);
+ * ```
+ */
+export function sqlMigrations(
+  directory: URL,
+  prefix: string,
+  options: SqlMigrationsOptions = {},
+): Migration[] {
+  const { schema } = options;
+  if (schema !== undefined) identifier(schema, 'schema');
+  const names = readdirSync(directory)
+    .filter((name) => /^\d{3}_[a-z0-9_]+\.sql$/.test(name))
+    .sort();
+  return names.map((name) => ({
+    id: `${prefix}/${name.replace(/\.sql$/, '')}${schema === undefined ? '' : `@${schema}`}`,
+    sql: readFileSync(new URL(name, directory), 'utf8'),
+    ...(schema === undefined ? {} : { schema }),
+  }));
+}
+
+/**
+ * How a package names its tables in its statements: `"schema".table` under a chosen schema, or
+ * the bare name (found through the connection's `search_path`) when none is chosen.
+ *
+ * @throws TypeError when `schema` is not a lower-case SQL identifier.
+ * @example
+ * ```ts
+ * const table = qualify('billing');
+ * const text = `select id from ${table('holdfast_api_keys')} where id = $1`;
+ * ```
+ */
+export function qualify(schema?: string): (table: string) => string {
+  if (schema === undefined) return (table) => table;
+  const prefix = `${identifier(schema, 'schema')}.`;
+  return (table) => `${prefix}${table}`;
 }

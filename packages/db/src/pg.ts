@@ -1,5 +1,6 @@
 import type { Pool, PoolClient } from 'pg';
-import type { Db, Transaction } from './index';
+import type { Db, Listener, Transaction } from './index';
+import { quoteChannel, reconnectDelay } from './retry';
 import { rowsOf } from './rows';
 import { statementName } from './statement-name';
 
@@ -78,5 +79,83 @@ export function pgTransaction(pool: Pool, options: PgOptions = {}): Transaction<
     } finally {
       client.release(broken);
     }
+  };
+}
+
+/**
+ * LISTEN/NOTIFY on a node-postgres pool as a {@link Listener}: each `listen` holds one client
+ * of `pool` for as long as it listens (size the pool for it), and when that connection fails it
+ * goes back to the pool destroyed and another is taken, after 250 ms doubling to 5 s.
+ *
+ * @example
+ * ```ts
+ * const worker = startDeliveryWorker({ db: fromPg(pool), listener: pgListener(pool) });
+ * ```
+ */
+export function pgListener(pool: Pool): Listener {
+  return {
+    async listen(channel, onNotify) {
+      const statement = `listen ${quoteChannel(channel)}`;
+      let stopped = false;
+      let client: PoolClient | undefined;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      let failures = 0;
+      const onNotification = (message: { channel: string; payload?: string | undefined }) => {
+        if (message.channel === channel) onNotify(message.payload ?? '');
+      };
+      const drop = (held: PoolClient, error: Error) => {
+        held.removeListener('notification', onNotification);
+        held.removeListener('error', onError);
+        held.release(error);
+        if (client === held) client = undefined;
+      };
+      const onError = (error: Error) => {
+        const held = client;
+        if (held === undefined) return;
+        drop(held, error);
+        schedule();
+      };
+      const schedule = () => {
+        if (stopped || timer !== undefined) return;
+        timer = setTimeout(() => {
+          timer = undefined;
+          void attempt();
+        }, reconnectDelay(failures));
+        failures += 1;
+      };
+      const attempt = async (): Promise<void> => {
+        let held: PoolClient | undefined;
+        try {
+          held = await pool.connect();
+          held.on('error', onError);
+          held.on('notification', onNotification);
+          client = held;
+          await held.query(statement);
+          if (stopped) throw new Error('stopped');
+          failures = 0;
+          onNotify('');
+        } catch (error) {
+          if (held !== undefined && client === held)
+            drop(held, error instanceof Error ? error : new Error(String(error)));
+          schedule();
+        }
+      };
+      await attempt();
+      return async () => {
+        stopped = true;
+        if (timer !== undefined) clearTimeout(timer);
+        const held = client;
+        if (held === undefined) return;
+        client = undefined;
+        held.removeListener('notification', onNotification);
+        held.removeListener('error', onError);
+        try {
+          await held.query(`unlisten ${quoteChannel(channel)}`);
+          held.release();
+        } catch (error) {
+          held.release(error instanceof Error ? error : new Error(String(error)));
+        }
+      };
+    },
   };
 }

@@ -1,5 +1,6 @@
 import type { Sql, TransactionSql } from 'postgres';
-import type { Db, Transaction } from './index';
+import type { Db, Listener, Transaction } from './index';
+import { reconnectDelay } from './retry';
 import { rowsOf } from './rows';
 
 /** The slice of a postgres.js `Sql` or transaction an adapter needs. */
@@ -48,5 +49,55 @@ export function postgresTransaction<Types extends Record<string, unknown>>(
     });
     if (out.answer === undefined) throw new Error('the transaction committed without an answer');
     return out.answer.value;
+  };
+}
+
+/** The slice of a postgres.js `Sql` a {@link postgresListener} needs. */
+export interface PostgresJsListen {
+  listen(
+    channel: string,
+    onNotify: (payload: string) => void,
+    onListen?: () => void,
+  ): PromiseLike<{ unlisten(): PromiseLike<unknown> }>;
+}
+
+/**
+ * LISTEN/NOTIFY on a postgres.js pool as a {@link Listener}. postgres.js holds one dedicated
+ * connection for all of a pool's channels and reconnects it by itself; when even the first
+ * attempt fails, this one tries again, after 250 ms doubling to 5 s.
+ *
+ * @example
+ * ```ts
+ * const worker = startDeliveryWorker({ db: fromPostgres(sql), listener: postgresListener(sql) });
+ * ```
+ */
+export function postgresListener(sql: PostgresJsListen): Listener {
+  return {
+    async listen(channel, onNotify) {
+      let stopped = false;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      let subscription: { unlisten(): PromiseLike<unknown> } | undefined;
+      const attempt = async (failures: number): Promise<void> => {
+        try {
+          const listening = await sql.listen(channel, onNotify, () => onNotify(''));
+          if (stopped) await listening.unlisten();
+          else subscription = listening;
+        } catch {
+          if (stopped) return;
+          timer = setTimeout(() => {
+            timer = undefined;
+            void attempt(failures + 1);
+          }, reconnectDelay(failures));
+        }
+      };
+      await attempt(0);
+      return async () => {
+        stopped = true;
+        if (timer !== undefined) clearTimeout(timer);
+        const listening = subscription;
+        subscription = undefined;
+        await Promise.resolve(listening?.unlisten()).catch(() => {});
+      };
+    },
   };
 }

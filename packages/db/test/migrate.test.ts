@@ -1,10 +1,18 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../src/index';
-import { type Migration, migrate, migrationChecksum, readMigrations } from '../src/migrate';
+import {
+  type Migration,
+  migrate,
+  migrationChecksum,
+  qualify,
+  readMigrations,
+  sqlMigrations,
+} from '../src/migrate';
 import { fromPostgres } from '../src/postgres';
 
 let database: TestDatabase;
@@ -154,5 +162,53 @@ describe('readMigrations', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('migrations in a schema of their own', () => {
+  it('creates the schema, puts unqualified names in it, and leaves search_path as it was', async () => {
+    const options = fresh();
+    const schema = `mig_schema_${runs}`;
+    const before = (await db.query<{ path: string }>(`select current_setting('search_path') as path`))[0]
+      ?.path;
+    const list: Migration[] = [{ id: '001_in_schema', sql: 'create table mig_in_schema (id int);', schema }];
+    expect(await migrate(db, list, options)).toEqual(['001_in_schema']);
+    const where = await db.query<{ schema: string }>(
+      `select table_schema as schema from information_schema.tables where table_name = 'mig_in_schema'`,
+    );
+    expect(where.map((row) => row.schema)).toEqual([schema]);
+    const after = (await db.query<{ path: string }>(`select current_setting('search_path') as path`))[0]
+      ?.path;
+    expect(after).toBe(before);
+    expect(await tables()).not.toContain('mig_in_schema');
+  });
+});
+
+describe('sqlMigrations and qualify', () => {
+  it('reads a package directory synchronously, ids after the prefix, the schema in id and field', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'holdfast-sql-migrations-'));
+    try {
+      writeFileSync(join(dir, '002_second.sql'), 'select 2;\n');
+      writeFileSync(join(dir, '001_first.sql'), 'select 1;\n');
+      writeFileSync(join(dir, 'notes.txt'), 'not a migration');
+      const url = pathToFileURL(`${dir}/`);
+      expect(sqlMigrations(url, '@acme/x')).toEqual([
+        { id: '@acme/x/001_first', sql: 'select 1;\n' },
+        { id: '@acme/x/002_second', sql: 'select 2;\n' },
+      ]);
+      expect(sqlMigrations(url, '@acme/x', { schema: 'billing' }).map((m) => [m.id, m.schema])).toEqual([
+        ['@acme/x/001_first@billing', 'billing'],
+        ['@acme/x/002_second@billing', 'billing'],
+      ]);
+      expect(() => sqlMigrations(url, '@acme/x', { schema: 'Bad-Name' })).toThrow(TypeError);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('qualifies with a quoted schema, or leaves the bare name', () => {
+    expect(qualify()('holdfast_keys')).toBe('holdfast_keys');
+    expect(qualify('billing')('holdfast_keys')).toBe('"billing".holdfast_keys');
+    expect(() => qualify('x"; drop table y; --')).toThrow(TypeError);
   });
 });
