@@ -1,4 +1,4 @@
-export { keyAccounts } from './accounts';
+export { type KeyAccountsOptions, keyAccounts } from './accounts';
 export {
   type ApiKeyAuthOptions,
   apiKeyAuthenticator,

@@ -23,6 +23,7 @@ export {
   holdsDeliveryData,
   lockedEndpointCount,
   queuedEventTypes,
+  type TenantQueryOptions,
 } from './sql/tenants';
 export {
   checkDestination,
