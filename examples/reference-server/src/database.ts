@@ -1,9 +1,6 @@
-import { mkdirSync } from 'node:fs';
-import { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import type { Db, Transaction } from '@holdfast/db';
 import { fromPg, pgTransaction } from '@holdfast/db/pg';
-import { DataDirectoryInUse, lockDataDir } from '@holdfast/pg';
+import { servePgliteDataDir } from '@holdfast/pg';
 import pg from 'pg';
 
 /**
@@ -47,7 +44,7 @@ export interface PgDatabaseOptions {
   readonly connectTimeoutMs?: number;
   /**
    * When another live process holds the PGlite data directory: `refuse` (the default) throws
-   * {@link DataDirectoryInUse}; `join` connects to that process's database through its loopback
+   * `DataDirectoryInUse`; `join` connects to that process's database through its loopback
    * socket (one connection, for a CLI such as `keys:create`), so nothing opens the directory twice.
    */
   readonly whenHeld?: 'refuse' | 'join';
@@ -133,52 +130,15 @@ export async function openPgDatabase(options: PgDatabaseOptions = {}): Promise<P
       options.onIdleError,
     );
   }
-  const dataDir = options.dataDir ?? 'memory://';
-  const inMemory = dataDir.startsWith('memory://');
-  if (!inMemory) mkdirSync(dataDir, { recursive: true });
-  const taken = inMemory ? undefined : lockDataDir(dataDir);
-  if (taken && 'held' in taken) {
-    const { port } = taken.held;
-    if (options.whenHeld !== 'join' || port === undefined) throw new DataDirectoryInUse(dataDir, taken.held);
-    const pool = pglitePool('127.0.0.1', port, options);
-    return wrap(
-      pool,
-      'pglite',
-      `embedded PGlite in ${dataDir}, through the running server (process ${taken.held.pid})`,
-      () => pool.end(),
-      options.onIdleError,
-    );
-  }
-  const lock = taken?.lock;
-  let engine: PGlite;
-  let server: PGLiteSocketServer;
-  try {
-    engine = await PGlite.create(dataDir);
-    // A second connection slot for a CLI joining through the lock's port (pglite-socket queues
-    // queries one at a time and keeps transactions whole).
-    server = new PGLiteSocketServer({
-      db: engine,
-      host: '127.0.0.1',
-      port: 0,
-      maxConnections: inMemory ? 1 : 4,
-    });
-    await server.start();
-  } catch (error) {
-    lock?.release();
-    throw error;
-  }
-  const [host, port] = server.getServerConn().split(':');
-  lock?.setPort(Number(port));
-  const pool = pglitePool(host ?? '127.0.0.1', Number(port), options);
+  const engine = await servePgliteDataDir(options.dataDir, options.whenHeld);
+  const pool = pglitePool(engine.host, engine.port, options);
   return wrap(
     pool,
     'pglite',
-    inMemory ? 'embedded PGlite (in memory)' : `embedded PGlite in ${dataDir}`,
+    engine.description,
     async () => {
       await pool.end();
-      await server.stop();
-      await engine.close();
-      lock?.release();
+      await engine.stop();
     },
     options.onIdleError,
   );
