@@ -27,23 +27,35 @@ export function openDatabase(config: Config, whenHeld: 'refuse' | 'join' = 'refu
   });
 }
 
-/** The pools of a server process: the API's and the workers', apart (issue 28). */
-export interface Databases {
+/** The pools of a server process: the API's and the workers', apart. */
+export interface Pools<D> {
   /**
    * The API's pool (`HOLDFAST_API_POOL_SIZE`): every statement under `statement_timeout` and
    * `lock_timeout`, so a locked table answers 503 instead of holding requests. Absent in a
    * worker-only process.
    */
-  readonly api: Database | undefined;
+  readonly api: D | undefined;
   /**
    * The workers' pool (`HOLDFAST_WORKER_POOL_SIZE`), without timeouts: a worker may wait on a lock
    * for as long as it takes without holding a connection the API needs, and the reverse. Also runs
    * the start-up work (migrations, seeding), which must not be cut at the API's timeout; in an
    * API-only process it has one connection.
    */
-  readonly worker: Database;
+  readonly worker: D;
   close(): Promise<void>;
 }
+
+/** The pools of a server process on postgres.js. */
+export type Databases = Pools<Database>;
+
+/** What {@link openPools} asks of a driver: one pool, as these options say. */
+type OpenPool<D> = (options: {
+  databaseUrl: string | undefined;
+  dataDir: string;
+  max: number;
+  applicationName: string;
+  timeouts?: { statementMs: number; lockMs: number };
+}) => Promise<D>;
 
 /**
  * Opens the pools `config.role` needs. On PostgreSQL, two pools; on PGlite, one connection that
@@ -51,9 +63,12 @@ export interface Databases {
  * session to separate, no lock one session can hold against another, and no timeout (PGlite
  * ignores start-up parameters and enforces no `statement_timeout`).
  */
-export async function openDatabases(config: Config): Promise<Databases> {
+async function openPools<D extends { readonly kind: 'pglite' | 'postgres'; close(): Promise<void> }>(
+  config: Config,
+  open: OpenPool<D>,
+): Promise<Pools<D>> {
   const { database } = config;
-  const worker = await connect({
+  const worker = await open({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     max: config.role === 'api' ? 1 : database.workerPoolSize,
@@ -61,11 +76,12 @@ export async function openDatabases(config: Config): Promise<Databases> {
   });
   if (config.role === 'worker') return { api: undefined, worker, close: () => worker.close() };
   if (worker.kind === 'pglite') return { api: worker, worker, close: () => worker.close() };
-  const api = await connect({
+  const api = await open({
     databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
     max: database.apiPoolSize,
     applicationName: 'holdfast api',
-    parameters: apiTimeouts(config),
+    timeouts: { statementMs: database.statementTimeoutMs, lockMs: database.lockTimeoutMs },
   }).catch(async (error: unknown) => {
     await worker.close();
     throw error;
@@ -79,12 +95,38 @@ export async function openDatabases(config: Config): Promise<Databases> {
   };
 }
 
-/** The API pool's start-up parameters: its statement and lock timeouts, in milliseconds. */
-export function apiTimeouts(config: Config): Record<string, number> {
-  return {
-    statement_timeout: config.database.statementTimeoutMs,
-    lock_timeout: config.database.lockTimeoutMs,
-  };
+/** The server's pools on postgres.js. */
+export function openDatabases(config: Config): Promise<Databases> {
+  return openPools(config, (options) =>
+    connect({
+      databaseUrl: options.databaseUrl,
+      dataDir: options.dataDir,
+      max: options.max,
+      applicationName: options.applicationName,
+      ...(options.timeouts
+        ? {
+            parameters: {
+              statement_timeout: options.timeouts.statementMs,
+              lock_timeout: options.timeouts.lockMs,
+            },
+          }
+        : {}),
+    }),
+  );
+}
+
+/**
+ * The server's pools on node-postgres, as {@link openDatabases} opens them on postgres.js: what
+ * the server runs on once every package it calls takes a `Db`; `keys:create` and `npm run seed`
+ * already do. `onIdleError` hears a connection that failed while idle.
+ */
+export function openPgPools(
+  config: Config,
+  onIdleError?: (error: Error) => void,
+): Promise<Pools<PgDatabase>> {
+  return openPools(config, (options) =>
+    openPgDatabase({ ...options, ...(onIdleError ? { onIdleError } : {}) }),
+  );
 }
 
 /**

@@ -1,7 +1,9 @@
 import { childDatabaseUrl, createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config';
 import { openPgDatabase, type PgDatabase } from '../src/database';
 import { databaseFailure } from '../src/database-errors';
+import { openPgPools } from '../src/db';
 
 // The server's node-postgres pools: on embedded PGlite and on PostgreSQL, statements and
 // transactions through the `Db` boundary; on PostgreSQL, the API's timeouts reach every
@@ -16,9 +18,11 @@ async function failure(work: Promise<unknown>): Promise<unknown> {
 }
 
 describe('on embedded PGlite', () => {
-  it('runs statements and transactions, and rolls back a transaction that throws', async () => {
-    const database = await openPgDatabase({ dataDir: 'memory://' });
+  it('one connection both pools use: statements and transactions, a transaction that throws rolled back', async () => {
+    const pools = await openPgPools(loadConfig({ NODE_ENV: 'test', HOLDFAST_DATA_DIR: 'memory://' }));
+    const database = pools.worker;
     try {
+      expect(pools.api).toBe(pools.worker);
       expect(database.kind).toBe('pglite');
       await database.db.query('create table pgd_items (id text primary key)');
       await database.transaction(async (_, db) => {
@@ -37,7 +41,33 @@ describe('on embedded PGlite', () => {
         expect(rows).toEqual([{ id: 'kept' }]);
       }
     } finally {
-      await database.close();
+      await pools.close();
+    }
+  }, 120_000); // PGlite runs initdb first: seconds of CPU on a busy machine
+});
+
+describe('the pools of a server process', () => {
+  it.skipIf(!realPostgres)("on PostgreSQL: the API's under its timeouts, the workers' without", async () => {
+    const test = await createTestDatabase({ max: 1 });
+    const config = loadConfig({
+      NODE_ENV: 'test',
+      DATABASE_URL: childDatabaseUrl(test),
+      HOLDFAST_STATEMENT_TIMEOUT: '4s',
+      HOLDFAST_LOCK_TIMEOUT: '1500ms',
+    });
+    const pools = await openPgPools(config);
+    const settings = `select current_setting('statement_timeout') as statement,
+      current_setting('lock_timeout') as lock, current_setting('application_name') as name`;
+    try {
+      expect(await pools.api?.db.query(settings)).toEqual([
+        { statement: '4s', lock: '1500ms', name: 'holdfast api' },
+      ]);
+      expect(await pools.worker.db.query(settings)).toEqual([
+        { statement: '0', lock: '0', name: 'holdfast worker' },
+      ]);
+    } finally {
+      await pools.close();
+      await test.close();
     }
   });
 });
