@@ -71,6 +71,7 @@ export async function lockedEndpointCount(
 export interface EndpointScope {
   /** The event types it subscribes to; empty means every type. */
   readonly eventTypes: string[];
+  /** `active`, or `disabled` (by its owner or after repeated failures). */
   readonly status: string;
 }
 
