@@ -208,10 +208,10 @@ export function buildApp(deps: Deps, options: AppOptions = {}): App {
     app.use(path, publicLimit);
   }
   app.get('/healthz', async (c) => {
-    await deps.sql`select 1`;
+    await fromPostgres(deps.sql).query('select 1');
     return c.json({ status: 'ok' });
   });
-  healthRoutes(app, options.ready ?? readiness(deps.sql, []));
+  healthRoutes(app, options.ready ?? readiness(fromPostgres(deps.sql), []));
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',
     scheme: 'bearer',

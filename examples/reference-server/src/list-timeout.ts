@@ -1,3 +1,4 @@
+import { fromPostgres } from '@holdfast/db/postgres';
 import type postgres from 'postgres';
 
 /**
@@ -7,6 +8,13 @@ import type postgres from 'postgres';
  * running after this long is one that would hold a connection other tenants need.
  */
 export const LIST_STATEMENT_TIMEOUT_MS = 2_000;
+
+// The connection's timeout from current_setting (text with a unit, read as an interval):
+// pg_settings would build every setting's row on each list, which costs more than the list.
+const LIST_TIMEOUT = `select set_config('statement_timeout',
+    (case when t.ms = 0 then $1::int else least(t.ms, $1::int) end)::text,
+    true)
+  from (select (extract(epoch from current_setting('statement_timeout')::interval) * 1000)::int as ms) t`;
 
 /**
  * Runs a list's statements in a transaction under the list timeout: `timeoutMs`, or the
@@ -26,16 +34,7 @@ export async function withListTimeout<T>(
 ): Promise<T> {
   const done = await sql.begin(async (tx) => {
     // Together, so a failure of either is handled here and the setting goes out first.
-    const [, value] = await Promise.all([
-      // The connection's timeout from current_setting (text with a unit, read as an interval):
-      // pg_settings would build every setting's row on each list, which costs more than the list.
-      tx`
-        select set_config('statement_timeout',
-          (case when t.ms = 0 then ${timeoutMs}::int else least(t.ms, ${timeoutMs}::int) end)::text,
-          true)
-        from (select (extract(epoch from current_setting('statement_timeout')::interval) * 1000)::int as ms) t`.execute(),
-      list(tx),
-    ]);
+    const [, value] = await Promise.all([fromPostgres(tx).query(LIST_TIMEOUT, [timeoutMs]), list(tx)]);
     return { value };
   });
   return done.value;

@@ -1,10 +1,10 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createKey, dbApiKeyStore } from '@holdfast/api-keys';
+import { createKey, dbApiKeyStore, keyAccounts } from '@holdfast/api-keys';
+import { migrate } from '@holdfast/db/migrate';
 import { fromPostgres } from '@holdfast/db/postgres';
 import { schedulePurge } from '@holdfast/idempotency';
 import type { Database } from '@holdfast/pg';
-import { migrate } from '@holdfast/pg-migrate';
 import { createHonoServer } from '@holdfast/request-guards/node';
 import type postgres from 'postgres';
 import { buildApp } from './app';
@@ -93,27 +93,27 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   try {
     ops = await startOperations(config, db.sql, env);
     const migrations = await allMigrations();
-    await migrate(startup, migrations);
+    await migrate(fromPostgres(startup), migrations);
     const keys = dbApiKeyStore(fromPostgres(startup));
     for (const key of config.apiKeys) await keys.save(key);
     let demoKey: string | undefined;
     if (config.seedDemoKey) {
-      const [row] = await startup<{ count: number }[]>`select count(*)::int as count from holdfast_api_keys`;
-      if (row?.count === 0) demoKey = await createKey(keys, 'acct_demo', ['*']);
+      if ((await keyAccounts(fromPostgres(startup))).length === 0)
+        demoKey = await createKey(keys, 'acct_demo', ['*']);
     }
     // Egress: refuse a start that cannot bind its addresses, then publish the list (notifying on a change).
     await announceSourceAddresses(startup, config, Date.now, ops.log);
     const deps: Deps = {
       sql: db.sql,
       config,
-      keyring: await cursorKeyring(startup, config.cursorSecret),
+      keyring: await cursorKeyring(fromPostgres(startup), config.cursorSecret),
       now: options.now ?? Date.now,
       redis: ops.redis,
       log: ops.log,
       metrics: ops.metrics,
     };
     const ready = readiness(
-      db.sql,
+      fromPostgres(db.sql),
       migrations.map((migration) => migration.id),
     );
     let url = '';
@@ -137,7 +137,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       const address = server.address() as AddressInfo;
       const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
       url = `http://${host}:${address.port}`;
-      if (demoKey !== undefined && config.seedDemoData && (await databaseIsEmpty(db.sql))) {
+      if (demoKey !== undefined && config.seedDemoData && (await databaseIsEmpty(fromPostgres(db.sql)))) {
         // Through the API itself, over HTTP, as a client would: a failure leaves a working server.
         demoData = await seedDemoData({
           call: httpApiCall(url, demoKey),

@@ -1,6 +1,7 @@
-import { tenantOf } from '@holdfast/api-keys';
+import { keyAccounts, tenantOf } from '@holdfast/api-keys';
+import type { Db } from '@holdfast/db';
 import { fromPostgres } from '@holdfast/db/postgres';
-import { checkEgress, egressSourceRanges, notifyAccounts } from '@holdfast/webhook-delivery';
+import { checkEgress, egressSourceRanges, endpointTenants, notifyAccounts } from '@holdfast/webhook-delivery';
 import type postgres from 'postgres';
 import { type Config, ConfigError } from './config';
 import type { Logger } from './observability/logger';
@@ -26,22 +27,27 @@ const textArray = (list: readonly string[]) =>
 
 const described = (list: readonly string[]) => (list.length === 0 ? 'none published' : list.join(', '));
 
+const INSERT = `insert into holdfast_webhook_source_addresses (id, addresses, updated_at)
+  values (true, $1::text[], $2::timestamptz)
+  on conflict (id) do nothing`;
+const SELECT = 'select addresses, updated_at from holdfast_webhook_source_addresses where id';
+const UPDATE = `update holdfast_webhook_source_addresses
+  set addresses = $1::text[], updated_at = $2::timestamptz
+  where id`;
+
 interface Row {
   addresses: string[];
   updated_at: Date;
 }
 
 /** Every tenant of the server: both modes of each account with a key, and each tenant with endpoints. */
-async function everyTenant(sql: postgres.TransactionSql): Promise<string[]> {
-  const keys = await sql<{ account: string }[]>`select distinct account from holdfast_api_keys`;
-  const endpoints = await sql<{ account_id: string }[]>`
-    select distinct account_id from holdfast_webhook_endpoints`;
+async function everyTenant(db: Db): Promise<string[]> {
   const tenants = new Set<string>();
-  for (const { account } of keys) {
+  for (const account of await keyAccounts(db)) {
     tenants.add(tenantOf(account, 'test'));
     tenants.add(tenantOf(account, 'live'));
   }
-  for (const { account_id } of endpoints) tenants.add(account_id);
+  for (const tenant of await endpointTenants(db)) tenants.add(tenant);
   return [...tenants].sort();
 }
 
@@ -64,25 +70,19 @@ export async function publishSourceAddresses(
   const addresses = egressSourceRanges(config.egress);
   const configured = config.egress !== undefined;
   return sql.begin(async (tx) => {
-    await tx`
-      insert into holdfast_webhook_source_addresses (id, addresses, updated_at)
-      values (true, ${textArray(addresses)}::text[], ${new Date(now())})
-      on conflict (id) do nothing`;
-    const [stored] = await tx<Row[]>`
-      select addresses, updated_at from holdfast_webhook_source_addresses where id for update`;
+    const db = fromPostgres(tx);
+    await db.query(INSERT, [textArray(addresses), new Date(now())]);
+    const [stored] = await db.query<Row>(`${SELECT} for update`);
     if (!stored) throw new Error('the source address row is missing after its insert');
     if (sameList(stored.addresses, addresses)) {
       return { addresses, configured, updatedAt: stored.updated_at.toISOString(), changedFrom: undefined };
     }
     const at = new Date(now());
-    await tx`
-      update holdfast_webhook_source_addresses
-      set addresses = ${textArray(addresses)}::text[], updated_at = ${at}
-      where id`;
+    await db.query(UPDATE, [textArray(addresses), at]);
     await notifyAccounts(
-      fromPostgres(tx),
+      db,
       {
-        accounts: await everyTenant(tx),
+        accounts: await everyTenant(db),
         type: SOURCE_ADDRESSES_CHANGED,
         message: `The addresses webhooks are sent from changed: they were ${described(stored.addresses)}; they are now ${described(addresses)}. Update any allowlist of your webhook receivers (GET /webhook-source-addresses).`,
       },
@@ -101,8 +101,7 @@ export async function readSourceAddresses(
   config: Pick<Config, 'egress'>,
   now: () => number,
 ): Promise<SourceAddresses> {
-  const [stored] = await sql<Row[]>`
-    select addresses, updated_at from holdfast_webhook_source_addresses where id`;
+  const [stored] = await fromPostgres(sql).query<Row>(SELECT);
   if (!stored) {
     const { addresses, configured, updatedAt } = await publishSourceAddresses(sql, config, now);
     return { addresses, configured, updatedAt };

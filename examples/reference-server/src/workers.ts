@@ -19,11 +19,8 @@ export const LOOP_STATEMENT_TIMEOUT_MS = 30_000;
  * Cuts every later statement of transaction `tx` at `ms` (`SET LOCAL statement_timeout`, with a
  * bound value): a round of a background loop on the workers' pool, which has no timeout.
  */
-export async function limitStatements(
-  tx: postgres.TransactionSql,
-  ms = LOOP_STATEMENT_TIMEOUT_MS,
-): Promise<void> {
-  await tx`select set_config('statement_timeout', ${String(ms)}, true)`;
+export async function limitStatements(tx: Db, ms = LOOP_STATEMENT_TIMEOUT_MS): Promise<void> {
+  await tx.query("select set_config('statement_timeout', $1::text, true)", [String(ms)]);
 }
 
 /** A {@link Db} running each statement in a transaction of its own, under {@link limitStatements}. */
@@ -32,8 +29,9 @@ function limitedDb(sql: postgres.Sql, ms = LOOP_STATEMENT_TIMEOUT_MS): Db {
     async query<Row>(text: string, values: readonly unknown[] = []): Promise<Row[]> {
       let rows: Row[] = [];
       await sql.begin(async (tx) => {
-        await limitStatements(tx, ms);
-        rows = await fromPostgres(tx).query<Row>(text, values);
+        const db = fromPostgres(tx);
+        await limitStatements(db, ms);
+        rows = await db.query<Row>(text, values);
       });
       return rows;
     },
@@ -147,7 +145,7 @@ export function startWebhookWorkers(deps: Deps): Loop {
       await purgeDeliveryHistory(limitedDb(sql));
       // Inbound ids past their retention: the receiver's inbox still refuses them twice.
       await sql.begin(async (tx) => {
-        await limitStatements(tx);
+        await limitStatements(fromPostgres(tx));
         await postgresDedupStore(fromPostgres(tx)).purge(deps.now());
       });
       return 0;

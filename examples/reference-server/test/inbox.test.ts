@@ -1,5 +1,6 @@
+import { migrate } from '@holdfast/db/migrate';
+import { fromPostgres } from '@holdfast/db/postgres';
 import { createTestDatabase, type TestDatabase } from '@holdfast/pg/testing';
-import { migrate } from '@holdfast/pg-migrate';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { allMigrations } from '../src/db';
 import { INBOX_MAX_ATTEMPTS, processInbox } from '../src/inbox';
@@ -12,7 +13,7 @@ const quiet = () => {};
 
 beforeAll(async () => {
   db = await createTestDatabase({ max: 1 });
-  await migrate(db.sql, await allMigrations());
+  await migrate(fromPostgres(db.sql), await allMigrations());
   // A real failure inside processing, for one resource only: PostgreSQL raises it.
   await db.sql.unsafe(`
     create function holdfast_test_poison() returns trigger language plpgsql as $$

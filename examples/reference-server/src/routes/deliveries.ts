@@ -206,12 +206,11 @@ export function deliveryRoutes(app: App, deps: Deps): void {
     const { account, livemode } = principal;
     const { id } = c.req.valid('param');
     const delivery = await sql.begin(async (tx) => {
-      const [stored] = await tx<{ endpoint_id: string; event_type: string }[]>`
-        select endpoint_id, event_type from holdfast_deliveries where id = ${id} and account_id = ${account}`;
-      if (!stored || !eventTypeVisible(principal, stored.event_type)) return undefined;
+      const stored = await getStoredDelivery(fromPostgres(tx), { account, id });
+      if (!stored || !eventTypeVisible(principal, stored.eventType)) return undefined;
       // A deleted endpoint sends nothing, so only a live one's event types are checked.
-      await authorizeEndpointAction(tx, principal, {
-        id: stored.endpoint_id,
+      await authorizeEndpointAction(fromPostgres(tx), principal, {
+        id: stored.endpoint,
         lock: 'share',
         action: 'Replaying a delivery of this endpoint',
       });

@@ -132,13 +132,13 @@ export function endpointHealthRoutes(app: App, deps: Deps): void {
     }
     const { recover: quota, recoverMax } = deps.config.endpointQuotas;
     const recovered = await sql.begin(async (tx) => {
-      const found = await authorizeEndpointAction(tx, principal, {
+      const found = await authorizeEndpointAction(fromPostgres(tx), principal, {
         id,
         lock: 'share',
         action: 'Recovering the deliveries of this endpoint',
       });
       if (!found) return undefined;
-      await takeEndpointQuota(tx, { endpointId: id, action: 'recover', quota, now });
+      await takeEndpointQuota(fromPostgres(tx), { endpointId: id, action: 'recover', quota, now });
       return recoverDeliveries(
         fromPostgres(tx),
         {

@@ -7,7 +7,9 @@ import {
   createEndpoint as createWebhookEndpoint,
   deleteEndpoint as deleteWebhookEndpoint,
   endpointConcurrency,
+  endpointScope,
   getEndpoint as getWebhookEndpoint,
+  lockedEndpointCount,
   rotateSecret as rotateWebhookSecret,
   sendTestEvent,
   toEndpoint,
@@ -217,11 +219,7 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
     const { endpoint, secret } = await sql.begin(async (tx) => {
       // One creation at a time per tenant (account and mode): the count and the insert see the
       // same rows, so parallel creations at the limit cannot all pass a check made beforehand.
-      await tx`select pg_advisory_xact_lock(hashtextextended(${`holdfast_webhook_endpoints:${account}`}, 0))`;
-      const [row] = await tx<{ n: number }[]>`
-        select count(*)::int as n from holdfast_webhook_endpoints
-        where account_id = ${account} and deleted_at is null`;
-      if ((row?.n ?? 0) >= config.maxEndpoints) {
+      if ((await lockedEndpointCount(fromPostgres(tx), account)) >= config.maxEndpoints) {
         throw problem('endpoint_limit_reached', {
           detail: `This account has ${config.maxEndpoints} webhook endpoints in ${livemode ? 'live' : 'test'} mode, the most it may have. Delete one before registering another.`,
         });
@@ -280,7 +278,7 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
     // carry; a new url or enabling also of what is queued for it. Checked under the row's lock.
     const redirects = body.url !== undefined || body.status === 'active';
     const endpoint = await sql.begin(async (tx) => {
-      const found = await authorizeEndpointAction(tx, principal, {
+      const found = await authorizeEndpointAction(fromPostgres(tx), principal, {
         id,
         eventTypes: body.eventTypes,
         queued: redirects,
@@ -300,7 +298,7 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
     // endpoint carries, so it needs the read scope of each, as disabling does.
     const deleted = await sql.begin(
       async (tx) =>
-        (await authorizeEndpointAction(tx, principal, {
+        (await authorizeEndpointAction(fromPostgres(tx), principal, {
           id,
           lock: 'update',
           action: 'Deleting this endpoint',
@@ -316,7 +314,7 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
     const { account, livemode } = principal;
     const { id } = c.req.valid('param');
     const rotated = await sql.begin(async (tx) =>
-      (await authorizeEndpointAction(tx, principal, {
+      (await authorizeEndpointAction(fromPostgres(tx), principal, {
         id,
         lock: 'update',
         action: 'Rotating the secret of this endpoint',
@@ -335,19 +333,18 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
     const { eventType } = c.req.valid('json');
     const sent = await sql.begin(async (tx) => {
       // Under a share lock: the event types and status read here hold until the delivery is written.
-      const found = await authorizeEndpointAction(tx, principal, {
+      const found = await authorizeEndpointAction(fromPostgres(tx), principal, {
         id,
         lock: 'share',
         action: 'Sending a test event to this endpoint',
       });
       if (!found) return undefined;
-      const [row] = await tx<{ event_types: string[]; status: string }[]>`
-        select event_types, status from holdfast_webhook_endpoints where id = ${id} and account_id = ${account}`;
+      const row = await endpointScope(fromPostgres(tx), { account, id }, 'share');
       if (!row) return undefined;
       requireReadable(principal, [eventType], 'Sending a test event of this type');
-      if (!carriedEventTypes(row.event_types).includes(eventType)) {
+      if (!carriedEventTypes(row.eventTypes).includes(eventType)) {
         throw problem('unprocessable', {
-          detail: `The endpoint does not carry ${eventType} (it carries ${carriedEventTypes(row.event_types).join(', ')}).`,
+          detail: `The endpoint does not carry ${eventType} (it carries ${carriedEventTypes(row.eventTypes).join(', ')}).`,
           errors: [
             {
               field: 'eventType',
@@ -363,7 +360,7 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
           detail: 'The endpoint is disabled: enable it (PATCH status active) before sending it a test event.',
         });
       }
-      await takeEndpointQuota(tx, {
+      await takeEndpointQuota(fromPostgres(tx), {
         endpointId: id,
         action: 'test',
         quota: config.endpointQuotas.testEvents,

@@ -61,9 +61,24 @@ const notFound = () => problem('not_found', { detail: 'No such order.' });
 const transition = (from: string, to: string) =>
   problem('invalid_state_transition', { detail: `An order cannot move from ${from} to ${to}.` });
 
+const SELECT_ORDER = 'select * from holdfast_orders where id = $1::text and account_id = $2::text';
+const UPDATE_ORDER = `update holdfast_orders set
+    status = $2::text, description = $3::text, metadata = $4::text::jsonb,
+    version = version + 1, updated_at = $5::timestamptz
+  where id = $1::text
+  returning *`;
+const DELETE_ORDER = 'delete from holdfast_orders where id = $1::text';
+const CANCEL_ORDER = `update holdfast_orders set status = 'cancelled', version = version + 1, updated_at = $2::timestamptz
+  where id = $1::text returning *`;
+const INSERT_REFUND = `insert into holdfast_refunds (id, account_id, order_id, amount, currency, reason, created_at, updated_at)
+  values ($1::text, $2::text, $3::text, $4::bigint, $5::text, $6::text, $7::timestamptz, $7::timestamptz)
+  returning *`;
+const ADD_REFUNDED = `update holdfast_orders
+  set amount_refunded = amount_refunded + $2::bigint, version = version + 1, updated_at = $3::timestamptz
+  where id = $1::text returning *`;
+
 async function lockOrder(tx: postgres.TransactionSql, account: string, id: string): Promise<postgres.Row> {
-  const [row] =
-    await tx`select * from holdfast_orders where id = ${id} and account_id = ${account} for update`;
+  const [row] = await fromPostgres(tx).query<postgres.Row>(`${SELECT_ORDER} for update`, [id, account]);
   if (!row) throw notFound();
   return row;
 }
@@ -157,7 +172,7 @@ export function listOrders(
 
 /** The order's row; 404 `not_found` when absent or another account's. */
 export async function getOrder(sql: postgres.Sql, account: string, id: string): Promise<postgres.Row> {
-  const [row] = await sql`select * from holdfast_orders where id = ${id} and account_id = ${account}`;
+  const [row] = await fromPostgres(sql).query<postgres.Row>(SELECT_ORDER, [id, account]);
   if (!row) throw notFound();
   return row;
 }
@@ -194,15 +209,13 @@ export function updateOrder(
       (body.metadata !== undefined && JSON.stringify(body.metadata) !== JSON.stringify(current.metadata));
     if (!changed) return current;
     const at = new Date(now);
-    const [updated] = await tx`
-      update holdfast_orders set
-        status = ${status},
-        description = ${body.description === undefined ? current.description : body.description},
-        metadata = ${tx.json(body.metadata ?? current.metadata)},
-        version = version + 1,
-        updated_at = ${at}
-      where id = ${id}
-      returning *`;
+    const [updated] = await fromPostgres(tx).query<postgres.Row>(UPDATE_ORDER, [
+      id,
+      status,
+      body.description === undefined ? current.description : body.description,
+      JSON.stringify(body.metadata ?? current.metadata),
+      at,
+    ]);
     if (!updated) throw notFound();
     await emit(tx, { account, type: 'order.updated', resourceId: id, object: toOrder(updated), now });
     return updated;
@@ -224,7 +237,7 @@ export function deleteOrder(sql: postgres.Sql, account: string, id: string, now:
         detail: 'An order with refunds cannot be deleted; cancel it instead.',
       });
     }
-    await tx`delete from holdfast_orders where id = ${id}`;
+    await fromPostgres(tx).query(DELETE_ORDER, [id]);
     await emit(tx, {
       account,
       type: 'order.deleted',
@@ -246,9 +259,7 @@ export function cancelOrder(
     const current = await lockOrder(tx, account, id);
     if (current.status === 'cancelled') return current;
     if (current.status !== 'pending') throw transition(current.status, 'cancelled');
-    const [updated] = await tx`
-      update holdfast_orders set status = 'cancelled', version = version + 1, updated_at = ${new Date(now)}
-      where id = ${id} returning *`;
+    const [updated] = await fromPostgres(tx).query<postgres.Row>(CANCEL_ORDER, [id, new Date(now)]);
     if (!updated) throw notFound();
     await emit(tx, { account, type: 'order.cancelled', resourceId: id, object: toOrder(updated), now });
     return updated;
@@ -263,7 +274,7 @@ export async function listRefunds(
   id: string,
   query: ListQuery,
 ) {
-  const [order] = await sql`select id from holdfast_orders where id = ${id} and account_id = ${account}`;
+  const [order] = await fromPostgres(sql).query(SELECT_ORDER, [id, account]);
   if (!order) throw notFound();
   return withListTimeout(sql, (tx) =>
     paginate(fromPostgres(tx), {
@@ -311,13 +322,17 @@ export async function createRefund(
     });
   }
   const at = new Date(now);
-  const [refund] = await tx`
-    insert into holdfast_refunds (id, account_id, order_id, amount, currency, reason, created_at, updated_at)
-    values (${opaqueId('re')}, ${account}, ${id}, ${body.amount}, ${order.currency}, ${body.reason ?? null}, ${at}, ${at})
-    returning *`;
-  const [updated] = await tx`
-    update holdfast_orders set amount_refunded = amount_refunded + ${body.amount}, version = version + 1, updated_at = ${at}
-    where id = ${id} returning *`;
+  const db = fromPostgres(tx);
+  const [refund] = await db.query<postgres.Row>(INSERT_REFUND, [
+    opaqueId('re'),
+    account,
+    id,
+    body.amount,
+    order.currency,
+    body.reason ?? null,
+    at,
+  ]);
+  const [updated] = await db.query<postgres.Row>(ADD_REFUNDED, [id, body.amount, at]);
   if (!refund || !updated) throw new Error('refund insert returned no row');
   const result = toRefund(refund);
   await emit(tx, {

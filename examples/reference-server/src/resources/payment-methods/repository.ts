@@ -1,9 +1,19 @@
 import { isLive } from '@holdfast/api-keys';
+import { fromPostgres } from '@holdfast/db/postgres';
 import { opaqueId } from '@holdfast/request-guards';
 import type { z } from '@hono/zod-openapi';
 import type postgres from 'postgres';
 import { isoTime } from '../../iso-time';
 import type { CreatePaymentMethodSchema, PaymentMethodSchema } from './schema';
+
+const SELECT_METHOD = `select * from holdfast_payment_methods
+  where id = $1::text and account_id = $2::text and deleted_at is null`;
+const INSERT_METHOD = `insert into holdfast_payment_methods (id, account_id, type, card, created_at, updated_at)
+  values ($1::text, $2::text, 'card', $3::text::jsonb, $4::timestamptz, $4::timestamptz)
+  returning *`;
+const REMOVE_METHOD = `update holdfast_payment_methods set deleted_at = $3::timestamptz, updated_at = $3::timestamptz
+  where id = $1::text and account_id = $2::text and deleted_at is null
+  returning id`;
 
 /** The API representation of a `holdfast_payment_methods` row. */
 export function toPaymentMethod(row: postgres.Row): z.infer<typeof PaymentMethodSchema> {
@@ -23,8 +33,7 @@ export async function findPaymentMethod(
   account: string,
   id: string,
 ): Promise<postgres.Row | undefined> {
-  const [row] = await sql`
-    select * from holdfast_payment_methods where id = ${id} and account_id = ${account} and deleted_at is null`;
+  const [row] = await fromPostgres(sql).query<postgres.Row>(SELECT_METHOD, [id, account]);
   return row;
 }
 
@@ -36,10 +45,12 @@ export async function insertPaymentMethod(
   now: number,
 ): Promise<z.infer<typeof PaymentMethodSchema>> {
   const at = new Date(now);
-  const [row] = await sql`
-    insert into holdfast_payment_methods (id, account_id, type, card, created_at, updated_at)
-    values (${opaqueId('pm')}, ${account}, 'card', ${sql.json(body.card)}, ${at}, ${at})
-    returning *`;
+  const [row] = await fromPostgres(sql).query<postgres.Row>(INSERT_METHOD, [
+    opaqueId('pm'),
+    account,
+    JSON.stringify(body.card),
+    at,
+  ]);
   if (!row) throw new Error('insert returned no row');
   return toPaymentMethod(row);
 }
@@ -52,9 +63,6 @@ export async function removePaymentMethod(
   now: number,
 ): Promise<boolean> {
   const at = new Date(now);
-  const removed = await sql`
-    update holdfast_payment_methods set deleted_at = ${at}, updated_at = ${at}
-    where id = ${id} and account_id = ${account} and deleted_at is null
-    returning id`;
-  return removed.count > 0;
+  const removed = await fromPostgres(sql).query(REMOVE_METHOD, [id, account, at]);
+  return removed.length > 0;
 }

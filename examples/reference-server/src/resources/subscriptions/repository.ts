@@ -1,4 +1,5 @@
 import { isLive } from '@holdfast/api-keys';
+import { fromPostgres } from '@holdfast/db/postgres';
 import { problem } from '@holdfast/problem-details';
 import { opaqueId } from '@holdfast/request-guards';
 import type { z } from '@hono/zod-openapi';
@@ -32,9 +33,24 @@ export function toSubscription(row: postgres.Row): z.infer<typeof SubscriptionSc
 
 const notFound = () => problem('not_found', { detail: 'No such subscription.' });
 
+const SELECT_SUBSCRIPTION =
+  'select * from holdfast_subscriptions where id = $1::text and account_id = $2::text';
+const INSERT_SUBSCRIPTION = `insert into holdfast_subscriptions (id, account_id, status, payment_method_id, plan,
+    quantity, metadata, created_at, updated_at)
+  values ($1::text, $2::text, $3::text, $4::text, $5::text, $6::int, $7::text::jsonb, $8::timestamptz, $8::timestamptz)
+  returning *`;
+const UPDATE_SUBSCRIPTION = `update holdfast_subscriptions
+  set plan = $2::text, quantity = $3::int, metadata = $4::text::jsonb, updated_at = $5::timestamptz
+  where id = $1::text returning *`;
+const CANCEL_SUBSCRIPTION = `update holdfast_subscriptions
+  set status = 'canceled', canceled_at = $2::timestamptz, updated_at = $2::timestamptz
+  where id = $1::text returning *`;
+
 async function lock(tx: postgres.TransactionSql, account: string, id: string): Promise<postgres.Row> {
-  const [row] = await tx`
-    select * from holdfast_subscriptions where id = ${id} and account_id = ${account} for update`;
+  const [row] = await fromPostgres(tx).query<postgres.Row>(`${SELECT_SUBSCRIPTION} for update`, [
+    id,
+    account,
+  ]);
   if (!row) throw notFound();
   return row;
 }
@@ -75,12 +91,16 @@ export async function insertSubscription(
       });
     }
     const at = new Date(now);
-    const [row] = await tx`
-      insert into holdfast_subscriptions (id, account_id, status, payment_method_id, plan, quantity, metadata,
-        created_at, updated_at)
-      values (${opaqueId('sub')}, ${account}, ${method.card?.last4 === '0002' ? 'past_due' : 'active'},
-        ${body.paymentMethod}, ${body.plan}, ${body.quantity ?? 1}, ${tx.json(body.metadata ?? {})}, ${at}, ${at})
-      returning *`;
+    const [row] = await fromPostgres(tx).query<postgres.Row>(INSERT_SUBSCRIPTION, [
+      opaqueId('sub'),
+      account,
+      method.card?.last4 === '0002' ? 'past_due' : 'active',
+      body.paymentMethod,
+      body.plan,
+      body.quantity ?? 1,
+      JSON.stringify(body.metadata ?? {}),
+      at,
+    ]);
     if (!row) throw new Error('insert returned no row');
     const result = toSubscription(row);
     await emit(tx, {
@@ -100,8 +120,7 @@ export async function findSubscription(
   account: string,
   id: string,
 ): Promise<Subscription> {
-  const [row] = await sql`
-    select * from holdfast_subscriptions where id = ${id} and account_id = ${account}`;
+  const [row] = await fromPostgres(sql).query<postgres.Row>(SELECT_SUBSCRIPTION, [id, account]);
   if (!row) throw notFound();
   return toSubscription(row);
 }
@@ -120,13 +139,13 @@ export async function updateSubscription(
       throw problem('invalid_state_transition', { detail: 'A canceled subscription cannot be changed.' });
     }
     const at = new Date(now);
-    const [row] = await tx`
-      update holdfast_subscriptions set
-        plan = ${body.plan ?? current.plan},
-        quantity = ${body.quantity ?? current.quantity},
-        metadata = ${tx.json(body.metadata ?? current.metadata)},
-        updated_at = ${at}
-      where id = ${id} returning *`;
+    const [row] = await fromPostgres(tx).query<postgres.Row>(UPDATE_SUBSCRIPTION, [
+      id,
+      body.plan ?? current.plan,
+      body.quantity ?? current.quantity,
+      JSON.stringify(body.metadata ?? current.metadata),
+      at,
+    ]);
     return updated(tx, account, row, at);
   });
 }
@@ -142,9 +161,7 @@ export async function cancelSubscription(
     const current = await lock(tx, account, id);
     if (current.status === 'canceled') return toSubscription(current);
     const at = new Date(now);
-    const [row] = await tx`
-      update holdfast_subscriptions set status = 'canceled', canceled_at = ${at}, updated_at = ${at}
-      where id = ${id} returning *`;
+    const [row] = await fromPostgres(tx).query<postgres.Row>(CANCEL_SUBSCRIPTION, [id, at]);
     return updated(tx, account, row, at);
   });
 }
