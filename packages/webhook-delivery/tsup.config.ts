@@ -2,6 +2,7 @@ import { defineConfig, holdfastBuild } from '../../tsup.config.base';
 
 // @holdfast/db (the database boundary) is a dependency, never bundled: one copy per tree. The
 // shims give the CommonJS build the `import.meta.url` that finds the migration files.
+// @holdfast/ids (private) is bundled in: dist never imports it.
 export default defineConfig(
   holdfastBuild(
     {
@@ -9,6 +10,6 @@ export default defineConfig(
       prometheus: 'src/prometheus.ts',
       openapi: 'src/openapi.ts',
     },
-    { shims: true },
+    { shims: true, noExternal: ['@holdfast/ids'] },
   ),
 );

@@ -1,21 +1,33 @@
 import { createHash } from 'node:crypto';
 import type { Context } from 'hono';
 import { receivingWebhooks } from './docs-webhooks';
-import { page } from './html';
 import type { JsonObject } from './json-value';
-import { renderReference } from './reference/index';
+import { htmlPage, renderReference } from './reference/index';
+
+/** The page's title and heading: what this server is, not "... API reference" twice over. */
+const TITLE = 'Holdfast reference server API';
 
 /**
- * `/docs`: the API reference rendered from the OpenAPI document by `./reference`,
- * with the links a reader needs next and the "Receiving webhooks" section.
+ * `/docs`: the API reference rendered from the OpenAPI document by `./reference`, with how to
+ * get a key, the links a reader needs next and the "Receiving webhooks" section.
  */
 export function renderDocs(document: JsonObject): string {
-  return renderReference(document, {
-    intro:
-      '<p>Machine-readable: <a href="/openapi.json"><code>/openapi.json</code></a> (OpenAPI 3.1). Errors: <a href="/problems">problem types</a>. Dashboard: <a href="/dashboard">/dashboard</a>.</p>',
-    sections: [receivingWebhooks(document)],
-    layout: page,
-  });
+  const info =
+    typeof document.info === 'object' && document.info !== null && !Array.isArray(document.info)
+      ? document.info
+      : {};
+  return renderReference(
+    { ...document, info: { ...info, title: TITLE } },
+    {
+      intro: [
+        '<h2 id="getting-a-key">Getting an API key</h2>',
+        '<p>Every <code>/v1</code> call takes <code>Authorization: Bearer &lt;key&gt;</code>. The first <code>npm start</code> on an empty database prints a demo key for the account <code>acct_demo</code> with every scope (shown that once). Another key, while the server runs: <code>npm run keys:create -w @holdfast/reference-server -- --account acct_demo --scopes "*"</code>. Keys of the form <code>hf_test_...</code> see test data, <code>hf_live_...</code> live data.</p>',
+        '<p>Machine-readable: <a href="/openapi.json"><code>/openapi.json</code></a> (OpenAPI 3.1). Errors: <a href="/problems">problem types</a>. Dashboard: <a href="/dashboard">/dashboard</a> (sign in with the same key).</p>',
+      ].join(''),
+      sections: [receivingWebhooks(document)],
+      layout: (_title, body) => htmlPage(TITLE, body),
+    },
+  );
 }
 
 /** A document that never changes while the server runs: its bytes and their strong ETag. */

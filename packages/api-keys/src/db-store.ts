@@ -1,6 +1,6 @@
 import type { Db } from '@holdfast/db';
 import { qualify } from '@holdfast/db/migrate';
-import { opaqueId } from './id';
+import { opaqueId } from '@holdfast/ids';
 import { hashKey } from './key';
 import type { ApiKeyStore } from './store';
 

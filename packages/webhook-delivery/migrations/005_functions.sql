@@ -5,6 +5,30 @@
 -- caller's search_path. A release that changes one adds a migration that replaces it.
 drop function if exists holdfast_lease_deliveries(
   text, integer, integer, timestamptz, timestamptz, text[], integer, text[], integer[], text[], integer[]);
+-- The lease round. Called by `leaseStatement` (`src/lease.ts`) with named arguments.
+--
+-- 1. `settled`: this worker's answered attempts whose outcome is not written yet, counted only
+--    while their lease is still this worker's at the attempt count they were leased at.
+-- 2. `candidates`: up to `p_limit` endpoints with due work, in random order (those of accounts
+--    under their share of this worker's slots, `p_account_share`, first), whose pacing row is
+--    free (`skip locked`), not paused, with a `max_per_second` token if they have a rate, with
+--    room under their adaptive limit (in flight = charged
+--    minus released minus settled) or an expired lease to take over, and under this worker's
+--    share of its slots.
+-- 3. `parted`: per endpoint, expired leases first (already counted in flight), then due unleased
+--    deliveries, oldest first, up to the room, the `max_per_second` tokens and an equal part
+--    (of an equal part per account). `picked` keeps `p_limit` of them: first those within their
+--    account's share (`p_account_share` minus the account's unanswered attempts in this worker,
+--    `p_account_ids`/`p_account_n`), then the rest, so an account goes beyond its share only in
+--    slots no other account in the round could use (work-conserving).
+--    A delivery of an ordered endpoint (`ordering_key` set) is taken only when it heads its line:
+--    no unfinished delivery of its endpoint and key has a lower `ordering_pos`. The head is the
+--    only one of its line that is ever leased (a line's later places are taken after every place
+--    before them, and a replay joins the back), so the unique index on leased lines is never hit;
+--    a head waiting for its retry holds back its line only. The same test keeps an endpoint whose
+--    due deliveries all wait behind a busy head out of `candidates`. Unordered deliveries skip it
+--    (`ordering_key is null`), so their path is the one it was.
+-- 4. `paced`, `leased`: charge the pacing rows, lease the deliveries, return what the attempts need.
 create or replace function holdfast_lease_deliveries(
   p_owner text, p_limit integer, p_max integer, p_at timestamptz, p_lease_until timestamptz,
   p_paused text[], p_share integer, p_running_ids text[], p_running_n integer[],
@@ -163,6 +187,13 @@ begin
 end
 $fn$;
 
+-- A batch of outcomes. Called by `writeOutcomes` (`src/outcomes.ts`) with named arguments: one
+-- array per column of the batch, unnested into rows.
+--
+-- Writes the attempt rows, each delivery's new state and lease release (only leases this worker
+-- still owns), the success side of endpoint health, the places released in this worker's release
+-- stripe, and the pacing row only where something changes (the AIMD limit or a `Retry-After`
+-- pause), so in steady state no outcome statement touches the row lease statements lock.
 create or replace function holdfast_write_outcomes(
   p_owner text, p_stripe integer, p_max integer,
   p_ids text[], p_attempt_ids text[], p_account_ids text[], p_endpoint_ids text[], p_statuses integer[],

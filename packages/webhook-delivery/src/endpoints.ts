@@ -2,7 +2,7 @@ import type { Db } from '@holdfast/db';
 import { problem } from '@holdfast/problem-details';
 import { generateKeyPair, generateSecret } from '@holdfast/webhook-signer';
 import { assertFilter, type EventFilter, filterJson } from './filter';
-import { opaqueId } from './id';
+import { opaqueId } from '@holdfast/ids';
 import type { DeliveryOptions, EndpointOptions } from './options';
 import { pgArray } from './pg-array';
 import { deliveryProblems } from './problems';

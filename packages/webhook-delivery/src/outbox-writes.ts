@@ -1,5 +1,5 @@
 import { jsonbCanHold } from './filter';
-import { opaqueId } from './id';
+import { opaqueId } from '@holdfast/ids';
 import { storeStatements } from './sql/store';
 
 /** An event to record, for `enqueueEvent` and {@link eventWrites}. */

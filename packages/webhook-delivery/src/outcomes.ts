@@ -1,5 +1,5 @@
 import type { Outcome } from './classify';
-import { opaqueId } from './id';
+import { opaqueId } from '@holdfast/ids';
 import type { LeasedRow } from './lease';
 import { pgArray } from './pg-array';
 import type { QueueDb } from './sql/worker';
@@ -35,7 +35,7 @@ const DEADLOCK = '40P01';
  * the lease statements lock, so workers in several processes do not queue behind each other.
  * Only leases this worker still owns are released: one taken over after an expiry belongs to
  * its new owner, whose own outcome releases it. The statement is the function
- * `holdfast_write_outcomes`, defined once in `sql/write-outcomes.ts`.
+ * `holdfast_write_outcomes`, defined once in `migrations/005_functions.sql`.
  */
 export async function writeOutcomes(
   queue: QueueDb,

@@ -184,7 +184,7 @@ export function roundParts(
 
 /**
  * How many due deliveries a lease round starts per endpoint: the choice the lease statement
- * (`sql/lease-deliveries.ts`) makes on the pacing rows it locks, leases taken over from a dead
+ * (`migrations/005_functions.sql`) makes on the pacing rows it locks, leases taken over from a dead
  * worker aside. Of the {@link roundCandidates} in the given order (the statement's is random),
  * the first `limit` are served, each its {@link roundParts} part, until `limit` deliveries are
  * taken: first what each account may take within its `accountShare`, then the rest (where the

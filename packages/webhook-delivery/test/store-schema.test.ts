@@ -55,16 +55,6 @@ describe('migrations()', () => {
     expect(new Set(listed)).toEqual(new Set(files));
   });
 
-  it('create the functions the lease and outcome modules document, as they hold them', async () => {
-    // Their text lives in the migration files; a change to it is a new file, never an edit.
-    const all = migrations()
-      .map((m) => m.sql)
-      .join('\n');
-    const { LEASE_FUNCTION } = await import('../src/sql/lease-deliveries');
-    const { WRITE_OUTCOMES_FUNCTION } = await import('../src/sql/write-outcomes');
-    for (const text of [LEASE_FUNCTION, WRITE_OUTCOMES_FUNCTION]) expect(all).toContain(text.trim());
-  });
-
   it('refuse a schema that is no lower-case identifier', () => {
     for (const schema of ['Webhooks', 'a"b', '', 'x-y'])
       expect(() => migrations({ schema })).toThrow(TypeError);

@@ -9,6 +9,7 @@
  */
 
 import { h } from './dom.js';
+import { formatTime } from './values.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
 // Wide rather than tall: at a card's full width the chart stays about a third as high as wide.
@@ -29,33 +30,20 @@ function svg(tag, attrs, children = []) {
   return el;
 }
 
-const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-
 /**
- * An axis end: the date as well as the hour, in UTC like the buckets, so "06:00" on the left and
- * "06:00" on the right read as a day apart.
- * @param {string} iso @param {'hour' | 'day'} size
+ * A bucket's start in the dashboard's one time format, for the axis, the tooltips and the table alike.
+ * @param {string} iso
  */
-function axisLabel(iso, size) {
-  const d = new Date(iso);
-  if (Number.isNaN(d.getTime())) return '';
-  const day = `${d.getUTCDate()} ${MONTHS[d.getUTCMonth()] ?? ''}`;
-  return size === 'hour' ? `${day}, ${label(iso, size)} UTC` : day;
-}
-
-/** @param {string} iso @param {'hour' | 'day'} size */
-function label(iso, size) {
-  const d = new Date(iso);
-  return size === 'hour'
-    ? `${String(d.getUTCHours()).padStart(2, '0')}:00`
-    : `${d.getUTCFullYear()}-${String(d.getUTCMonth() + 1).padStart(2, '0')}-${String(d.getUTCDate()).padStart(2, '0')}`;
+function label(iso) {
+  return formatTime(iso) ?? iso;
 }
 
 /**
- * @param {{ buckets: Bucket[], bucketSize: 'hour' | 'day', title: string }} stats
+ * @param {{ buckets: Bucket[], title: string, now?: number }} stats `now` (epoch ms, default the
+ *   clock) caps the axis: the last bucket is still running, and its end is not a time to label yet.
  * @returns {HTMLElement}
  */
-export function healthChart({ buckets, bucketSize, title }) {
+export function healthChart({ buckets, title, now = Date.now() }) {
   const plotW = WIDTH - PAD.left - PAD.right;
   const plotH = HEIGHT - PAD.top - PAD.bottom;
   const totals = buckets.map((b) => b.succeeded + b.failed + b.dead);
@@ -98,14 +86,15 @@ export function healthChart({ buckets, bucketSize, title }) {
     const last = buckets[buckets.length - 1];
     if (first && last) {
       chart.append(
-        // The axis spans the window: from the first bucket's start to the last one's end.
+        // The axis spans the window: from the first bucket's start to the last one's end, or to
+        // now while that bucket is still filling (never a time that has not come yet).
         svg('text', { x: PAD.left, y: HEIGHT - 8, class: 'tick', 'data-axis': 'start' }, [
-          axisLabel(first.start, bucketSize),
+          label(first.start),
         ]),
         svg(
           'text',
           { x: PAD.left + plotW, y: HEIGHT - 8, class: 'tick', 'text-anchor': 'end', 'data-axis': 'end' },
-          [axisLabel(last.end || last.start, bucketSize)],
+          [formatTime(Math.min(Date.parse(last.end || last.start), now)) ?? ''],
         ),
       );
     }
@@ -122,7 +111,7 @@ export function healthChart({ buckets, bucketSize, title }) {
     });
     group.append(
       svg('title', {}, [
-        `${label(b.start, bucketSize)}: ${b.succeeded} succeeded, ${b.failed} failed, ${b.dead} dead, p95 ${b.p95LatencyMs ?? '—'} ms`,
+        `${label(b.start)}: ${b.succeeded} succeeded, ${b.failed} failed, ${b.dead} dead, p95 ${b.p95LatencyMs ?? '—'} ms`,
       ]),
     );
     let base = 0;
@@ -187,7 +176,7 @@ export function healthChart({ buckets, bucketSize, title }) {
         h(
           'tr',
           {},
-          h('th', { scope: 'row' }, label(b.start, bucketSize)),
+          h('th', { scope: 'row' }, label(b.start)),
           h('td', {}, String(b.succeeded)),
           h('td', {}, String(b.failed)),
           h('td', {}, String(b.dead)),

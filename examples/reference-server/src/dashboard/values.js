@@ -35,21 +35,48 @@ export function refId(value) {
   return str(value) ?? str(obj(value)?.id);
 }
 
+/**
+ * The one way the dashboard writes a time, on every page and in the health chart:
+ * `2026-11-27 09:42:26 UTC`. Always UTC and always named, whatever the browser's locale or zone, so
+ * two times on a page compare at a glance and match the API's ISO timestamps and server logs.
+ * @param {Date | number | string} value a Date, epoch milliseconds or an ISO timestamp
+ * @returns {string | undefined} undefined for a value that is no valid time
+ */
+export function formatTime(value) {
+  const date = value instanceof Date ? value : new Date(value);
+  if (Number.isNaN(date.getTime())) return undefined;
+  const iso = date.toISOString();
+  return `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`;
+}
+
+/**
+ * A time typed by a person, read as UTC: what {@link formatTime} writes (seconds and the `UTC`
+ * optional), or ISO with a `T`. Undefined for anything else, so a form refuses it.
+ * @param {string} text
+ * @returns {number | undefined} epoch milliseconds
+ */
+export function parseTime(text) {
+  const match = /^\s*(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2})(:\d{2})?(?:\.\d+)?\s*(?:UTC|Z)?\s*$/i.exec(text);
+  if (match === null) return undefined;
+  const at = Date.parse(`${match[1]}T${match[2]}${match[3] ?? ':00'}Z`);
+  return Number.isNaN(at) ? undefined : at;
+}
+
 /** @param {unknown} iso */
 export function time(iso) {
   const text = str(iso);
   if (text === undefined) return dash();
-  const date = new Date(text);
-  if (Number.isNaN(date.getTime())) return h('span', {}, text);
-  const shown = date.toLocaleString(undefined, {
-    year: 'numeric',
-    month: 'short',
-    day: 'numeric',
-    hour: '2-digit',
-    minute: '2-digit',
-    second: '2-digit',
-  });
-  return h('time', { datetime: text, title: text }, shown);
+  const shown = formatTime(text);
+  if (shown === undefined) return h('span', {}, text);
+  // A narrow column wraps it between the date and the clock, never inside either.
+  const [date, clock] = [shown.slice(0, 10), shown.slice(11)];
+  return h(
+    'time',
+    { datetime: text, title: text },
+    h('span', { class: 'nowrap' }, date),
+    ' ',
+    h('span', { class: 'nowrap' }, clock),
+  );
 }
 
 export function dash() {

@@ -13,7 +13,7 @@ import { announce, byId, h } from '../dom.js';
 import { KNOWN_EVENT_TYPES } from '../event-types.js';
 import { healthChart } from '../health-chart.js';
 import { pollAfter, stopPolling } from '../polling.js';
-import { jsonBlock, obj, statusBadge, str } from '../values.js';
+import { formatTime, jsonBlock, obj, parseTime, statusBadge, str } from '../values.js';
 
 /** How often the test event's delivery is read again while it is in flight. */
 const TEST_POLL_MS = 1_000;
@@ -40,24 +40,24 @@ function buckets(value) {
   });
 }
 
-/** A `datetime-local` value (local time, minutes) for `ms`. */
-function localInput(/** @type {number} */ ms) {
-  const d = new Date(ms - new Date(ms).getTimezoneOffset() * 60_000);
-  return d.toISOString().slice(0, 16);
-}
-
 /** @param {string} id @param {URLSearchParams} params */
 export function endpointView(id, params) {
   const main = byId('main');
   const period = params.get('window') === '7d' ? '7d' : '24h';
   const chartSlot = h('div', { class: 'chart-slot' }, h('p', { class: 'muted' }, 'Loading…'));
   const facts = h('p', { class: 'lead' });
+  // Text in the dashboard's one time format (UTC), not a `datetime-local` picker, which shows the
+  // browser's locale format and zone beside the UTC times everywhere else on the page.
   const since = h('input', {
     id: 'recover-since',
     name: 'since',
-    type: 'datetime-local',
+    type: 'text',
     required: true,
-    value: localInput(Date.now() - 24 * 3_600_000),
+    spellcheck: 'false',
+    autocomplete: 'off',
+    class: 'mono',
+    'aria-describedby': 'recover-since-hint',
+    value: formatTime(Date.now() - 24 * 3_600_000),
   });
   const recoverSlot = h('div', {});
   const recoverButton = h('button', { type: 'submit', class: 'button' }, 'Recover');
@@ -70,15 +70,25 @@ export function endpointView(id, params) {
       { class: 'hint' },
       'Sends again every failed or dead delivery to this endpoint created since then, with the same Webhook-Id. A disabled endpoint gets them when it is enabled again.',
     ),
-    h('div', { class: 'field' }, h('label', { for: 'recover-since' }, 'Since'), since),
+    h(
+      'div',
+      { class: 'field' },
+      h('label', { for: 'recover-since' }, 'Since'),
+      h('p', { id: 'recover-since-hint', class: 'hint' }, 'A time in UTC, as 2026-11-27 09:42:26 UTC.'),
+      since,
+    ),
     recoverSlot,
     h('div', { class: 'actions' }, recoverButton),
   );
   recoverForm.addEventListener('submit', async (event) => {
     event.preventDefault();
     recoverSlot.replaceChildren();
-    const at = Date.parse(since.value);
-    if (Number.isNaN(at)) {
+    const at = parseTime(since.value);
+    since.setAttribute('aria-invalid', String(at === undefined));
+    if (at === undefined) {
+      recoverSlot.replaceChildren(
+        h('p', { class: 'error', role: 'alert' }, 'Write the time as 2026-11-27 09:42:26 UTC.'),
+      );
       since.focus();
       return;
     }
@@ -237,7 +247,6 @@ export function endpointView(id, params) {
       chartSlot.replaceChildren(
         healthChart({
           buckets: buckets(body.buckets),
-          bucketSize: str(body.bucketSize) === 'day' ? 'day' : 'hour',
           title: `Attempts to ${url}, ${period === '7d' ? 'per day over the last 7 days' : 'per hour over the last 24 hours'}`,
         }),
       );

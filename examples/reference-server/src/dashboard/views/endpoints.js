@@ -98,6 +98,7 @@ export function endpointsView(_route) {
     path: '/webhook-endpoints',
     caption: 'Webhook endpoints',
     empty: 'No endpoints yet. Add one to start receiving webhooks.',
+    cards: true,
     columns: [
       {
         label: 'URL',

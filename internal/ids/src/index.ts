@@ -2,8 +2,8 @@ const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789
 
 /**
  * A prefixed opaque id, `<prefix>_` and 128 bits from the platform CSPRNG in base64url
- * (22 characters). Kept here rather than imported, so installing this package pulls in no
- * other Holdfast package for ids.
+ * (22 characters). Bundled into each package that makes ids, so installing one pulls in no
+ * other Holdfast package for them.
  */
 export function opaqueId(prefix: string): string {
   const bytes = crypto.getRandomValues(new Uint8Array(16));
