@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { cursorBinding, encodeCursor, type Keyring } from '@holdfast/cursor-pagination';
 import { migrate } from '@holdfast/db/migrate';
-import { fromPostgres } from '@holdfast/db/postgres';
+import { fromPostgres, postgresTransaction } from '@holdfast/db/postgres';
 import { acceptedSorts, parseSort, sortExpressions } from '@holdfast/sort-allowlist';
 import postgres from 'postgres';
 import { allMigrations } from '../../examples/reference-server/src/db';
@@ -129,7 +129,12 @@ async function main(): Promise<void> {
       for (const filter of [{}, { status: 'shipped' }]) {
         const deepCursor = await middleCursor(raw, filter);
         const page = (cursor: string | undefined) =>
-          listOrders(sql, keyring, account, { sort: raw, limit: String(LIMIT), cursor, ...filter });
+          listOrders({ db: fromPostgres(sql), transaction: postgresTransaction(sql) }, keyring, account, {
+            sort: raw,
+            limit: String(LIMIT),
+            cursor,
+            ...filter,
+          });
         const first = await timed(() => page(undefined));
         const deep = await timed(() => page(deepCursor));
         // What PostgreSQL itself spends on each statement, apart from the machine's load.

@@ -1,5 +1,5 @@
-import { fromPostgres } from '@holdfast/db/postgres';
-import type postgres from 'postgres';
+import type { Db } from '@holdfast/db';
+import type { Database } from './context';
 
 /**
  * How long one list statement may run before PostgreSQL cancels it (answered 503 with
@@ -24,17 +24,17 @@ const LIST_TIMEOUT = `select set_config('statement_timeout',
  *
  * @example
  * ```ts
- * const page = await withListTimeout(sql, (tx) => paginate(tx, { ... }));
+ * const page = await withListTimeout(deps, (db) => paginate(db, { ... }));
  * ```
  */
 export async function withListTimeout<T>(
-  sql: postgres.Sql,
-  list: (tx: postgres.TransactionSql) => Promise<T>,
+  database: Database,
+  list: (db: Db) => Promise<T>,
   timeoutMs: number = LIST_STATEMENT_TIMEOUT_MS,
 ): Promise<T> {
-  const done = await sql.begin(async (tx) => {
+  const done = await database.transaction(async (_tx, db) => {
     // Together, so a failure of either is handled here and the setting goes out first.
-    const [, value] = await Promise.all([fromPostgres(tx).query(LIST_TIMEOUT, [timeoutMs]), list(tx)]);
+    const [, value] = await Promise.all([db.query(LIST_TIMEOUT, [timeoutMs]), list(db)]);
     return { value };
   });
   return done.value;

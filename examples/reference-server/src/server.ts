@@ -2,14 +2,14 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createKey, dbApiKeyStore, keyAccounts } from '@holdfast/api-keys';
 import { migrate } from '@holdfast/db/migrate';
-import { fromPostgres } from '@holdfast/db/postgres';
+import { fromPostgres, postgresTransaction } from '@holdfast/db/postgres';
 import { schedulePurge } from '@holdfast/idempotency';
 import type { Database } from '@holdfast/pg';
 import { createHonoServer } from '@holdfast/request-guards/node';
 import type postgres from 'postgres';
 import { buildApp } from './app';
 import { type Config, loadConfig } from './config';
-import type { Deps } from './context';
+import type { Database as DbAccess, Deps } from './context';
 import { allMigrations, cursorKeyring, type Databases, openDatabases } from './db';
 import { demoReceiverRoutes } from './demo/receiver';
 import { databaseIsEmpty, httpApiCall, type SeedSummary, seedDemoData } from './demo/seed';
@@ -85,35 +85,39 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   // The pool this process serves from: the API's, or the workers' in a worker-only process.
   // Start-up work (migrations, seeding) runs on the workers' pool, which has no statement timeout.
   const db = dbs.api ?? dbs.worker;
-  const startup = dbs.worker.sql;
+  const startup = fromPostgres(dbs.worker.sql);
+  const access = (sql: postgres.Sql): DbAccess => ({
+    db: fromPostgres(sql),
+    transaction: postgresTransaction(sql),
+  });
+  const api = access(db.sql);
   const stoppables: Stoppable[] = [];
   let http: Server | undefined;
   let health: HealthServer | undefined;
   let ops: Awaited<ReturnType<typeof startOperations>> | undefined;
   try {
-    ops = await startOperations(config, db.sql, env);
+    ops = await startOperations(config, api.db, env);
     const migrations = await allMigrations();
-    await migrate(fromPostgres(startup), migrations);
-    const keys = dbApiKeyStore(fromPostgres(startup));
+    await migrate(startup, migrations);
+    const keys = dbApiKeyStore(startup);
     for (const key of config.apiKeys) await keys.save(key);
     let demoKey: string | undefined;
     if (config.seedDemoKey) {
-      if ((await keyAccounts(fromPostgres(startup))).length === 0)
-        demoKey = await createKey(keys, 'acct_demo', ['*']);
+      if ((await keyAccounts(startup)).length === 0) demoKey = await createKey(keys, 'acct_demo', ['*']);
     }
     // Egress: refuse a start that cannot bind its addresses, then publish the list (notifying on a change).
-    await announceSourceAddresses(startup, config, Date.now, ops.log);
+    await announceSourceAddresses(access(dbs.worker.sql), config, Date.now, ops.log);
     const deps: Deps = {
-      sql: db.sql,
+      ...api,
       config,
-      keyring: await cursorKeyring(fromPostgres(startup), config.cursorSecret),
+      keyring: await cursorKeyring(startup, config.cursorSecret),
       now: options.now ?? Date.now,
       redis: ops.redis,
       log: ops.log,
       metrics: ops.metrics,
     };
     const ready = readiness(
-      fromPostgres(db.sql),
+      api.db,
       migrations.map((migration) => migration.id),
     );
     let url = '';
@@ -137,7 +141,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       const address = server.address() as AddressInfo;
       const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
       url = `http://${host}:${address.port}`;
-      if (demoKey !== undefined && config.seedDemoData && (await databaseIsEmpty(fromPostgres(db.sql)))) {
+      if (demoKey !== undefined && config.seedDemoData && (await databaseIsEmpty(api.db))) {
         // Through the API itself, over HTTP, as a client would: a failure leaves a working server.
         demoData = await seedDemoData({
           call: httpApiCall(url, demoKey),
@@ -150,11 +154,11 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       }
     }
     if (config.role !== 'api') {
-      const workerSql = dbs.worker.sql;
-      stoppables.push(startWebhookWorkers({ ...deps, sql: workerSql }));
-      stoppables.push(startSettlementWorker({ sql: workerSql, now: deps.now }));
+      const worker = access(dbs.worker.sql);
+      stoppables.push(startWebhookWorkers({ ...deps, ...worker }));
+      stoppables.push(startSettlementWorker({ database: worker, now: deps.now }));
       stoppables.push(
-        schedulePurge(fromPostgres(workerSql), {
+        schedulePurge(worker.db, {
           onError: (error) => console.error('idempotency purge failed:', error),
         }),
       );

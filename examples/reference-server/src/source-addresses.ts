@@ -1,9 +1,8 @@
 import { keyAccounts, tenantOf } from '@holdfast/api-keys';
 import type { Db } from '@holdfast/db';
-import { fromPostgres } from '@holdfast/db/postgres';
 import { checkEgress, egressSourceRanges, endpointTenants, notifyAccounts } from '@holdfast/webhook-delivery';
-import type postgres from 'postgres';
 import { type Config, ConfigError } from './config';
+import type { Database } from './context';
 import type { Logger } from './observability/logger';
 
 /** The document of `GET /webhook-source-addresses`. */
@@ -59,18 +58,17 @@ async function everyTenant(db: Db): Promise<string[]> {
  *
  * @example
  * ```ts
- * const published = await publishSourceAddresses(sql, config, Date.now);
+ * const published = await publishSourceAddresses(database, config, Date.now);
  * ```
  */
 export async function publishSourceAddresses(
-  sql: postgres.Sql,
+  database: Database,
   config: Pick<Config, 'egress'>,
   now: () => number,
 ): Promise<SourceAddresses & { changedFrom: readonly string[] | undefined }> {
   const addresses = egressSourceRanges(config.egress);
   const configured = config.egress !== undefined;
-  return sql.begin(async (tx) => {
-    const db = fromPostgres(tx);
+  return database.transaction(async (_tx, db) => {
     await db.query(INSERT, [textArray(addresses), new Date(now())]);
     const [stored] = await db.query<Row>(`${SELECT} for update`);
     if (!stored) throw new Error('the source address row is missing after its insert');
@@ -97,13 +95,13 @@ export async function publishSourceAddresses(
  * built without `startServer`), this configuration's list is published first.
  */
 export async function readSourceAddresses(
-  sql: postgres.Sql,
+  database: Database,
   config: Pick<Config, 'egress'>,
   now: () => number,
 ): Promise<SourceAddresses> {
-  const [stored] = await fromPostgres(sql).query<Row>(SELECT);
+  const [stored] = await database.db.query<Row>(SELECT);
   if (!stored) {
-    const { addresses, configured, updatedAt } = await publishSourceAddresses(sql, config, now);
+    const { addresses, configured, updatedAt } = await publishSourceAddresses(database, config, now);
     return { addresses, configured, updatedAt };
   }
   return {
@@ -120,11 +118,11 @@ export async function readSourceAddresses(
  *
  * @example
  * ```ts
- * await announceSourceAddresses(sql, config, Date.now, log);
+ * await announceSourceAddresses(deps, config, Date.now, log);
  * ```
  */
 export async function announceSourceAddresses(
-  sql: postgres.Sql,
+  database: Database,
   config: Pick<Config, 'egress' | 'role' | 'production'>,
   now: () => number,
   log: Pick<Logger, 'info' | 'warn'>,
@@ -138,7 +136,7 @@ export async function announceSourceAddresses(
       );
     }
   }
-  const published = await publishSourceAddresses(sql, config, now);
+  const published = await publishSourceAddresses(database, config, now);
   const { addresses, updatedAt, changedFrom } = published;
   if (!published.configured) {
     const message =

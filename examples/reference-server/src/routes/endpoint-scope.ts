@@ -35,8 +35,8 @@ export interface EndpointAction {
  *
  * @example
  * ```ts
- * await sql.begin(async (tx) => {
- *   if (!(await authorizeEndpointAction(fromPostgres(tx), principal, { id, lock: 'update', action: 'Rotating the secret' }))) throw missing(id);
+ * await transaction(async (_tx, tx) => {
+ *   if (!(await authorizeEndpointAction(tx, principal, { id, lock: 'update', action: 'Rotating the secret' }))) throw missing(id);
  *   return rotateSecret(tx, { account, id });
  * });
  * ```

@@ -1,5 +1,5 @@
 import { isLive } from '@holdfast/api-keys';
-import { fromPostgres } from '@holdfast/db/postgres';
+import type { Db } from '@holdfast/db';
 import { opaqueId } from '@holdfast/request-guards';
 import type { z } from '@hono/zod-openapi';
 import type postgres from 'postgres';
@@ -29,23 +29,23 @@ export function toPaymentMethod(row: postgres.Row): z.infer<typeof PaymentMethod
 
 /** The caller's live (not removed) payment method `id`, or `undefined`. */
 export async function findPaymentMethod(
-  sql: postgres.Sql | postgres.TransactionSql,
+  db: Db,
   account: string,
   id: string,
 ): Promise<postgres.Row | undefined> {
-  const [row] = await fromPostgres(sql).query<postgres.Row>(SELECT_METHOD, [id, account]);
+  const [row] = await db.query<postgres.Row>(SELECT_METHOD, [id, account]);
   return row;
 }
 
 /** Stores a card payment method for `account`. */
 export async function insertPaymentMethod(
-  sql: postgres.Sql,
+  db: Db,
   account: string,
   body: z.infer<typeof CreatePaymentMethodSchema>,
   now: number,
 ): Promise<z.infer<typeof PaymentMethodSchema>> {
   const at = new Date(now);
-  const [row] = await fromPostgres(sql).query<postgres.Row>(INSERT_METHOD, [
+  const [row] = await db.query<postgres.Row>(INSERT_METHOD, [
     opaqueId('pm'),
     account,
     JSON.stringify(body.card),
@@ -57,12 +57,12 @@ export async function insertPaymentMethod(
 
 /** Removes the payment method `id` of `account` (a soft delete); whether there was one. */
 export async function removePaymentMethod(
-  sql: postgres.Sql,
+  db: Db,
   account: string,
   id: string,
   now: number,
 ): Promise<boolean> {
   const at = new Date(now);
-  const removed = await fromPostgres(sql).query(REMOVE_METHOD, [id, account, at]);
+  const removed = await db.query(REMOVE_METHOD, [id, account, at]);
   return removed.length > 0;
 }

@@ -1,8 +1,9 @@
 import { isLive } from '@holdfast/api-keys';
-import { fromPostgres } from '@holdfast/db/postgres';
+import type { Db } from '@holdfast/db';
 import { opaqueId } from '@holdfast/request-guards';
 import type { z } from '@hono/zod-openapi';
 import type postgres from 'postgres';
+import type { Database } from '../../context';
 import { isoTime } from '../../iso-time';
 import { emit } from '../../outbox';
 import { problem } from '../../problems';
@@ -85,7 +86,7 @@ const SETTLE_PAYMENT = `update holdfast_payments set status = outcome, settle_at
  * ```
  */
 export async function insertPayment(
-  tx: postgres.TransactionSql,
+  tx: Db,
   account: string,
   body: z.infer<typeof CreatePaymentSchema>,
   options: NewPaymentOptions,
@@ -97,12 +98,12 @@ export async function insertPayment(
     // one after another, so two that each fit cannot together pass its total. The sum is read
     // by a statement of its own, after the lock: its snapshot then holds the payments committed
     // by whoever held the lock before (a subquery of the locking statement would not).
-    const [order] = await fromPostgres(tx).query<{ currency: string; status: string; total: string }>(
-      LOCK_ORDER,
-      [body.order, account],
-    );
+    const [order] = await tx.query<{ currency: string; status: string; total: string }>(LOCK_ORDER, [
+      body.order,
+      account,
+    ]);
     if (!order) throw unprocessable('order', 'No such order on this account.');
-    const [paid] = await fromPostgres(tx).query<{ amount: string }>(ORDER_PAID, [account, body.order]);
+    const [paid] = await tx.query<{ amount: string }>(ORDER_PAID, [account, body.order]);
     if (order.status === 'cancelled') {
       throw problem('invalid_state_transition', {
         detail: `Order ${body.order} is cancelled: it cannot be paid.`,
@@ -129,7 +130,7 @@ export async function insertPayment(
   const outcome = method.card?.last4 === DECLINED_LAST4 ? 'failed' : 'succeeded';
   const later = body.amount > ASYNC_THRESHOLD;
   const at = new Date(options.now);
-  const [row] = await fromPostgres(tx).query<postgres.Row>(INSERT_PAYMENT, [
+  const [row] = await tx.query<postgres.Row>(INSERT_PAYMENT, [
     opaqueId('pay'),
     account,
     later ? 'processing' : outcome,
@@ -159,11 +160,11 @@ export async function insertPayment(
 
 /** The payment `id` of `account`, or `undefined`. */
 export async function findPayment(
-  sql: postgres.Sql,
+  database: Database,
   account: string,
   id: string,
 ): Promise<z.infer<typeof PaymentSchema> | undefined> {
-  const [row] = await fromPostgres(sql).query<postgres.Row>(SELECT_PAYMENT, [id, account]);
+  const [row] = await database.db.query<postgres.Row>(SELECT_PAYMENT, [id, account]);
   return row ? toPayment(row) : undefined;
 }
 
@@ -178,12 +179,12 @@ export async function findPayment(
  * ```
  */
 export async function settleDuePayments(
-  sql: postgres.Sql,
+  database: Database,
   now: number,
   statementTimeoutMs?: number,
 ): Promise<number> {
-  return sql.begin(async (tx) => {
-    const db = fromPostgres(tx);
+  return database.transaction(async (_tx, tx) => {
+    const db = tx;
     // The settlement loop's round must end: its statements are cut past this (SET LOCAL).
     if (statementTimeoutMs !== undefined)
       await db.query("select set_config('statement_timeout', $1::text, true)", [String(statementTimeoutMs)]);

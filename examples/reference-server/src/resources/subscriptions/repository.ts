@@ -1,9 +1,10 @@
 import { isLive } from '@holdfast/api-keys';
-import { fromPostgres } from '@holdfast/db/postgres';
+import type { Db } from '@holdfast/db';
 import { problem } from '@holdfast/problem-details';
 import { opaqueId } from '@holdfast/request-guards';
 import type { z } from '@hono/zod-openapi';
 import type postgres from 'postgres';
+import type { Database } from '../../context';
 import { isoTime } from '../../iso-time';
 import { emit } from '../../outbox';
 import { findPaymentMethod } from '../payment-methods/repository';
@@ -46,18 +47,15 @@ const CANCEL_SUBSCRIPTION = `update holdfast_subscriptions
   set status = 'canceled', canceled_at = $2::timestamptz, updated_at = $2::timestamptz
   where id = $1::text returning *`;
 
-async function lock(tx: postgres.TransactionSql, account: string, id: string): Promise<postgres.Row> {
-  const [row] = await fromPostgres(tx).query<postgres.Row>(`${SELECT_SUBSCRIPTION} for update`, [
-    id,
-    account,
-  ]);
+async function lock(tx: Db, account: string, id: string): Promise<postgres.Row> {
+  const [row] = await tx.query<postgres.Row>(`${SELECT_SUBSCRIPTION} for update`, [id, account]);
   if (!row) throw notFound();
   return row;
 }
 
 /** The subscription as an update left it, announced as `subscription.updated` in the same transaction. */
 async function updated(
-  tx: postgres.TransactionSql,
+  tx: Db,
   account: string,
   row: postgres.Row | undefined,
   at: Date,
@@ -76,12 +74,12 @@ async function updated(
 
 /** Creates a subscription of `account` and emits subscription.created. */
 export async function insertSubscription(
-  sql: postgres.Sql,
+  database: Database,
   account: string,
   body: z.infer<typeof CreateSubscriptionSchema>,
   now: number,
 ): Promise<Subscription> {
-  return sql.begin(async (tx) => {
+  return database.transaction(async (_tx, tx) => {
     const method = await findPaymentMethod(tx, account, body.paymentMethod);
     if (!method) {
       const detail = 'No such payment method on this account.';
@@ -91,7 +89,7 @@ export async function insertSubscription(
       });
     }
     const at = new Date(now);
-    const [row] = await fromPostgres(tx).query<postgres.Row>(INSERT_SUBSCRIPTION, [
+    const [row] = await tx.query<postgres.Row>(INSERT_SUBSCRIPTION, [
       opaqueId('sub'),
       account,
       method.card?.last4 === '0002' ? 'past_due' : 'active',
@@ -116,30 +114,30 @@ export async function insertSubscription(
 
 /** The subscription `id` of `account`; 404 `not_found` when there is none. */
 export async function findSubscription(
-  sql: postgres.Sql,
+  database: Database,
   account: string,
   id: string,
 ): Promise<Subscription> {
-  const [row] = await fromPostgres(sql).query<postgres.Row>(SELECT_SUBSCRIPTION, [id, account]);
+  const [row] = await database.db.query<postgres.Row>(SELECT_SUBSCRIPTION, [id, account]);
   if (!row) throw notFound();
   return toSubscription(row);
 }
 
 /** Changes a subscription that is not canceled (else 409) and emits subscription.updated. */
 export async function updateSubscription(
-  sql: postgres.Sql,
+  database: Database,
   account: string,
   id: string,
   body: z.infer<typeof UpdateSubscriptionSchema>,
   now: number,
 ): Promise<Subscription> {
-  return sql.begin(async (tx) => {
+  return database.transaction(async (_tx, tx) => {
     const current = await lock(tx, account, id);
     if (current.status === 'canceled') {
       throw problem('invalid_state_transition', { detail: 'A canceled subscription cannot be changed.' });
     }
     const at = new Date(now);
-    const [row] = await fromPostgres(tx).query<postgres.Row>(UPDATE_SUBSCRIPTION, [
+    const [row] = await tx.query<postgres.Row>(UPDATE_SUBSCRIPTION, [
       id,
       body.plan ?? current.plan,
       body.quantity ?? current.quantity,
@@ -152,16 +150,16 @@ export async function updateSubscription(
 
 /** Cancels a subscription (a canceled one is answered as it is) and emits subscription.updated. */
 export async function cancelSubscription(
-  sql: postgres.Sql,
+  database: Database,
   account: string,
   id: string,
   now: number,
 ): Promise<Subscription> {
-  return sql.begin(async (tx) => {
+  return database.transaction(async (_tx, tx) => {
     const current = await lock(tx, account, id);
     if (current.status === 'canceled') return toSubscription(current);
     const at = new Date(now);
-    const [row] = await fromPostgres(tx).query<postgres.Row>(CANCEL_SUBSCRIPTION, [id, at]);
+    const [row] = await tx.query<postgres.Row>(CANCEL_SUBSCRIPTION, [id, at]);
     return updated(tx, account, row, at);
   });
 }
