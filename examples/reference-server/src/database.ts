@@ -126,7 +126,8 @@ export async function openPgDatabase(options: PgDatabaseOptions = {}): Promise<P
       pool,
       'postgres',
       `PostgreSQL at ${url.hostname}:${url.port || 5432}${url.pathname}`,
-      () => pool.end(),
+      // Ended already (a test taking the database away) is closed.
+      () => (pool.ended ? Promise.resolve() : pool.end()),
       options.onIdleError,
     );
   }
@@ -137,7 +138,7 @@ export async function openPgDatabase(options: PgDatabaseOptions = {}): Promise<P
     'pglite',
     engine.description,
     async () => {
-      await pool.end();
+      if (!pool.ended) await pool.end();
       await engine.stop();
     },
     options.onIdleError,

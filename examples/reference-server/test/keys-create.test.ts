@@ -97,7 +97,7 @@ it("a key refused while unknown is refused until the negative cache's second is 
   try {
     const key = 'hf_test_createdLater00000000000000001';
     for (let i = 0; i < 3; i++) expect(await statusWith(t.url, key)).toBe(401);
-    await dbApiKeyStore(fromPostgres(t.server.sql)).save({ key, account: 'acct_later', scopes: ['*'] });
+    await dbApiKeyStore(t.server.db).save({ key, account: 'acct_later', scopes: ['*'] });
     // Remembered as unknown for one second from the first refusal: no lookup until then.
     expect(await statusWith(t.url, key)).toBe(401);
     now += 999;
