@@ -3,7 +3,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { dbApiKeyStore } from '@holdfast/api-keys';
-import { fromPostgres } from '@holdfast/db/postgres';
 import { seedPgliteDataDir } from '@holdfast/pg/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type RunningServer, startServer } from '../src/server';
