@@ -4,7 +4,6 @@ import type { Keyring } from '@holdfast/cursor-pagination';
 import type { Db } from '@holdfast/db';
 import { type Migration, readMigrations } from '@holdfast/db/migrate';
 import { migrations as idempotencyMigrations } from '@holdfast/idempotency';
-import { connect, type Database } from '@holdfast/pg';
 import { migrations as deliveryMigrations } from '@holdfast/webhook-delivery';
 import { migrations as verifierMigrations } from '@holdfast/webhook-verifier/postgres';
 import type { Config } from './config';
@@ -44,9 +43,6 @@ export interface Pools<D> {
   readonly worker: D;
   close(): Promise<void>;
 }
-
-/** The pools of a server process on postgres.js. */
-export type Databases = Pools<Database>;
 
 /** What {@link openPools} asks of a driver: one pool, as these options say. */
 type OpenPool<D> = (options: {
@@ -95,30 +91,10 @@ async function openPools<D extends { readonly kind: 'pglite' | 'postgres'; close
   };
 }
 
-/** The server's pools on postgres.js. */
-export function openDatabases(config: Config): Promise<Databases> {
-  return openPools(config, (options) =>
-    connect({
-      databaseUrl: options.databaseUrl,
-      dataDir: options.dataDir,
-      max: options.max,
-      applicationName: options.applicationName,
-      ...(options.timeouts
-        ? {
-            parameters: {
-              statement_timeout: options.timeouts.statementMs,
-              lock_timeout: options.timeouts.lockMs,
-            },
-          }
-        : {}),
-    }),
-  );
-}
-
 /**
- * The server's pools on node-postgres, as {@link openDatabases} opens them on postgres.js: what
- * the server runs on once every package it calls takes a `Db`; `keys:create` and `npm run seed`
- * already do. `onIdleError` hears a connection that failed while idle.
+ * The server's pools, on node-postgres (a terminated backend rejects that connection's queries
+ * and the pool replaces it; the process goes on). `onIdleError` hears a connection that failed
+ * while idle.
  */
 export function openPgPools(
   config: Config,
