@@ -13,11 +13,11 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, connect as netConnect } from 'node:net';
 import type { Db } from '@holdfast/db';
+import { migrate } from '@holdfast/db/migrate';
 import { fromPg } from '@holdfast/db/pg';
 import { fromPostgres, postgresTransaction } from '@holdfast/db/postgres';
 import { type IdempotentRequest, idempotent, migrations } from '@holdfast/idempotency';
 import { withIdempotency } from '@holdfast/idempotency/hono';
-import { migrate } from '@holdfast/pg-migrate';
 import { onProblem } from '@holdfast/problem-details/hono';
 import { jsonBody, requestId } from '@holdfast/request-guards/hono';
 import { type Context, Hono } from 'hono';
@@ -226,7 +226,7 @@ const counted = client(relayUrl.toString(), true);
 const countedPg = pgClient(relayUrl.toString());
 try {
   await sql.unsafe(`create schema ${benchSchema}`);
-  await migrate(sql, migrations());
+  await migrate(fromPostgres(sql), migrations());
   await sql`create table payments (id bigserial primary key, account text not null, amount bigint not null, currency text not null)`;
   await Promise.all([pgDirect.connect(), countedPg.connect()]);
   const app = paymentsApp(sql);

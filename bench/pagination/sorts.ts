@@ -12,7 +12,8 @@
 import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { cursorBinding, encodeCursor, type Keyring } from '@holdfast/cursor-pagination';
-import { migrate } from '@holdfast/pg-migrate';
+import { migrate } from '@holdfast/db/migrate';
+import { fromPostgres, postgresTransaction } from '@holdfast/db/postgres';
 import { acceptedSorts, parseSort, sortExpressions } from '@holdfast/sort-allowlist';
 import postgres from 'postgres';
 import { allMigrations } from '../../examples/reference-server/src/db';
@@ -89,7 +90,7 @@ async function main(): Promise<void> {
   await sql.unsafe(`create schema ${schema}`);
   try {
     const loadStart = performance.now();
-    await migrate(sql, await allMigrations());
+    await migrate(fromPostgres(sql), await allMigrations());
     // Build the orders' indexes after the load (the same definitions the migrations made).
     const indexes = await sql<{ indexdef: string; indexname: string }[]>`
       select indexname, indexdef from pg_indexes
@@ -128,7 +129,12 @@ async function main(): Promise<void> {
       for (const filter of [{}, { status: 'shipped' }]) {
         const deepCursor = await middleCursor(raw, filter);
         const page = (cursor: string | undefined) =>
-          listOrders(sql, keyring, account, { sort: raw, limit: String(LIMIT), cursor, ...filter });
+          listOrders({ db: fromPostgres(sql), transaction: postgresTransaction(sql) }, keyring, account, {
+            sort: raw,
+            limit: String(LIMIT),
+            cursor,
+            ...filter,
+          });
         const first = await timed(() => page(undefined));
         const deep = await timed(() => page(deepCursor));
         // What PostgreSQL itself spends on each statement, apart from the machine's load.

@@ -1,6 +1,5 @@
 import { dbApiKeyStore, scopeFor } from '@holdfast/api-keys';
 import { apiKeyAuth, requireScope } from '@holdfast/api-keys/hono';
-import { fromPostgres } from '@holdfast/db/postgres';
 import { clipEcho, problem } from '@holdfast/problem-details';
 import { notFoundProblem, onProblem, problemResponse, problemTypeBase } from '@holdfast/problem-details/hono';
 import { strictQueries } from '@holdfast/problem-details/openapi';
@@ -208,10 +207,10 @@ export function buildApp(deps: Deps, options: AppOptions = {}): App {
     app.use(path, publicLimit);
   }
   app.get('/healthz', async (c) => {
-    await deps.sql`select 1`;
+    await deps.db.query('select 1');
     return c.json({ status: 'ok' });
   });
-  healthRoutes(app, options.ready ?? readiness(deps.sql, []));
+  healthRoutes(app, options.ready ?? readiness(deps.db, []));
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',
     scheme: 'bearer',
@@ -266,7 +265,7 @@ export function buildApp(deps: Deps, options: AppOptions = {}): App {
   const failures = addressLimiter(deps);
   v1.use(
     apiKeyAuth({
-      store: dbApiKeyStore(fromPostgres(deps.sql)),
+      store: dbApiKeyStore(deps.db),
       realm: 'holdfast',
       failures: perAddress(failures),
       now: deps.now,

@@ -1,7 +1,6 @@
 import { parseArgs } from 'node:util';
 import { createKey, dbApiKeyStore } from '@holdfast/api-keys';
-import { fromPostgres } from '@holdfast/db/postgres';
-import { migrate } from '@holdfast/pg-migrate';
+import { migrate } from '@holdfast/db/migrate';
 import { ALL_SCOPES, loadConfig } from './config';
 import { allMigrations, openDatabase } from './db';
 
@@ -50,8 +49,8 @@ const db = await openDatabase(config, 'join').catch((error: unknown) => {
   process.exit(1);
 });
 try {
-  await migrate(db.sql, await allMigrations());
-  const key = await createKey(dbApiKeyStore(fromPostgres(db.sql)), values.account, scopes, mode);
+  await migrate(db.db, await allMigrations());
+  const key = await createKey(dbApiKeyStore(db.db), values.account, scopes, mode);
   console.log(
     `API key for ${values.account}, ${mode} mode (${scopes.join(', ')}), in ${db.description}. It is shown this once:\n${key}`,
   );

@@ -1,8 +1,8 @@
 import type { Principal } from '@holdfast/api-keys';
 import type { Keyring } from '@holdfast/cursor-pagination';
+import type { Db, Listener, Transaction } from '@holdfast/db';
 import type { RedisScripting } from '@holdfast/rate-limit/redis';
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import type postgres from 'postgres';
 import type { Config } from './config';
 import type { Logger } from './observability/logger';
 import type { Metrics } from './observability/metrics';
@@ -22,9 +22,19 @@ export interface AppEnv {
 /** The app type every route module registers on. */
 export type App = OpenAPIHono<AppEnv>;
 
+/**
+ * The database as the server's code sees it, whichever driver is behind it: statements on any
+ * connection of the pool, and transactions (`transaction(async (_tx, db) => ...)`).
+ */
+export interface Database {
+  readonly db: Db;
+  readonly transaction: Transaction<unknown>;
+}
+
 /** What route modules get: wiring only, no logic. */
-export interface Deps {
-  readonly sql: postgres.Sql;
+export interface Deps extends Database {
+  /** LISTEN/NOTIFY for the delivery workers' wake-ups; absent: they poll. */
+  readonly listener?: Listener | undefined;
   readonly config: Config;
   /** The cursor-signing keyring of `@holdfast/cursor-pagination`. */
   readonly keyring: Keyring;

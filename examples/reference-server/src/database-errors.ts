@@ -45,6 +45,24 @@ const TIMEOUT_STATES = new Set([
   '55P03', // lock_not_available: lock_timeout
 ]);
 
+// node-postgres (pg, pg-pool) raises a plain Error without a code for a connection it lost or
+// could not get: these messages, fixed in its source, are its only mark.
+const CONNECTION_MESSAGES = [
+  'Connection terminated unexpectedly', // the server closed the socket (terminated backend, stop)
+  'Connection terminated', // the client ended under a query (also '... due to connection timeout')
+  'timeout exceeded when trying to connect', // pg-pool: no connection within connectionTimeoutMillis
+  'Client has encountered a connection error and is not queryable',
+  'Client was closed and is not queryable',
+  'Cannot use a pool after calling end on the pool', // a request that outlived shutdown
+  'Query read timeout', // pg's query_timeout: the server stopped answering
+];
+
+function messageFailure(error: unknown): DatabaseFailure | undefined {
+  if (!(error instanceof Error) || codeOf(error) !== undefined) return undefined;
+  const { message } = error;
+  return CONNECTION_MESSAGES.some((known) => message.startsWith(known)) ? 'unavailable' : undefined;
+}
+
 function codeOf(error: unknown): string | undefined {
   if (typeof error !== 'object' || error === null || !('code' in error)) return undefined;
   return typeof error.code === 'string' ? error.code : undefined;
@@ -61,7 +79,8 @@ function classify(code: string | undefined): DatabaseFailure | undefined {
 
 /**
  * The one classifier of database failures, for the crash converter (503 with Retry-After
- * instead of 500): postgres.js connection codes, socket errors, SQLSTATE class 08 and the
+ * instead of 500): postgres.js connection codes, node-postgres's connection messages (it gives
+ * those no code), socket errors, SQLSTATE class 08 and the
  * shutdown, start-up and capacity states, statement and lock timeouts. An error that wraps
  * another (`cause`, as a rethrow or a problem built from it does) or gathers several
  * (`AggregateError`, as a connection tried on IPv4 and IPv6 does) is judged by what it holds;
@@ -83,7 +102,7 @@ export function databaseFailure(error: unknown): DatabaseFailure | undefined {
     seen.add(current);
     // A client problem (a 409 built from a lost lease, say) is already its answer.
     if (isProblemError(current) && current.status < 500) return undefined;
-    const found = classify(codeOf(current));
+    const found = classify(codeOf(current)) ?? messageFailure(current);
     if (found) return found;
     if (current instanceof AggregateError) queue.push(...current.errors);
     if (current instanceof Error && current.cause !== undefined) queue.push(current.cause);

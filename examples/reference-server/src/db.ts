@@ -1,43 +1,57 @@
 import { randomBytes } from 'node:crypto';
 import { migrations as apiKeyMigrations } from '@holdfast/api-keys';
 import type { Keyring } from '@holdfast/cursor-pagination';
+import type { Db } from '@holdfast/db';
+import { type Migration, readMigrations } from '@holdfast/db/migrate';
 import { migrations as idempotencyMigrations } from '@holdfast/idempotency';
-import { connect, type Database } from '@holdfast/pg';
-import type { Migration } from '@holdfast/pg-migrate';
-import { readMigrations } from '@holdfast/pg-migrate/files';
 import { migrations as deliveryMigrations } from '@holdfast/webhook-delivery';
 import { migrations as verifierMigrations } from '@holdfast/webhook-verifier/postgres';
-import type postgres from 'postgres';
 import type { Config } from './config';
+import { openPgDatabase, type PgDatabase } from './database';
 
 const MIGRATIONS_DIR = new URL('../migrations/', import.meta.url);
 
 /**
- * Opens PostgreSQL (`DATABASE_URL`) or embedded PGlite under `dataDir`, through postgres.js either
- * way. A PGlite directory another process holds is refused, or with `whenHeld: 'join'` (the CLI)
- * reached through that process's socket: never opened twice.
+ * Opens PostgreSQL (`DATABASE_URL`) or embedded PGlite under `dataDir` for a command-line tool,
+ * on node-postgres. A PGlite directory another process holds is refused, or with
+ * `whenHeld: 'join'` reached through that process's socket: never opened twice.
  */
-export function openDatabase(config: Config, whenHeld: 'refuse' | 'join' = 'refuse'): Promise<Database> {
-  return connect({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, max: 10, whenHeld });
+export function openDatabase(config: Config, whenHeld: 'refuse' | 'join' = 'refuse'): Promise<PgDatabase> {
+  return openPgDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    max: 2,
+    whenHeld,
+    applicationName: 'holdfast cli',
+  });
 }
 
-/** The pools of a server process: the API's and the workers', apart (issue 28). */
-export interface Databases {
+/** The pools of a server process: the API's and the workers', apart. */
+export interface Pools<D> {
   /**
    * The API's pool (`HOLDFAST_API_POOL_SIZE`): every statement under `statement_timeout` and
    * `lock_timeout`, so a locked table answers 503 instead of holding requests. Absent in a
    * worker-only process.
    */
-  readonly api: Database | undefined;
+  readonly api: D | undefined;
   /**
    * The workers' pool (`HOLDFAST_WORKER_POOL_SIZE`), without timeouts: a worker may wait on a lock
    * for as long as it takes without holding a connection the API needs, and the reverse. Also runs
    * the start-up work (migrations, seeding), which must not be cut at the API's timeout; in an
    * API-only process it has one connection.
    */
-  readonly worker: Database;
+  readonly worker: D;
   close(): Promise<void>;
 }
+
+/** What {@link openPools} asks of a driver: one pool, as these options say. */
+type OpenPool<D> = (options: {
+  databaseUrl: string | undefined;
+  dataDir: string;
+  max: number;
+  applicationName: string;
+  timeouts?: { statementMs: number; lockMs: number };
+}) => Promise<D>;
 
 /**
  * Opens the pools `config.role` needs. On PostgreSQL, two pools; on PGlite, one connection that
@@ -45,9 +59,12 @@ export interface Databases {
  * session to separate, no lock one session can hold against another, and no timeout (PGlite
  * ignores start-up parameters and enforces no `statement_timeout`).
  */
-export async function openDatabases(config: Config): Promise<Databases> {
+async function openPools<D extends { readonly kind: 'pglite' | 'postgres'; close(): Promise<void> }>(
+  config: Config,
+  open: OpenPool<D>,
+): Promise<Pools<D>> {
   const { database } = config;
-  const worker = await connect({
+  const worker = await open({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     max: config.role === 'api' ? 1 : database.workerPoolSize,
@@ -55,11 +72,12 @@ export async function openDatabases(config: Config): Promise<Databases> {
   });
   if (config.role === 'worker') return { api: undefined, worker, close: () => worker.close() };
   if (worker.kind === 'pglite') return { api: worker, worker, close: () => worker.close() };
-  const api = await connect({
+  const api = await open({
     databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
     max: database.apiPoolSize,
     applicationName: 'holdfast api',
-    parameters: apiTimeouts(config),
+    timeouts: { statementMs: database.statementTimeoutMs, lockMs: database.lockTimeoutMs },
   }).catch(async (error: unknown) => {
     await worker.close();
     throw error;
@@ -73,16 +91,25 @@ export async function openDatabases(config: Config): Promise<Databases> {
   };
 }
 
-/** The API pool's start-up parameters: its statement and lock timeouts, in milliseconds. */
-export function apiTimeouts(config: Config): Record<string, number> {
-  return {
-    statement_timeout: config.database.statementTimeoutMs,
-    lock_timeout: config.database.lockTimeoutMs,
-  };
+/**
+ * The server's pools, on node-postgres (a terminated backend rejects that connection's queries
+ * and the pool replaces it; the process goes on). `onIdleError` hears a connection that failed
+ * while idle.
+ */
+export function openPgPools(
+  config: Config,
+  onIdleError?: (error: Error) => void,
+): Promise<Pools<PgDatabase>> {
+  return openPools(config, (options) =>
+    openPgDatabase({ ...options, ...(onIdleError ? { onIdleError } : {}) }),
+  );
 }
 
-/** The versioned SQL files of `migrations/`, in name order (`NNN_<what>.sql`). */
-function migrationFiles(): Promise<Migration[]> {
+/**
+ * The server's own tables: `migrations/NNN_<what>.sql`, in name order. They create and change
+ * only the server's tables; the packages' tables are the packages' own migrations.
+ */
+export function serverMigrations(): Promise<Migration[]> {
   return readMigrations(MIGRATIONS_DIR);
 }
 
@@ -97,7 +124,7 @@ export async function allMigrations(): Promise<Migration[]> {
     ...idempotencyMigrations(),
     ...deliveryMigrations(),
     ...verifierMigrations(),
-    ...(await migrationFiles()),
+    ...(await serverMigrations()),
   ];
 }
 
@@ -105,15 +132,16 @@ export async function allMigrations(): Promise<Migration[]> {
  * The cursor keyring: `HOLDFAST_CURSOR_SECRET` when set, else a secret generated on first start
  * and kept in `holdfast_settings`, so cursors stay valid across restarts and instances.
  */
-export async function cursorKeyring(sql: postgres.Sql, configured: string | undefined): Promise<Keyring> {
+export async function cursorKeyring(db: Db, configured: string | undefined): Promise<Keyring> {
   if (configured) return { current: 'env', keys: { env: configured } };
-  await sql`
-    insert into holdfast_settings (name, value)
-    values ('cursor_secret', ${randomBytes(32).toString('base64url')})
-    on conflict (name) do nothing`;
-  const [row] = await sql<
-    { value: string }[]
-  >`select value from holdfast_settings where name = 'cursor_secret'`;
+  await db.query(
+    `insert into holdfast_settings (name, value) values ('cursor_secret', $1::text)
+     on conflict (name) do nothing`,
+    [randomBytes(32).toString('base64url')],
+  );
+  const [row] = await db.query<{ value: string }>(
+    "select value from holdfast_settings where name = 'cursor_secret'",
+  );
   if (!row) throw new Error('cursor secret missing after insert');
   return { current: 'db1', keys: { db1: row.value } };
 }

@@ -1,4 +1,4 @@
-import type postgres from 'postgres';
+import type { Db } from '@holdfast/db';
 import type { WindowQuota } from './config';
 import { problem } from './problems';
 
@@ -10,6 +10,13 @@ const ACTIONS = {
 
 export type QuotaAction = keyof typeof ACTIONS;
 
+const TAKE = `insert into holdfast_endpoint_quotas as q (endpoint_id, action, window_start, used)
+  values ($1::text, $2::text, $3::timestamptz, 1)
+  on conflict (endpoint_id, action) do update set
+    window_start = case when q.window_start <= $4::timestamptz then excluded.window_start else q.window_start end,
+    used = case when q.window_start <= $4::timestamptz then 1 else q.used + 1 end
+  returning used, window_start`;
+
 /**
  * Counts one `action` against the endpoint's quota for the current window, inside the caller's
  * transaction, or throws 429 `rate_limited` with `Retry-After` (the seconds until the window
@@ -20,14 +27,14 @@ export type QuotaAction = keyof typeof ACTIONS;
  *
  * @example
  * ```ts
- * await sql.begin(async (tx) => {
- *   await takeEndpointQuota(tx, { endpointId, action: 'test', quota: config.endpointQuotas.testEvents, now: deps.now() });
+ * await transaction(async (_, db) => {
+ *   await takeEndpointQuota(db, { endpointId, action: 'test', quota: config.endpointQuotas.testEvents, now: deps.now() });
  *   // ... send the test event
  * });
  * ```
  */
 export async function takeEndpointQuota(
-  tx: postgres.TransactionSql,
+  tx: Db,
   {
     endpointId,
     action,
@@ -37,13 +44,12 @@ export async function takeEndpointQuota(
 ): Promise<void> {
   const at = new Date(now);
   const expired = new Date(now - quota.windowMs);
-  const [row] = await tx<{ used: number; window_start: Date | string }[]>`
-    insert into holdfast_endpoint_quotas as q (endpoint_id, action, window_start, used)
-    values (${endpointId}, ${action}, ${at}, 1)
-    on conflict (endpoint_id, action) do update set
-      window_start = case when q.window_start <= ${expired} then excluded.window_start else q.window_start end,
-      used = case when q.window_start <= ${expired} then 1 else q.used + 1 end
-    returning used, window_start`;
+  const [row] = await tx.query<{ used: number; window_start: Date | string }>(TAKE, [
+    endpointId,
+    action,
+    at,
+    expired,
+  ]);
   if (!row || row.used <= quota.limit) return;
   const start =
     row.window_start instanceof Date ? row.window_start.getTime() : Date.parse(String(row.window_start));

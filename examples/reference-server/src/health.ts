@@ -1,12 +1,12 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Db } from '@holdfast/db';
 import { problem } from '@holdfast/problem-details';
 import { notFoundProblem, onProblem } from '@holdfast/problem-details/hono';
 import { problemResponsesFor } from '@holdfast/problem-details/openapi';
 import { requestId } from '@holdfast/request-guards/hono';
 import { getRequestListener } from '@hono/node-server';
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
-import type postgres from 'postgres';
 import { json } from './api/fields';
 import type { App, AppEnv } from './context';
 
@@ -21,22 +21,22 @@ export type Readiness = () => Promise<string | undefined>;
 const READY_WITHIN_MS = 2000;
 
 /**
- * The readiness of `sql`: it answers within {@link READY_WITHIN_MS}, and `holdfast_migrations`
+ * The readiness of `db`: it answers within {@link READY_WITHIN_MS}, and `holdfast_migrations`
  * holds every id of `expected` (a process older or newer than its database is not ready).
  *
  * @example
  * ```ts
- * const ready = readiness(sql, (await allMigrations()).map((m) => m.id));
+ * const ready = readiness(db, (await allMigrations()).map((m) => m.id));
  * ```
  */
-export function readiness(sql: postgres.Sql, expected: readonly string[]): Readiness {
+export function readiness(db: Db, expected: readonly string[]): Readiness {
   return async () => {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const late = new Promise<string>((resolve) => {
       timer = setTimeout(() => resolve('the database did not answer in time'), READY_WITHIN_MS);
     });
     const check = (async () => {
-      const rows = await sql<{ id: string }[]>`select id from holdfast_migrations`;
+      const rows = await db.query<{ id: string }>('select id from holdfast_migrations');
       const applied = new Set(rows.map((row) => row.id));
       const missing = expected.filter((id) => !applied.has(id));
       return missing.length === 0 ? undefined : `${missing.length} migration(s) not applied`;
@@ -87,7 +87,7 @@ const readyz = createRoute({
  *
  * @example
  * ```ts
- * healthRoutes(app, readiness(sql, ids));
+ * healthRoutes(app, readiness(db, ids));
  * ```
  */
 export function healthRoutes(app: App, ready: Readiness): void {
@@ -113,7 +113,7 @@ export interface HealthServer {
  *
  * @example
  * ```ts
- * const health = await serveHealth(readiness(sql, ids), 9465, '127.0.0.1');
+ * const health = await serveHealth(readiness(db, ids), 9465, '127.0.0.1');
  * await health.close();
  * ```
  */

@@ -1,8 +1,8 @@
-import { fromPostgres, postgresTransaction } from '@holdfast/db/postgres';
+import type { Db } from '@holdfast/db';
 import { opaqueId } from '@holdfast/request-guards';
 import { type PostgresInbox, postgresInbox } from '@holdfast/webhook-verifier/postgres';
 import { eventVersion } from '@holdfast/webhook-verifier/receiver';
-import type postgres from 'postgres';
+import type { Database } from './context';
 
 /**
  * What this server's receiver does with verified events: the durable inbox of
@@ -22,8 +22,8 @@ export const INBOX_MAX_ATTEMPTS = 5;
 const KNOWN_TYPE = /^(order|refund|payment|payment_method|subscription)\.[a-z_]+$/;
 
 /** The server's inbox: ids shaped as the API shows them (`inb_...`). */
-export function serverInbox(sql: postgres.Sql): PostgresInbox {
-  return postgresInbox(fromPostgres(sql), { newId: () => opaqueId('inb') });
+export function serverInbox(db: Db): PostgresInbox {
+  return postgresInbox(db, { newId: () => opaqueId('inb') });
 }
 
 /**
@@ -32,15 +32,15 @@ export function serverInbox(sql: postgres.Sql): PostgresInbox {
  *
  * @example
  * ```ts
- * while ((await processInbox(sql)) > 0);
+ * while ((await processInbox(deps)) > 0);
  * ```
  */
 export function processInbox(
-  sql: postgres.Sql,
+  database: Database,
   batch = 50,
   log: (message: string) => void = (message) => console.error(message),
 ): Promise<number> {
-  return serverInbox(sql).process(postgresTransaction(sql), {
+  return serverInbox(database.db).process(database.transaction, {
     types: (type) => KNOWN_TYPE.test(type),
     versions: (entry) => eventVersion(entry.payload),
     batch,

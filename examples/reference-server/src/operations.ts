@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
+import type { Db } from '@holdfast/db';
 import Redis from 'ioredis';
-import type postgres from 'postgres';
 import type { Config } from './config';
 import { createLogger, type Logger } from './observability/logger';
 import { createMetrics, type Metrics } from './observability/metrics';
@@ -25,13 +25,13 @@ export interface Operations {
  *
  * @example
  * ```ts
- * const ops = await startOperations(config, sql, process.env);
+ * const ops = await startOperations(config, db, process.env);
  * await ops.close();
  * ```
  */
 export async function startOperations(
   config: Config,
-  sql: postgres.Sql,
+  db: Db,
   env: Readonly<Record<string, string | undefined>>,
 ): Promise<Operations> {
   const log = createLogger(env);
@@ -60,7 +60,7 @@ export async function startOperations(
   let server: Server | undefined;
   let metricsUrl: string | undefined;
   if (config.metricsPort !== undefined) {
-    metrics = createMetrics({ sql });
+    metrics = createMetrics({ db });
     server = await serveMetrics(metrics.registry, config.metricsPort, config.host);
     const address = server.address();
     if (address && typeof address === 'object') {

@@ -1,6 +1,5 @@
-import { fromPostgres } from '@holdfast/db/postgres';
+import type { Db } from '@holdfast/db';
 import { enqueueEvent } from '@holdfast/webhook-delivery';
-import type postgres from 'postgres';
 import type { EventType } from './event-types';
 
 /** An event about a resource, written in the business transaction (the transactional outbox). */
@@ -21,9 +20,9 @@ export interface ResourceEvent {
  * await emit(tx, { account, type: 'order.refunded', resourceId: order.id, object: order, now: Date.now() });
  * ```
  */
-export async function emit(tx: postgres.TransactionSql, event: ResourceEvent): Promise<void> {
+export async function emit(tx: Db, event: ResourceEvent): Promise<void> {
   await enqueueEvent(
-    fromPostgres(tx),
+    tx,
     { account: event.account, type: event.type, resourceId: event.resourceId, object: event.object },
     { now: () => event.now },
   );

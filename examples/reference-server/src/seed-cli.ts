@@ -1,6 +1,5 @@
 import { createKey, dbApiKeyStore } from '@holdfast/api-keys';
-import { fromPostgres } from '@holdfast/db/postgres';
-import { migrate } from '@holdfast/pg-migrate';
+import { migrate } from '@holdfast/db/migrate';
 import { loadConfig } from './config';
 import { allMigrations, openDatabase } from './db';
 import { demoReceiverPath } from './demo/receiver';
@@ -36,9 +35,8 @@ const db = await openDatabase(config, 'join').catch((error: unknown) => {
 // server's own, which must not carry this process's statements while it answers the seeding.
 let key: string | undefined;
 try {
-  await migrate(db.sql, await allMigrations());
-  if (await databaseIsEmpty(db.sql))
-    key = await createKey(dbApiKeyStore(fromPostgres(db.sql)), 'acct_demo', ['*']);
+  await migrate(db.db, await allMigrations());
+  if (await databaseIsEmpty(db.db)) key = await createKey(dbApiKeyStore(db.db), 'acct_demo', ['*']);
   else console.error(`${db.description} already holds data: nothing was seeded.`);
 } finally {
   await db.close();

@@ -1,16 +1,19 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createKey, dbApiKeyStore } from '@holdfast/api-keys';
-import { fromPostgres } from '@holdfast/db/postgres';
+import { createKey, dbApiKeyStore, keyAccounts } from '@holdfast/api-keys';
+import type { Db, Transaction } from '@holdfast/db';
+import { migrate } from '@holdfast/db/migrate';
+import { pgListener } from '@holdfast/db/pg';
+import { fromPostgres, postgresTransaction } from '@holdfast/db/postgres';
 import { schedulePurge } from '@holdfast/idempotency';
 import type { Database } from '@holdfast/pg';
-import { migrate } from '@holdfast/pg-migrate';
 import { createHonoServer } from '@holdfast/request-guards/node';
-import type postgres from 'postgres';
+import type pg from 'pg';
 import { buildApp } from './app';
 import { type Config, loadConfig } from './config';
-import type { Deps } from './context';
-import { allMigrations, cursorKeyring, type Databases, openDatabases } from './db';
+import type { Database as DbAccess, Deps } from './context';
+import type { PgDatabase } from './database';
+import { allMigrations, cursorKeyring, openPgPools, type Pools } from './db';
 import { demoReceiverRoutes } from './demo/receiver';
 import { databaseIsEmpty, httpApiCall, type SeedSummary, seedDemoData } from './demo/seed';
 import { type HealthServer, readiness, serveHealth } from './health';
@@ -41,15 +44,20 @@ export interface RunningServer {
   /** `http://host:port`, or an empty string for a worker-only process. */
   readonly url: string;
   readonly config: Config;
-  readonly sql: postgres.Sql;
+  /** Statements on the pool this process serves from (the API's; the workers' in a worker-only process). */
+  readonly db: Db;
+  /** Transactions on that pool. */
+  readonly transaction: Transaction<unknown>;
+  /** That pool, when the server opened it (absent with `database`): tests end it to see the database go. */
+  readonly pool: pg.Pool | undefined;
   /** Where the data lives, for the start-up banner. */
   readonly database: string;
   /** `http://host:port/metrics` when `HOLDFAST_METRICS_PORT` is set. */
   readonly metricsUrl: string | undefined;
   /** `http://host:port` of `/livez` and `/readyz` when `HOLDFAST_HEALTH_PORT` is set. */
   readonly healthUrl: string | undefined;
-  /** The workers' pool (the same as `sql` on PGlite, in a worker-only process, or with `database`). */
-  readonly workerSql: postgres.Sql;
+  /** Statements on the workers' pool (the same as `db` on PGlite, in a worker-only process, or with `database`). */
+  readonly workerDb: Db;
   /** A demo key created on this start (first run of a fresh database only): shown once. */
   readonly demoKey: string | undefined;
   /** The demo data set written with the demo key on this start, if it was. */
@@ -78,33 +86,43 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   const env = { ...process.env, ...options.env };
   const config = loadConfig(env, options.argv ?? []);
   const given = options.database;
-  const dbs: Databases = given
-    ? { api: config.role === 'worker' ? undefined : given, worker: given, close: () => Promise.resolve() }
-    : await openDatabases(config);
-  const closeDatabase = () => dbs.close();
+  // A connection that fails while idle in a pool: the pool has dropped it already, so it is said
+  // once the logger exists, and nothing else is done.
+  let idleErrorLog: ((error: Error) => void) | undefined;
+  const pools: Pools<PgDatabase> | undefined = given
+    ? undefined
+    : await openPgPools(config, (error) => idleErrorLog?.(error));
+  const closeDatabase = () => pools?.close() ?? Promise.resolve();
+  const givenAccess: DbAccess | undefined = given
+    ? { db: fromPostgres(given.sql), transaction: postgresTransaction(given.sql) }
+    : undefined;
   // The pool this process serves from: the API's, or the workers' in a worker-only process.
   // Start-up work (migrations, seeding) runs on the workers' pool, which has no statement timeout.
-  const db = dbs.api ?? dbs.worker;
-  const startup = dbs.worker.sql;
+  const served = pools ? (pools.api ?? pools.worker) : undefined;
+  const api: DbAccess = givenAccess ?? (served as PgDatabase);
+  const worker: DbAccess = givenAccess ?? (pools as Pools<PgDatabase>).worker;
+  const description = given?.description ?? (served as PgDatabase).description;
+  const startup = worker.db;
   const stoppables: Stoppable[] = [];
   let http: Server | undefined;
   let health: HealthServer | undefined;
   let ops: Awaited<ReturnType<typeof startOperations>> | undefined;
   try {
-    ops = await startOperations(config, db.sql, env);
+    ops = await startOperations(config, api.db, env);
+    const log = ops.log;
+    idleErrorLog = (error) => log.warn({ err: error.message }, 'an idle database connection failed');
     const migrations = await allMigrations();
     await migrate(startup, migrations);
-    const keys = dbApiKeyStore(fromPostgres(startup));
+    const keys = dbApiKeyStore(startup);
     for (const key of config.apiKeys) await keys.save(key);
     let demoKey: string | undefined;
     if (config.seedDemoKey) {
-      const [row] = await startup<{ count: number }[]>`select count(*)::int as count from holdfast_api_keys`;
-      if (row?.count === 0) demoKey = await createKey(keys, 'acct_demo', ['*']);
+      if ((await keyAccounts(startup)).length === 0) demoKey = await createKey(keys, 'acct_demo', ['*']);
     }
     // Egress: refuse a start that cannot bind its addresses, then publish the list (notifying on a change).
-    await announceSourceAddresses(startup, config, Date.now, ops.log);
+    await announceSourceAddresses(worker, config, Date.now, ops.log);
     const deps: Deps = {
-      sql: db.sql,
+      ...api,
       config,
       keyring: await cursorKeyring(startup, config.cursorSecret),
       now: options.now ?? Date.now,
@@ -113,7 +131,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       metrics: ops.metrics,
     };
     const ready = readiness(
-      db.sql,
+      api.db,
       migrations.map((migration) => migration.id),
     );
     let url = '';
@@ -137,7 +155,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       const address = server.address() as AddressInfo;
       const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
       url = `http://${host}:${address.port}`;
-      if (demoKey !== undefined && config.seedDemoData && (await databaseIsEmpty(db.sql))) {
+      if (demoKey !== undefined && config.seedDemoData && (await databaseIsEmpty(api.db))) {
         // Through the API itself, over HTTP, as a client would: a failure leaves a working server.
         demoData = await seedDemoData({
           call: httpApiCall(url, demoKey),
@@ -150,11 +168,17 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       }
     }
     if (config.role !== 'api') {
-      const workerSql = dbs.worker.sql;
-      stoppables.push(startWebhookWorkers({ ...deps, sql: workerSql }));
-      stoppables.push(startSettlementWorker({ sql: workerSql, now: deps.now }));
+      // LISTEN holds one connection of the workers' pool for good: only where the pool has another
+      // for the rounds (PGlite has no second session; with one connection the workers poll).
+      const workerPool = pools?.worker;
+      const listener =
+        workerPool?.kind === 'postgres' && config.database.workerPoolSize > 1
+          ? pgListener(workerPool.pool)
+          : undefined;
+      stoppables.push(startWebhookWorkers({ ...deps, ...worker, listener }));
+      stoppables.push(startSettlementWorker({ database: worker, now: deps.now }));
       stoppables.push(
-        schedulePurge(fromPostgres(workerSql), {
+        schedulePurge(worker.db, {
           onError: (error) => console.error('idempotency purge failed:', error),
         }),
       );
@@ -167,11 +191,13 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     return {
       url,
       config,
-      sql: db.sql,
-      database: db.description,
+      db: api.db,
+      transaction: api.transaction,
+      pool: pools ? (pools.api ?? pools.worker).pool : undefined,
+      database: description,
       metricsUrl: ops.metricsUrl,
       healthUrl: health?.url,
-      workerSql: dbs.worker.sql,
+      workerDb: worker.db,
       demoKey,
       demoData,
       close() {

@@ -1,4 +1,4 @@
-import type postgres from 'postgres';
+import type { Database } from './context';
 import { settleDuePayments } from './resources/payments/repository';
 import { LOOP_STATEMENT_TIMEOUT_MS, startLoop } from './workers';
 
@@ -9,19 +9,19 @@ import { LOOP_STATEMENT_TIMEOUT_MS, startLoop } from './workers';
  *
  * @example
  * ```ts
- * const settlement = startSettlementWorker({ sql, now: Date.now });
+ * const settlement = startSettlementWorker({ database: deps, now: Date.now });
  * await settlement.stop();
  * ```
  */
 export function startSettlementWorker(options: {
-  readonly sql: postgres.Sql;
+  readonly database: Database;
   readonly now: () => number;
   readonly idleMs?: number;
   readonly log?: (message: string) => void;
 }): { stop(): Promise<void> } {
   return startLoop(
     'payment settlement',
-    () => settleDuePayments(options.sql, options.now(), LOOP_STATEMENT_TIMEOUT_MS),
+    () => settleDuePayments(options.database, options.now(), LOOP_STATEMENT_TIMEOUT_MS),
     options.idleMs ?? 500,
     options.log ?? ((message) => console.error(message)),
   );

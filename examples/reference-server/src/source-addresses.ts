@@ -1,8 +1,8 @@
-import { tenantOf } from '@holdfast/api-keys';
-import { fromPostgres } from '@holdfast/db/postgres';
-import { checkEgress, egressSourceRanges, notifyAccounts } from '@holdfast/webhook-delivery';
-import type postgres from 'postgres';
+import { keyAccounts, tenantOf } from '@holdfast/api-keys';
+import type { Db } from '@holdfast/db';
+import { checkEgress, egressSourceRanges, endpointTenants, notifyAccounts } from '@holdfast/webhook-delivery';
 import { type Config, ConfigError } from './config';
+import type { Database } from './context';
 import type { Logger } from './observability/logger';
 
 /** The document of `GET /webhook-source-addresses`. */
@@ -26,22 +26,27 @@ const textArray = (list: readonly string[]) =>
 
 const described = (list: readonly string[]) => (list.length === 0 ? 'none published' : list.join(', '));
 
+const INSERT = `insert into holdfast_webhook_source_addresses (id, addresses, updated_at)
+  values (true, $1::text[], $2::timestamptz)
+  on conflict (id) do nothing`;
+const SELECT = 'select addresses, updated_at from holdfast_webhook_source_addresses where id';
+const UPDATE = `update holdfast_webhook_source_addresses
+  set addresses = $1::text[], updated_at = $2::timestamptz
+  where id`;
+
 interface Row {
   addresses: string[];
   updated_at: Date;
 }
 
 /** Every tenant of the server: both modes of each account with a key, and each tenant with endpoints. */
-async function everyTenant(sql: postgres.TransactionSql): Promise<string[]> {
-  const keys = await sql<{ account: string }[]>`select distinct account from holdfast_api_keys`;
-  const endpoints = await sql<{ account_id: string }[]>`
-    select distinct account_id from holdfast_webhook_endpoints`;
+async function everyTenant(db: Db): Promise<string[]> {
   const tenants = new Set<string>();
-  for (const { account } of keys) {
+  for (const account of await keyAccounts(db)) {
     tenants.add(tenantOf(account, 'test'));
     tenants.add(tenantOf(account, 'live'));
   }
-  for (const { account_id } of endpoints) tenants.add(account_id);
+  for (const tenant of await endpointTenants(db)) tenants.add(tenant);
   return [...tenants].sort();
 }
 
@@ -53,36 +58,29 @@ async function everyTenant(sql: postgres.TransactionSql): Promise<string[]> {
  *
  * @example
  * ```ts
- * const published = await publishSourceAddresses(sql, config, Date.now);
+ * const published = await publishSourceAddresses(database, config, Date.now);
  * ```
  */
 export async function publishSourceAddresses(
-  sql: postgres.Sql,
+  database: Database,
   config: Pick<Config, 'egress'>,
   now: () => number,
 ): Promise<SourceAddresses & { changedFrom: readonly string[] | undefined }> {
   const addresses = egressSourceRanges(config.egress);
   const configured = config.egress !== undefined;
-  return sql.begin(async (tx) => {
-    await tx`
-      insert into holdfast_webhook_source_addresses (id, addresses, updated_at)
-      values (true, ${textArray(addresses)}::text[], ${new Date(now())})
-      on conflict (id) do nothing`;
-    const [stored] = await tx<Row[]>`
-      select addresses, updated_at from holdfast_webhook_source_addresses where id for update`;
+  return database.transaction(async (_tx, db) => {
+    await db.query(INSERT, [textArray(addresses), new Date(now())]);
+    const [stored] = await db.query<Row>(`${SELECT} for update`);
     if (!stored) throw new Error('the source address row is missing after its insert');
     if (sameList(stored.addresses, addresses)) {
       return { addresses, configured, updatedAt: stored.updated_at.toISOString(), changedFrom: undefined };
     }
     const at = new Date(now());
-    await tx`
-      update holdfast_webhook_source_addresses
-      set addresses = ${textArray(addresses)}::text[], updated_at = ${at}
-      where id`;
+    await db.query(UPDATE, [textArray(addresses), at]);
     await notifyAccounts(
-      fromPostgres(tx),
+      db,
       {
-        accounts: await everyTenant(tx),
+        accounts: await everyTenant(db),
         type: SOURCE_ADDRESSES_CHANGED,
         message: `The addresses webhooks are sent from changed: they were ${described(stored.addresses)}; they are now ${described(addresses)}. Update any allowlist of your webhook receivers (GET /webhook-source-addresses).`,
       },
@@ -97,14 +95,13 @@ export async function publishSourceAddresses(
  * built without `startServer`), this configuration's list is published first.
  */
 export async function readSourceAddresses(
-  sql: postgres.Sql,
+  database: Database,
   config: Pick<Config, 'egress'>,
   now: () => number,
 ): Promise<SourceAddresses> {
-  const [stored] = await sql<Row[]>`
-    select addresses, updated_at from holdfast_webhook_source_addresses where id`;
+  const [stored] = await database.db.query<Row>(SELECT);
   if (!stored) {
-    const { addresses, configured, updatedAt } = await publishSourceAddresses(sql, config, now);
+    const { addresses, configured, updatedAt } = await publishSourceAddresses(database, config, now);
     return { addresses, configured, updatedAt };
   }
   return {
@@ -121,11 +118,11 @@ export async function readSourceAddresses(
  *
  * @example
  * ```ts
- * await announceSourceAddresses(sql, config, Date.now, log);
+ * await announceSourceAddresses(deps, config, Date.now, log);
  * ```
  */
 export async function announceSourceAddresses(
-  sql: postgres.Sql,
+  database: Database,
   config: Pick<Config, 'egress' | 'role' | 'production'>,
   now: () => number,
   log: Pick<Logger, 'info' | 'warn'>,
@@ -139,7 +136,7 @@ export async function announceSourceAddresses(
       );
     }
   }
-  const published = await publishSourceAddresses(sql, config, now);
+  const published = await publishSourceAddresses(database, config, now);
   const { addresses, updatedAt, changedFrom } = published;
   if (!published.configured) {
     const message =

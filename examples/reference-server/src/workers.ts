@@ -1,9 +1,7 @@
 import type { Db } from '@holdfast/db';
-import { fromPostgres } from '@holdfast/db/postgres';
 import { createDeliveryWorker, purgeDeliveryHistory } from '@holdfast/webhook-delivery';
 import { postgresDedupStore } from '@holdfast/webhook-verifier/postgres';
-import type postgres from 'postgres';
-import type { Deps } from './context';
+import type { Database, Deps } from './context';
 import { processInbox } from './inbox';
 import { observeAttempt } from './observability/delivery-attempts';
 import { errorLine } from './observability/logger';
@@ -19,23 +17,18 @@ export const LOOP_STATEMENT_TIMEOUT_MS = 30_000;
  * Cuts every later statement of transaction `tx` at `ms` (`SET LOCAL statement_timeout`, with a
  * bound value): a round of a background loop on the workers' pool, which has no timeout.
  */
-export async function limitStatements(
-  tx: postgres.TransactionSql,
-  ms = LOOP_STATEMENT_TIMEOUT_MS,
-): Promise<void> {
-  await tx`select set_config('statement_timeout', ${String(ms)}, true)`;
+export async function limitStatements(tx: Db, ms = LOOP_STATEMENT_TIMEOUT_MS): Promise<void> {
+  await tx.query("select set_config('statement_timeout', $1::text, true)", [String(ms)]);
 }
 
 /** A {@link Db} running each statement in a transaction of its own, under {@link limitStatements}. */
-function limitedDb(sql: postgres.Sql, ms = LOOP_STATEMENT_TIMEOUT_MS): Db {
+function limitedDb(database: Database, ms = LOOP_STATEMENT_TIMEOUT_MS): Db {
   return {
     async query<Row>(text: string, values: readonly unknown[] = []): Promise<Row[]> {
-      let rows: Row[] = [];
-      await sql.begin(async (tx) => {
-        await limitStatements(tx, ms);
-        rows = await fromPostgres(tx).query<Row>(text, values);
+      return database.transaction(async (_tx, db) => {
+        await limitStatements(db, ms);
+        return db.query<Row>(text, values);
       });
-      return rows;
     },
   };
 }
@@ -86,7 +79,7 @@ export function startLoop(
 }
 
 export interface InboxProcessorOptions {
-  readonly sql: postgres.Sql;
+  readonly database: Database;
   /** How long to wait when the inbox is empty. @defaultValue 250 */
   readonly idleMs?: number;
   readonly log?: (message: string) => void;
@@ -98,14 +91,14 @@ export interface InboxProcessorOptions {
  *
  * @example
  * ```ts
- * const inbox = startInboxProcessor({ sql });
+ * const inbox = startInboxProcessor({ database: deps });
  * await inbox.stop();
  * ```
  */
 export function startInboxProcessor(options: InboxProcessorOptions): Loop {
   return startLoop(
     'inbox processor',
-    () => processInbox(options.sql, 50, options.log),
+    () => processInbox(options.database, 50, options.log),
     options.idleMs ?? 250,
     options.log ?? ((message) => console.error(message)),
   );
@@ -123,9 +116,10 @@ export function startInboxProcessor(options: InboxProcessorOptions): Loop {
  * ```
  */
 export function startWebhookWorkers(deps: Deps): Loop {
-  const { sql, config } = deps;
+  const { config } = deps;
   const worker = createDeliveryWorker({
-    db: fromPostgres(sql),
+    db: deps.db,
+    ...(deps.listener ? { listener: deps.listener } : {}),
     ...(config.retrySchedule ? { schedule: config.retrySchedule } : {}),
     allowPrivateDestinations: config.allowPrivateDestinations,
     production: config.production,
@@ -139,16 +133,16 @@ export function startWebhookWorkers(deps: Deps): Loop {
     ...(config.egress ? { egress: config.egress } : {}),
   });
   worker.start();
-  const inbox = startInboxProcessor({ sql });
+  const inbox = startInboxProcessor({ database: deps });
   const purge = startLoop(
     'delivery history purge',
     async () => {
       // Each batch its own short transaction, each statement under the loops' timeout.
-      await purgeDeliveryHistory(limitedDb(sql));
+      await purgeDeliveryHistory(limitedDb(deps));
       // Inbound ids past their retention: the receiver's inbox still refuses them twice.
-      await sql.begin(async (tx) => {
-        await limitStatements(tx);
-        await postgresDedupStore(fromPostgres(tx)).purge(deps.now());
+      await deps.transaction(async (_tx, db) => {
+        await limitStatements(db);
+        await postgresDedupStore(db).purge(deps.now());
       });
       return 0;
     },

@@ -16,6 +16,8 @@ export const KEYS = {
 export interface TestServer {
   readonly server: RunningServer;
   readonly url: string;
+  /** Ends the server's pool under it (the database going away). */
+  endDatabase(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -49,6 +51,7 @@ export async function startTestServer(
   return {
     server,
     url: server.url,
+    endDatabase: () => (server.pool ? server.pool.end() : db.sql.end({ timeout: 1 })),
     async stop() {
       try {
         await server.close();

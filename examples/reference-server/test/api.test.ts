@@ -279,8 +279,10 @@ describe('orders', () => {
     expect(refunds.body.data).toHaveLength(2);
     expect((await api('GET', `/v1/orders/${id}`)).body.amountRefunded).toBe(10_000);
 
-    const events = await t.server.sql`
-      select type from holdfast_events where resource_id = ${id} order by sequence`;
+    const events = await t.server.db.query<{ type: string }>(
+      'select type from holdfast_events where resource_id = $1 order by sequence',
+      [id],
+    );
     expect(events.map((e) => e.type)).toEqual([
       'order.created',
       'order.updated',
@@ -349,8 +351,10 @@ describe('payments', () => {
       422,
       'idempotency_key_reused',
     );
-    const [count] = await t.server
-      .sql`select count(*)::int as n from holdfast_payments where payment_method_id = ${pm}`;
+    const [count] = await t.server.db.query<{ n: number }>(
+      'select count(*)::int as n from holdfast_payments where payment_method_id = $1',
+      [pm],
+    );
     expect(count?.n).toBe(1);
     const listed = await api('GET', `/v1/payments?status=succeeded&sort=-amount,createdAt`);
     expect(listed.status).toBe(200);
@@ -376,8 +380,10 @@ describe('payments', () => {
     expect(status).toBe('failed');
     const settled = await api('GET', location);
     expect(settled.body.failureReason).toBe('card_declined');
-    const events = await t.server
-      .sql`select type from holdfast_events where resource_id = ${String(accepted.body.id)}`;
+    const events = await t.server.db.query<{ type: string }>(
+      'select type from holdfast_events where resource_id = $1',
+      [String(accepted.body.id)],
+    );
     expect(events.map((e) => e.type)).toEqual(['payment.failed']);
     const byOrder = await api('GET', `/v1/payments?order=${String(order.body.id)}`);
     expect(byOrder.body.data).toHaveLength(1);
@@ -451,8 +457,10 @@ describe('payment methods and subscriptions', () => {
     );
     const list = await api('GET', '/v1/subscriptions?sort=status');
     expect(list.status).toBe(200);
-    const events = await t.server
-      .sql`select type, sequence from holdfast_events where resource_id = ${id} order by sequence`;
+    const events = await t.server.db.query<{ type: string; sequence: string }>(
+      'select type, sequence from holdfast_events where resource_id = $1 order by sequence',
+      [id],
+    );
     expect(events.map((e) => e.type)).toEqual([
       'subscription.created',
       'subscription.updated',
@@ -576,9 +584,10 @@ describe('HOLDFAST_IDEMPOTENCY_RETENTION_HOURS', () => {
         headers: { 'idempotency-key': 'retention-72' },
       });
       expect(answer.status).toBe(201);
-      const [row] = await kept.server.sql<{ seconds: number }[]>`
-        select extract(epoch from expires_at - created_at)::int as seconds
-        from holdfast_idempotency_keys where key = 'retention-72'`;
+      const [row] = await kept.server.db.query<{ seconds: number }>(
+        `select extract(epoch from expires_at - created_at)::int as seconds
+         from holdfast_idempotency_keys where key = 'retention-72'`,
+      );
       // Exactly 72 h from the claim: both are set from one reading of the clock (24 h was the
       // default), so no allowance for the request's own duration.
       expect(row?.seconds).toBe(72 * 3600);

@@ -451,15 +451,19 @@ describe('the contract, every operation of /openapi.json', () => {
     // A delivery whose attempt is running (a worker's live lease, held here by hand) is not
     // replayed: 409 delivery_in_flight with Retry-After (CONTRACT section 12).
     const leased = String(ids.delivery);
-    await t.server.sql`
-      update holdfast_deliveries set lease_owner = 'wrk_tour', lease_expires_at = now() + interval '1 minute'
-      where id = ${leased}`;
+    await t.server.db.query(
+      `update holdfast_deliveries set lease_owner = 'wrk_tour', lease_expires_at = now() + interval '1 minute'
+       where id = $1`,
+      [leased],
+    );
     const inFlight = await api('POST', `/v1/deliveries/${ids.delivery}/replay`);
     expect(inFlight.status).toBe(409);
     expect(inFlight.body.code).toBe('delivery_in_flight');
     expect(Number(inFlight.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    await t.server.sql`
-      update holdfast_deliveries set lease_owner = null, lease_expires_at = null where id = ${leased}`;
+    await t.server.db.query(
+      'update holdfast_deliveries set lease_owner = null, lease_expires_at = null where id = $1',
+      [leased],
+    );
     const since = new Date().toISOString();
     receiver.respond = () => ({ status: 503 });
     const failing = await api('POST', '/v1/orders', { body: { currency: 'EUR', total: 43 } });
@@ -730,24 +734,26 @@ describe('the contract, every operation of /openapi.json', () => {
           // for; a key held by a running attempt (a takeover of an abandoned key runs in a
           // transaction) is 409. Hold one as such an attempt does.
           const fingerprint = await requestFingerprint({ method: 'POST', path, account: ACCOUNT, body });
-          await t.server.sql`
-            insert into holdfast_idempotency_keys (account, key, fingerprint, token, locked_until, created_at, expires_at)
-            values (${ACCOUNT}, ${headers['idempotency-key']}, ${fingerprint}, 'running', now() + interval '1 minute',
-                    now(), now() + interval '1 day')`;
+          await t.server.db.query(
+            `insert into holdfast_idempotency_keys (account, key, fingerprint, token, locked_until, created_at, expires_at)
+             values ($1, $2, $3, 'running', now() + interval '1 minute', now(), now() + interval '1 day')`,
+            [ACCOUNT, headers['idempotency-key'], fingerprint],
+          );
           const second = await api('POST', path, { body, headers });
           expect(second.status).toBe(409);
           expect(second.body.code).toBe('idempotency_key_in_use');
           continue;
         }
         let first: Promise<Reply> | undefined;
-        await t.server.sql.begin(async (tx) => {
-          await tx.unsafe(`lock table ${table} in exclusive mode`);
+        await t.server.transaction(async (_tx, tx) => {
+          await tx.query(`lock table ${table} in exclusive mode`);
           first = api('POST', path, { body, headers });
           // Once the first request waits for the lock, it has claimed its key and is running.
           await eventually(async () => {
-            const [row] = await t.server.sql<{ waiting: number }[]>`
-              select count(*)::int as waiting from pg_locks
-              where relation = ${table}::regclass and not granted`;
+            const [row] = await t.server.db.query<{ waiting: number }>(
+              'select count(*)::int as waiting from pg_locks where relation = $1::regclass and not granted',
+              [table],
+            );
             return row && row.waiting > 0 ? true : undefined;
           });
           const second = await api('POST', path, { body, headers });
@@ -771,11 +777,11 @@ describe('the contract, every operation of /openapi.json', () => {
   });
 
   it('answers 500 internal_error without leaking the cause, then 503 once the database is gone', async () => {
-    await t.server.sql`drop table holdfast_payment_methods cascade`;
+    await t.server.db.query('drop table holdfast_payment_methods cascade');
     const broken = await api('GET', '/v1/payment-methods');
     expect(broken.status).toBe(500);
     expect(broken.body.code).toBe('internal_error');
-    await t.server.sql.end({ timeout: 1 });
+    await t.endDatabase();
     const down = await api('GET', '/v1/orders');
     expect(down.status).toBe(503);
     expect(down.body.code).toBe('service_unavailable');

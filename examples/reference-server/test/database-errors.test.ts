@@ -1,6 +1,7 @@
 import { createServer } from 'node:net';
 import { createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
 import { isProblemError, problem } from '@holdfast/problem-details';
+import pg from 'pg';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseFailure } from '../src/database-errors';
@@ -87,6 +88,25 @@ describe('databaseFailure', () => {
     expect(databaseFailure(conflict)).toBeUndefined();
   });
 
+  it.each([
+    'Connection terminated unexpectedly',
+    'Connection terminated',
+    'Connection terminated due to connection timeout',
+    'timeout exceeded when trying to connect',
+    'Client has encountered a connection error and is not queryable',
+    'Client was closed and is not queryable',
+    'Cannot use a pool after calling end on the pool',
+    'Query read timeout',
+  ])('node-postgres: %s (an Error without a code) is unavailable', (message) => {
+    expect(databaseFailure(new Error(message))).toBe('unavailable');
+  });
+
+  it("judges node-postgres's messages only on an Error without a code", () => {
+    expect(databaseFailure(coded('23505', 'Connection terminated'))).toBeUndefined();
+    expect(databaseFailure({ message: 'Connection terminated unexpectedly' })).toBeUndefined();
+    expect(databaseFailure(new Error('the Connection terminated unexpectedly'))).toBeUndefined();
+  });
+
   it('ends on a cause that is its own cause', () => {
     const loop = new Error('loop');
     Object.assign(loop, { cause: loop });
@@ -94,13 +114,19 @@ describe('databaseFailure', () => {
   });
 });
 
+/** A loopback port nobody listens on (one that was just freed). */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
 describe('real driver errors', () => {
   it('postgres.js against a port nobody listens on: unavailable', async () => {
-    const server = createServer();
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const address = server.address();
-    const port = typeof address === 'object' && address ? address.port : 0;
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    const port = await closedPort();
     const sql = postgres({ host: '127.0.0.1', port, connect_timeout: 5, max: 1, onnotice: () => {} });
     const error = await sql`select 1`.then(
       () => undefined,
@@ -110,23 +136,87 @@ describe('real driver errors', () => {
     expect(databaseFailure(error)).toBe('unavailable');
   });
 
+  it('node-postgres against a port nobody listens on, and a pool that cannot connect in time: unavailable', async () => {
+    const refused = await closedPort();
+    const pool = new pg.Pool({ host: '127.0.0.1', port: refused, max: 1 });
+    const error = await pool.query('select 1').then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    await pool.end();
+    expect(databaseFailure(error)).toBe('unavailable');
+
+    // A listener that accepts and never answers: the pool gives up after its connect timeout.
+    const sockets = new Set<import('node:net').Socket>();
+    const silent = createServer((socket) => {
+      sockets.add(socket);
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const address = silent.address();
+    const slow = new pg.Pool({
+      host: '127.0.0.1',
+      port: typeof address === 'object' && address ? address.port : 0,
+      max: 1,
+      connectionTimeoutMillis: 50,
+    });
+    const timedOut = await slow.query('select 1').then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    await slow.end();
+    for (const socket of sockets) socket.destroy();
+    await new Promise<void>((resolve) => silent.close(() => resolve()));
+    expect(timedOut).toBeInstanceOf(Error);
+    expect(databaseFailure(timedOut)).toBe('unavailable');
+  });
+
   describe.skipIf(!realPostgres)('on PostgreSQL (needs DATABASE_URL)', () => {
+    it('node-postgres: a terminated backend, a transaction on it, and a pool that was ended: unavailable', async () => {
+      const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 2 });
+      pool.on('error', () => {});
+      const client = await pool.connect();
+      client.on('error', () => {});
+      const [pid] = (await client.query<{ pid: number }>('select pg_backend_pid() as pid')).rows;
+      await client.query('begin');
+      await pool.query('select pg_terminate_backend($1)', [pid?.pid]);
+      const inTransaction = await client.query('select 1').then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(inTransaction).toBeInstanceOf(Error);
+      expect(databaseFailure(inTransaction)).toBe('unavailable');
+      const after = await client.query('rollback').then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(databaseFailure(after)).toBe('unavailable');
+      client.release(true);
+      await pool.end();
+      const ended = await pool.query('select 1').then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(databaseFailure(ended)).toBe('unavailable');
+    });
+
     let db: TestDatabase;
     beforeAll(async () => {
       db = await createTestDatabase();
     });
     afterAll(() => db?.close());
 
-    it('a terminated backend (57P01) and a pool that was ended (CONNECTION_ENDED): unavailable', async () => {
-      const url = process.env.DATABASE_URL ?? '';
-      const sql = postgres(url, { max: 1, onnotice: () => {} });
-      const terminated = await sql`select pg_terminate_backend(pg_backend_pid())`.then(
+    it('a terminated backend (57P01) and a pool that was ended: unavailable', async () => {
+      // On node-postgres, the driver the server runs on (postgres.js 3.4.x can hang or end the
+      // process on its own terminated backend: porsager/postgres#1154, #1208).
+      const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL ?? '', max: 1 });
+      pool.on('error', () => {});
+      const terminated = await pool.query('select pg_terminate_backend(pg_backend_pid())').then(
         () => undefined,
         (e: unknown) => e,
       );
       expect(databaseFailure(terminated)).toBe('unavailable');
-      await sql.end();
-      const ended = await sql`select 1`.then(
+      await pool.end();
+      const ended = await pool.query('select 1').then(
         () => undefined,
         (e: unknown) => e,
       );

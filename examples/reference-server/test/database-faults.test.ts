@@ -54,20 +54,25 @@ describe.skipIf(!realPostgres)('statement and lock timeouts of the API (needs DA
       try {
         const api = (method: string, path: string, options: Parameters<typeof call>[3] = {}) =>
           call(t.url, method, path, options);
-        const [schema] = await t.server.sql<{ name: string }[]>`select current_schema() as name`;
+        const [schema] = await t.server.db.query<{ name: string }>('select current_schema() as name');
         const orders = `${schema?.name}.holdfast_orders`;
-        // The workers' pool (no timeouts) holds the lock: the API's statements wait for it.
-        await whileLocked(t.server.workerSql, orders, async () => {
-          const created = await api('POST', '/v1/orders', { body: { currency: 'EUR', total: 100 } });
-          expect(created.status).toBe(503);
-          expect(unavailable(created)).toBe(true);
-          expect(created.headers.get('retry-after')).toBe('2');
-          expect(created.body.detail).toContain('did not answer in time');
-          const listed = await api('GET', '/v1/orders');
-          expect(unavailable(listed)).toBe(true);
-          expect((await api('GET', '/v1/payments', { key: KEYS.other })).status).toBe(200);
-          expect((await api('GET', '/v1/webhook-endpoints', { key: KEYS.other })).status).toBe(200);
-        });
+        // A session without timeouts holds the lock: the API's statements wait for it.
+        const holder = await connect({ databaseUrl: process.env.DATABASE_URL, max: 1 });
+        try {
+          await whileLocked(holder.sql, orders, async () => {
+            const created = await api('POST', '/v1/orders', { body: { currency: 'EUR', total: 100 } });
+            expect(created.status).toBe(503);
+            expect(unavailable(created)).toBe(true);
+            expect(created.headers.get('retry-after')).toBe('2');
+            expect(created.body.detail).toContain('did not answer in time');
+            const listed = await api('GET', '/v1/orders');
+            expect(unavailable(listed)).toBe(true);
+            expect((await api('GET', '/v1/payments', { key: KEYS.other })).status).toBe(200);
+            expect((await api('GET', '/v1/webhook-endpoints', { key: KEYS.other })).status).toBe(200);
+          });
+        } finally {
+          await holder.close();
+        }
         expect((await api('POST', '/v1/orders', { body: { currency: 'EUR', total: 100 } })).status).toBe(201);
         expect((await api('GET', '/v1/orders')).status).toBe(200);
       } finally {
@@ -89,7 +94,7 @@ describe.skipIf(!realPostgres)('separate pools for the API and the workers (need
       const method = await api('POST', '/v1/payment-methods', {
         body: { type: 'card', card: { brand: 'visa', last4: '4242', expMonth: 12, expYear: 2030 } },
       });
-      const [row] = await t.server.sql<{ name: string }[]>`select current_schema() as name`;
+      const [row] = await t.server.db.query<{ name: string }>('select current_schema() as name');
       const schema = row?.name ?? 'public';
       const payments = `${schema}.holdfast_payments`;
       // A pool of the test's own on the same schema (one connection holds the lock, one looks); the server's workers'
@@ -143,11 +148,15 @@ describe.skipIf(!realPostgres)('separate pools for the API and the workers (need
       });
       expect(pay.status).toBe(202);
       // The API's only connection, held: no request could run a statement now.
-      const held = await t.server.sql.reserve();
+      const pool = t.server.pool;
+      if (!pool) throw new Error('the server opened no pool');
+      const held = await pool.connect();
       try {
         await eventually(async () => {
-          const [row] = await t.server.workerSql<{ status: string }[]>`
-            select status from holdfast_payments where id = ${String(pay.body.id)}`;
+          const [row] = await t.server.workerDb.query<{ status: string }>(
+            'select status from holdfast_payments where id = $1',
+            [String(pay.body.id)],
+          );
           return row?.status === 'succeeded' ? true : undefined;
         });
       } finally {

@@ -110,12 +110,12 @@ describe('the demo data set on npm start', () => {
 
   it('a second start on the same database seeds nothing', { timeout: 60_000 }, async () => {
     if (server === undefined) throw new Error('the first test did not start the server');
-    const before = await server.sql`select count(*)::int as n from holdfast_events`;
+    const before = await server.db.query<{ n: number }>('select count(*)::int as n from holdfast_events');
     await server.close();
     server = await start();
     expect(server.demoKey).toBeUndefined();
     expect(server.demoData).toBeUndefined();
-    const after = await server.sql`select count(*)::int as n from holdfast_events`;
+    const after = await server.db.query<{ n: number }>('select count(*)::int as n from holdfast_events');
     expect(after[0]?.n).toBe(before[0]?.n);
   });
 

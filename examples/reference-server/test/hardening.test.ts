@@ -139,9 +139,11 @@ describe('1: no text a client sends is a 500', () => {
       headers: signed('msg_odd_1', body),
     });
     expect(answer.status).toBe(200);
-    const [row] = await t.server.sql`
-      select body, payload from holdfast_webhook_inbox where webhook_id = 'msg_odd_1'`;
-    expect(Buffer.from(row?.body).toString('utf8')).toBe(body);
+    const [row] = await t.server.db.query<{
+      body: Uint8Array;
+      payload: { data: { object: { note: string } } };
+    }>("select body, payload from holdfast_webhook_inbox where webhook_id = 'msg_odd_1'");
+    expect(Buffer.from(row?.body ?? []).toString('utf8')).toBe(body);
     expect(row?.payload.data.object.note).toBe('\uFFFD\uFFFD');
   });
 });
@@ -348,8 +350,9 @@ describe('9: the smaller findings', () => {
     const body = '{"id":"evt_long","type":"order.updated","data":{"object":{}}}';
     const answer = await send(fresh(), 'POST', '/hooks/billing', { body, headers: signed(id, body) });
     expect(answer.status).toBe(400);
-    const [row] = await t.server
-      .sql`select count(*)::int as n from holdfast_webhook_inbox where length(webhook_id) > 255`;
+    const [row] = await t.server.db.query<{ n: number }>(
+      'select count(*)::int as n from holdfast_webhook_inbox where length(webhook_id) > 255',
+    );
     expect(row?.n).toBe(0);
   });
 

@@ -36,10 +36,11 @@ describe('/livez and /readyz on the API port', () => {
   });
 
   it('/readyz is 503 with Retry-After while a migration of this build is not applied, /livez stays 200', async () => {
-    const [last] = await t.server.workerSql<{ id: string }[]>`
-      delete from holdfast_migrations
-      where id = (select id from holdfast_migrations order by applied_at desc, id desc limit 1)
-      returning id`;
+    const [last] = await t.server.workerDb.query<{ id: string }>(
+      `delete from holdfast_migrations
+       where id = (select id from holdfast_migrations order by applied_at desc, id desc limit 1)
+       returning id`,
+    );
     try {
       const answer = await get(`${t.url}/readyz`);
       expect(answer.status).toBe(503);
@@ -49,13 +50,13 @@ describe('/livez and /readyz on the API port', () => {
       expect(answer.body.detail).toContain('1 migration(s) not applied');
       expect((await get(`${t.url}/livez`)).status).toBe(200);
     } finally {
-      await t.server.workerSql`insert into holdfast_migrations (id) values (${last?.id ?? ''})`;
+      await t.server.workerDb.query('insert into holdfast_migrations (id) values ($1)', [last?.id ?? '']);
     }
     expect((await get(`${t.url}/readyz`)).status).toBe(200);
   });
 
   it('/readyz is 503 once the database is gone, /livez stays 200', async () => {
-    await t.server.sql.end({ timeout: 1 });
+    await t.endDatabase();
     const answer = await get(`${t.url}/readyz`);
     expect(answer.status).toBe(503);
     expect(answer.headers.get('retry-after')).toBe('5');

@@ -1,5 +1,6 @@
+import { migrate } from '@holdfast/db/migrate';
+import { fromPostgres, postgresTransaction } from '@holdfast/db/postgres';
 import { createTestDatabase, type TestDatabase } from '@holdfast/pg/testing';
-import { migrate } from '@holdfast/pg-migrate';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { allMigrations } from '../src/db';
 import { INBOX_MAX_ATTEMPTS, processInbox } from '../src/inbox';
@@ -12,7 +13,7 @@ const quiet = () => {};
 
 beforeAll(async () => {
   db = await createTestDatabase({ max: 1 });
-  await migrate(db.sql, await allMigrations());
+  await migrate(fromPostgres(db.sql), await allMigrations());
   // A real failure inside processing, for one resource only: PostgreSQL raises it.
   await db.sql.unsafe(`
     create function holdfast_test_poison() returns trigger language plpgsql as $$
@@ -62,7 +63,9 @@ describe('processInbox', () => {
     // Each retry's due time is checked on the database's clock, read before and after the round
     // that failed it: it lies in that window moved by the delay, however long the round took.
     const firstRound = await databaseClock();
-    expect(await processInbox(db.sql, 50, quiet)).toBe(3);
+    expect(
+      await processInbox({ db: fromPostgres(db.sql), transaction: postgresTransaction(db.sql) }, 50, quiet),
+    ).toBe(3);
     const firstEnd = await databaseClock();
     expect((await statusOf(before))?.status).toBe('processed');
     expect((await statusOf(after))?.status).toBe('processed');
@@ -72,10 +75,14 @@ describe('processInbox', () => {
     expect(first?.next_attempt_at.getTime()).toBeGreaterThanOrEqual(firstRound + 2000);
     expect(first?.next_attempt_at.getTime()).toBeLessThanOrEqual(firstEnd + 2000);
     // Not due yet: the next round leaves it alone.
-    expect(await processInbox(db.sql, 50, quiet)).toBe(0);
+    expect(
+      await processInbox({ db: fromPostgres(db.sql), transaction: postgresTransaction(db.sql) }, 50, quiet),
+    ).toBe(0);
     await db.sql`update holdfast_webhook_inbox set next_attempt_at = now() - interval '1 second' where id = ${poison}`;
     const secondRound = await databaseClock();
-    expect(await processInbox(db.sql, 50, quiet)).toBe(1);
+    expect(
+      await processInbox({ db: fromPostgres(db.sql), transaction: postgresTransaction(db.sql) }, 50, quiet),
+    ).toBe(1);
     const secondEnd = await databaseClock();
     const second = await statusOf(poison);
     expect(second?.attempts).toBe(2);
@@ -89,7 +96,13 @@ describe('processInbox', () => {
     const logged: string[] = [];
     for (let attempt = 1; attempt <= INBOX_MAX_ATTEMPTS; attempt += 1) {
       await db.sql`update holdfast_webhook_inbox set next_attempt_at = null where id = ${poison}`;
-      expect(await processInbox(db.sql, 50, (message) => logged.push(message))).toBe(1);
+      expect(
+        await processInbox(
+          { db: fromPostgres(db.sql), transaction: postgresTransaction(db.sql) },
+          50,
+          (message) => logged.push(message),
+        ),
+      ).toBe(1);
     }
     expect(await statusOf(poison)).toMatchObject({
       status: 'failed',
@@ -98,14 +111,18 @@ describe('processInbox', () => {
     });
     expect(logged).toHaveLength(INBOX_MAX_ATTEMPTS);
     expect(logged.at(-1)).toMatch(/set aside/);
-    expect(await processInbox(db.sql, 50, quiet)).toBe(0);
+    expect(
+      await processInbox({ db: fromPostgres(db.sql), transaction: postgresTransaction(db.sql) }, 50, quiet),
+    ).toBe(0);
   });
 
   it('treats an updatedAt that is no valid date, or before 1970, as no version (the event is still processed)', async () => {
     const far = await enqueue('ord_far', { updatedAt: '10000-01-01T00:00:00.000Z' }, 'not a sequence');
     const negative = await enqueue('ord_neg', { updatedAt: '-000001-01-01T00:00:00.000Z' }, null);
     const usable = await enqueue('ord_ok', { updatedAt: '9999-12-31T23:59:59.999Z' }, null);
-    expect(await processInbox(db.sql, 50, quiet)).toBe(3);
+    expect(
+      await processInbox({ db: fromPostgres(db.sql), transaction: postgresTransaction(db.sql) }, 50, quiet),
+    ).toBe(3);
     for (const id of [far, negative, usable]) expect((await statusOf(id))?.status).toBe('processed');
     const versions = await db.sql`select resource from holdfast_webhook_versions order by resource`;
     expect(versions.map((v) => v.resource)).toEqual(['acct_1 ord_ok']);

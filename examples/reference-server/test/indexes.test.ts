@@ -1,6 +1,7 @@
 import { cursorBinding, encodeCursor } from '@holdfast/cursor-pagination';
+import { migrate } from '@holdfast/db/migrate';
+import { fromPostgres } from '@holdfast/db/postgres';
 import { createTestDatabase, type TestDatabase } from '@holdfast/pg/testing';
-import { migrate } from '@holdfast/pg-migrate';
 import { parseSort, type SortAllowlist } from '@holdfast/sort-allowlist';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deliverySort } from '../src/api/webhook-schemas';
@@ -95,7 +96,7 @@ let db: TestDatabase;
 
 beforeAll(async () => {
   db = await createTestDatabase({ max: 1 });
-  await migrate(db.sql, await allMigrations());
+  await migrate(fromPostgres(db.sql), await allMigrations());
 });
 afterAll(() => db.close());
 

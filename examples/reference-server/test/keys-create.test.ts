@@ -3,7 +3,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { dbApiKeyStore } from '@holdfast/api-keys';
-import { fromPostgres } from '@holdfast/db/postgres';
 import { seedPgliteDataDir } from '@holdfast/pg/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type RunningServer, startServer } from '../src/server';
@@ -97,7 +96,7 @@ it("a key refused while unknown is refused until the negative cache's second is 
   try {
     const key = 'hf_test_createdLater00000000000000001';
     for (let i = 0; i < 3; i++) expect(await statusWith(t.url, key)).toBe(401);
-    await dbApiKeyStore(fromPostgres(t.server.sql)).save({ key, account: 'acct_later', scopes: ['*'] });
+    await dbApiKeyStore(t.server.db).save({ key, account: 'acct_later', scopes: ['*'] });
     // Remembered as unknown for one second from the first refusal: no lookup until then.
     expect(await statusWith(t.url, key)).toBe(401);
     now += 999;

@@ -1,76 +1,69 @@
+import { migrate } from '@holdfast/db/migrate';
+import { fromPostgres } from '@holdfast/db/postgres';
 import { createTestDatabase } from '@holdfast/pg/testing';
-import { migrate } from '@holdfast/pg-migrate';
 import { expect, it } from 'vitest';
-import { allMigrations } from '../src/db';
+import { allMigrations, serverMigrations } from '../src/db';
 
-// The runner itself (advisory lock, rollback, ids never re-applied) is tested in
-// @holdfast/pg-migrate. Here: the server's own data migrations move existing rows as they must.
+// The runner itself (advisory lock, checksums, ids never re-applied) is tested in @holdfast/db.
+// Here: the server's own migrations create and change only the server's own tables, so every
+// package table stays exactly as its package's migrations left it.
 
-it('moves an existing inbox into the receiver toolkit: events, their ids and versions (migration 540)', async () => {
+/** Every table, index, column and constraint of the schema, as `kind name: definition` lines. */
+const CATALOG = `
+  select 'table ' || c.relname as line, c.relname as owner from pg_class c
+    where c.relnamespace = current_schema()::regnamespace and c.relkind in ('r', 'p')
+  union all
+  select 'index ' || i.indexname || ': ' || i.indexdef, i.tablename from pg_indexes i
+    where i.schemaname = current_schema()
+  union all
+  select 'column ' || a.attrelid::regclass::text || '.' || a.attname || ': ' || format_type(a.atttypid, a.atttypmod)
+      || case when a.attnotnull then ' not null' else '' end
+      || coalesce(' default ' || pg_get_expr(d.adbin, d.adrelid), ''),
+    c.relname
+    from pg_attribute a
+    join pg_class c on c.oid = a.attrelid
+    left join pg_attrdef d on d.adrelid = a.attrelid and d.adnum = a.attnum
+    where c.relnamespace = current_schema()::regnamespace and c.relkind in ('r', 'p')
+      and a.attnum > 0 and not a.attisdropped
+  union all
+  select 'constraint ' || n.conname || ': ' || pg_get_constraintdef(n.oid), c.relname
+    from pg_constraint n join pg_class c on c.oid = n.conrelid
+    where c.relnamespace = current_schema()::regnamespace
+  union all
+  select 'trigger ' || t.tgname, c.relname
+    from pg_trigger t join pg_class c on c.oid = t.tgrelid
+    where c.relnamespace = current_schema()::regnamespace and not t.tgisinternal
+  order by 1`;
+
+it("the server's migrations touch only the server's own tables", async () => {
   const db = await createTestDatabase({ max: 1 });
   try {
+    const own = await serverMigrations();
     const all = await allMigrations();
-    // A database as it stood before: everything up to 530 applied, the toolkit's inbox absent.
-    const before = all.filter(
-      (m) =>
-        m.id !== '540_inbox_in_the_verifier_toolkit' &&
-        m.id !== '@holdfast/webhook-verifier/002_inbox' &&
-        m.id !== '@holdfast/webhook-verifier/003_inbox_by_tenant',
-    );
-    await migrate(db.sql, before);
-    await db.sql`
-      insert into holdfast_inbound_events
-        (id, receiver, account_id, webhook_id, event_type, payload, status, resource_id, sequence, attempts, raw_body)
-      values
-        ('inb_old1', 'billing', 'acct_1', 'msg_1', 'order.updated', ${db.sql.json({ sequence: 7 })}, 'processed', 'ord_1', 7, 1,
-         ${new TextEncoder().encode('{"sequence":7}')}),
-        ('inb_old2', 'billing', 'acct_1:live', 'msg_2', null, ${db.sql.json({ a: 1 })}, 'pending', null, null, 0, null)`;
-    await db.sql`
-      insert into holdfast_inbound_resource_versions (account_id, resource_id, sequence, updated_at, event_id)
-      values ('acct_1', 'ord_1', 7, null, 'inb_old1'),
-             ('acct_1', 'ord_2', null, '2026-11-22T10:00:00Z', 'inb_x')`;
-    expect(await migrate(db.sql, all)).toEqual([
-      '@holdfast/webhook-verifier/002_inbox',
-      '@holdfast/webhook-verifier/003_inbox_by_tenant',
-      '540_inbox_in_the_verifier_toolkit',
-    ]);
-    const rows = await db.sql`
-      select id, scope, tenant, webhook_id, type, status, resource, attempts, convert_from(body, 'UTF8') as text
-      from holdfast_webhook_inbox order by id`;
-    expect(rows).toEqual([
-      {
-        id: 'inb_old1',
-        scope: 'billing',
-        tenant: 'acct_1',
-        webhook_id: 'msg_1',
-        type: 'order.updated',
-        status: 'processed',
-        resource: 'ord_1',
-        attempts: 1,
-        text: '{"sequence":7}',
-      },
-      {
-        id: 'inb_old2',
-        scope: 'billing',
-        tenant: 'acct_1:live',
-        webhook_id: 'msg_2',
-        type: null,
-        status: 'pending',
-        resource: null,
-        attempts: 0,
-        text: '{"a": 1}',
-      },
-    ]);
-    const keys = await db.sql`select key from holdfast_webhook_dedup order by key`;
-    expect(keys.map((k) => k.key)).toEqual(['billing msg_1', 'billing msg_2']);
-    const versions =
-      await db.sql`select resource, version::text from holdfast_webhook_versions order by resource`;
-    expect(versions).toEqual([
-      { resource: 'acct_1 ord_1', version: '7' },
-      { resource: 'acct_1 ord_2', version: String(Date.parse('2026-11-22T10:00:00Z')) },
-    ]);
-    const [old] = await db.sql`select to_regclass('holdfast_inbound_events') as name`;
-    expect(old?.name).toBeNull();
+    const ownIds = new Set(own.map((migration) => migration.id));
+    const packages = all.filter((migration) => !ownIds.has(migration.id));
+    expect(own.length).toBeGreaterThan(0);
+    expect(packages.length).toBe(all.length - own.length);
+
+    const pg = fromPostgres(db.sql);
+    await migrate(pg, packages);
+    const before = await pg.query<{ line: string; owner: string }>(CATALOG);
+    const packageTables = new Set(before.map((row) => row.owner));
+    expect(packageTables.size).toBeGreaterThan(0);
+
+    expect(await migrate(pg, all)).toEqual(own.map((migration) => migration.id));
+    const after = await pg.query<{ line: string; owner: string }>(CATALOG);
+    // Every package table's catalog lines, unchanged: nothing added, altered or dropped.
+    const ofPackages = (rows: { line: string; owner: string }[]) =>
+      rows
+        .filter((row) => packageTables.has(row.owner) && row.owner !== 'holdfast_migrations')
+        .map((row) => row.line);
+    expect(ofPackages(after)).toEqual(ofPackages(before));
+    // And what the server added is its own tables only, each named in its migrations' text.
+    const added = [...new Set(after.map((row) => row.owner))].filter((owner) => !packageTables.has(owner));
+    expect(added.length).toBeGreaterThan(0);
+    const text = own.map((migration) => migration.sql).join('\n');
+    for (const table of added) expect(text).toContain(`create table if not exists ${table} (`);
   } finally {
     await db.close();
   }

@@ -19,10 +19,12 @@ afterAll(async () => {
 });
 
 async function created(id: string): Promise<{ orders: number; events: number; payload?: string }> {
-  const [row] = await t.server.sql<{ orders: number; events: number; payload?: string }[]>`
-    select (select count(*)::int from holdfast_orders where id = ${id}) as orders,
-           (select count(*)::int from holdfast_events where resource_id = ${id}) as events,
-           (select payload from holdfast_events where resource_id = ${id} and type = 'order.created') as payload`;
+  const [row] = await t.server.db.query<{ orders: number; events: number; payload?: string }>(
+    `select (select count(*)::int from holdfast_orders where id = $1) as orders,
+            (select count(*)::int from holdfast_events where resource_id = $1) as events,
+            (select payload from holdfast_events where resource_id = $1 and type = 'order.created') as payload`,
+    [id],
+  );
   return row ?? { orders: -1, events: -1 };
 }
 
@@ -79,12 +81,20 @@ describe('POST /v1/orders in one statement', () => {
     const answers = await Promise.all(
       Array.from({ length: 8 }, () => api('POST', '/v1/orders', { body, headers })),
     );
-    const ids = new Set(answers.map((answer) => answer.body.id));
-    expect(ids.size).toBe(1);
-    // A duplicate waits for the first statement to commit, then gets its answer: never 409.
-    expect(answers.map((answer) => answer.status)).toEqual(answers.map(() => 201));
-    const first = answers.find((answer) => answer.headers.get('idempotent-replayed') === null);
-    expect(first?.status).toBe(201);
+    // The first claims the key; a duplicate arriving while it runs is 409 idempotency_key_in_use
+    // with Retry-After (the claim holds the key's lock, nobody waits on it), one arriving after
+    // it committed gets its answer replayed: never a second order.
+    for (const answer of answers) {
+      if (answer.status === 409) {
+        expect(answer.body.code).toBe('idempotency_key_in_use');
+        expect(answer.headers.get('retry-after')).toMatch(/^\d+$/);
+      } else expect(answer.status, JSON.stringify(answer.body)).toBe(201);
+    }
+    const done = answers.filter((answer) => answer.status === 201);
+    expect(new Set(done.map((answer) => answer.body.id)).size).toBe(1);
+    const fresh = done.filter((answer) => answer.headers.get('idempotent-replayed') === null);
+    expect(fresh).toHaveLength(1);
+    const first = fresh[0];
     const id = String(first?.body.id);
     expect(await created(id)).toMatchObject({ orders: 1, events: 1 });
     const replay = await api('POST', '/v1/orders', { body, headers });

@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { fromPostgres, postgresTransaction } from '@holdfast/db/postgres';
 import { rawHttp } from '@holdfast/node-bridge/raw-http';
 import { connect } from '@holdfast/pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -162,7 +163,7 @@ describe('published webhook source addresses', () => {
         warn: (...args: unknown[]) => void lines.push({ level: 'warn', text: String(args.at(-1)) }),
       };
       await announceSourceAddresses(
-        db.sql,
+        { db: fromPostgres(db.sql), transaction: postgresTransaction(db.sql) },
         { egress: undefined, role: 'all', production: true },
         Date.now,
         log,
@@ -170,7 +171,7 @@ describe('published webhook source addresses', () => {
       expect(lines).toEqual([{ level: 'warn', text: expect.stringContaining('none configured') }]);
       lines.length = 0;
       await announceSourceAddresses(
-        db.sql,
+        { db: fromPostgres(db.sql), transaction: postgresTransaction(db.sql) },
         { egress: { addresses: ['127.0.0.3'] }, role: 'all', production: true },
         Date.now,
         log,
@@ -179,7 +180,7 @@ describe('published webhook source addresses', () => {
       // A list that cannot be bound stops the start, naming the address.
       await expect(
         announceSourceAddresses(
-          db.sql,
+          { db: fromPostgres(db.sql), transaction: postgresTransaction(db.sql) },
           { egress: { addresses: ['192.0.2.1'] }, role: 'all', production: false },
           Date.now,
           log,

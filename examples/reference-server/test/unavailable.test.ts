@@ -13,7 +13,7 @@ it('answers 503 with Retry-After when the database is unreachable', async () => 
   try {
     const ok = await fetch(`${server.url}/v1/orders`, { headers: { authorization: `Bearer ${key}` } });
     expect(ok.status).toBe(200);
-    await server.sql.end({ timeout: 1 });
+    await t.endDatabase();
     const down = await fetch(`${server.url}/v1/orders?limit=5`, {
       headers: { authorization: `Bearer ${key}` },
     });

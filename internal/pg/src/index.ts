@@ -89,20 +89,52 @@ export async function connect(options: ConnectOptions = {}): Promise<Database> {
       close: () => sql.end({ timeout: 5 }),
     };
   }
-  const dataDir = options.dataDir ?? 'memory://';
+  const client = (host: string, port: number) => pgliteClient(host, port, connection);
+  const engine = await servePgliteDataDir(options.dataDir, options.whenHeld);
+  const sql = client(engine.host, engine.port);
+  return {
+    sql,
+    kind: 'pglite',
+    description: engine.description,
+    async close() {
+      await sql.end({ timeout: 5 });
+      await engine.stop();
+    },
+  };
+}
+
+/** Where a PGlite data directory is served: this process's engine, or a running server's. */
+export interface PgliteEndpoint {
+  readonly host: string;
+  readonly port: number;
+  /** For start-up messages: the directory, and whose process serves it. */
+  readonly description: string;
+  /** Stops this process's engine and releases the directory (nothing when it joined another's). */
+  stop(): Promise<void>;
+}
+
+/**
+ * Serves the PGlite of `dataDir` (`memory://`, the default, keeps nothing) through pglite-socket
+ * on an ephemeral loopback port, so several instances with different data directories never
+ * collide, under the directory's lock. When another live process holds the directory:
+ * `refuse` (the default) throws {@link DataDirectoryInUse}; `join` answers that process's port
+ * (for a CLI such as `keys:create`), so nothing opens the directory twice.
+ */
+export async function servePgliteDataDir(
+  dataDir = 'memory://',
+  whenHeld: 'refuse' | 'join' = 'refuse',
+): Promise<PgliteEndpoint> {
   const inMemory = dataDir.startsWith('memory://');
   if (!inMemory) mkdirSync(dataDir, { recursive: true });
-  const client = (host: string, port: number) => pgliteClient(host, port, connection);
   const taken = inMemory ? undefined : lockDataDir(dataDir);
   if (taken && 'held' in taken) {
     const { port } = taken.held;
-    if (options.whenHeld !== 'join' || port === undefined) throw new DataDirectoryInUse(dataDir, taken.held);
-    const sql = client('127.0.0.1', port);
+    if (whenHeld !== 'join' || port === undefined) throw new DataDirectoryInUse(dataDir, taken.held);
     return {
-      sql,
-      kind: 'pglite',
+      host: '127.0.0.1',
+      port,
       description: `embedded PGlite in ${dataDir}, through the running server (process ${taken.held.pid})`,
-      close: () => sql.end({ timeout: 5 }),
+      stop: () => Promise.resolve(),
     };
   }
   const lock = taken?.lock;
@@ -120,15 +152,11 @@ export async function connect(options: ConnectOptions = {}): Promise<Database> {
   }
   const [host, port] = server.getServerConn().split(':');
   lock?.setPort(Number(port));
-  const sql = client(host ?? '127.0.0.1', Number(port));
   return {
-    sql,
-    kind: 'pglite',
-    description: dataDir.startsWith('memory://')
-      ? 'embedded PGlite (in memory)'
-      : `embedded PGlite in ${dataDir}`,
-    async close() {
-      await sql.end({ timeout: 5 });
+    host: host ?? '127.0.0.1',
+    port: Number(port),
+    description: inMemory ? 'embedded PGlite (in memory)' : `embedded PGlite in ${dataDir}`,
+    async stop() {
       await server.stop();
       await db.close();
       lock?.release();

@@ -1,3 +1,4 @@
+export { type KeyAccountsOptions, keyAccounts } from './accounts';
 export {
   type ApiKeyAuthOptions,
   apiKeyAuthenticator,

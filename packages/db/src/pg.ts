@@ -48,8 +48,9 @@ export function fromPg(client: PgLike, options: PgOptions = {}): Db {
 /**
  * Transactions of a node-postgres pool as a {@link Transaction}: one client of the pool,
  * `BEGIN`, `work(client, db)`, then `COMMIT`, or `ROLLBACK` and the error rethrown; the client
- * goes back to the pool either way (destroyed when even the rollback failed, since its
- * connection is then in no known state).
+ * goes back to the pool either way (destroyed when its connection failed or even the rollback
+ * failed, since its connection is then in no known state). A connection that dies during the
+ * transaction (a terminated backend) rejects the transaction; it never ends the process.
  *
  * @example
  * ```ts
@@ -64,6 +65,13 @@ export function pgTransaction(pool: Pool, options: PgOptions = {}): Transaction<
   return async <T>(work: (tx: PoolClient, db: Db) => Promise<T>): Promise<T> => {
     const client = await pool.connect();
     let broken: Error | undefined;
+    // A checked-out client's 'error' event has no listener of the pool's: a connection that dies
+    // inside the transaction (a terminated backend) would end the process. Its statements reject
+    // anyway; the error only marks the client for destruction on release.
+    const onError = (error: Error) => {
+      broken ??= error;
+    };
+    client.on('error', onError);
     try {
       await client.query('begin');
       const answer = await work(client, fromPg(client, options));
@@ -77,6 +85,7 @@ export function pgTransaction(pool: Pool, options: PgOptions = {}): Transaction<
       }
       throw error;
     } finally {
+      client.removeListener('error', onError);
       client.release(broken);
     }
   };

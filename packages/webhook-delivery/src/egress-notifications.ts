@@ -1,6 +1,6 @@
 import type { Db } from '@holdfast/db';
-import type { Notifier } from './health';
 import { opaqueId } from '@holdfast/ids';
+import type { Notifier } from './health';
 import type { DeliveryOptions } from './options';
 import { pgArray } from './pg-array';
 import { type Notification, type Row, toNotification } from './rows';

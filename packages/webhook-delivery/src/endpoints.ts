@@ -1,8 +1,8 @@
 import type { Db } from '@holdfast/db';
+import { opaqueId } from '@holdfast/ids';
 import { problem } from '@holdfast/problem-details';
 import { generateKeyPair, generateSecret } from '@holdfast/webhook-signer';
 import { assertFilter, type EventFilter, filterJson } from './filter';
-import { opaqueId } from '@holdfast/ids';
 import type { DeliveryOptions, EndpointOptions } from './options';
 import { pgArray } from './pg-array';
 import { deliveryProblems } from './problems';

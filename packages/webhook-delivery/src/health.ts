@@ -1,5 +1,5 @@
-import type { Outcome } from './classify';
 import { opaqueId } from '@holdfast/ids';
+import type { Outcome } from './classify';
 import { type Notification, toNotification } from './rows';
 import type { QueueDb } from './sql/worker';
 

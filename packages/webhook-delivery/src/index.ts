@@ -41,6 +41,15 @@ export {
   type WebhookEvent,
 } from './rows';
 export { parseRetrySchedule } from './schedule';
+export {
+  type EndpointScope,
+  endpointScope,
+  endpointTenants,
+  holdsDeliveryData,
+  lockedEndpointCount,
+  queuedEventTypes,
+  type TenantQueryOptions,
+} from './sql/tenants';
 export { checkDestination, type DestinationOptions, type Resolver } from './ssrf';
 export { type EndpointStats, endpointStats } from './stats';
 export {

@@ -1,5 +1,5 @@
-import { jsonbCanHold } from './filter';
 import { opaqueId } from '@holdfast/ids';
+import { jsonbCanHold } from './filter';
 import { storeStatements } from './sql/store';
 
 /** An event to record, for `enqueueEvent` and {@link eventWrites}. */

@@ -1,6 +1,6 @@
 import type { Db } from '@holdfast/db';
-import type { AccountRef } from './endpoints';
 import { opaqueId } from '@holdfast/ids';
+import type { AccountRef } from './endpoints';
 import { releaseStripe } from './lease';
 import type { DeliveryOptions } from './options';
 import { type EventInput, fanOutValues } from './outbox-writes';

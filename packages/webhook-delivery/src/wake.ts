@@ -1,6 +1,4 @@
 import type { Listener } from '@holdfast/db';
-import type { Sql } from '@holdfast/pg-migrate';
-import type postgres from 'postgres';
 import type { QueueDb } from './sql/worker';
 
 /**
@@ -14,14 +12,6 @@ import type { QueueDb } from './sql/worker';
 export function wakeChannelSql(schema?: string): string {
   const name = schema === undefined ? 'current_schema()' : `'${schema.replace(/'/g, "''")}'`;
   return `left('holdfast_due.' || ${name}, 63)`;
-}
-
-/**
- * The outbox's channel as a postgres.js fragment.
- * @deprecated Kept for the outbox's postgres.js statement until it is written with `$n` values.
- */
-export function wakeChannel(sql: Sql): postgres.PendingQuery<postgres.Row[]> {
-  return sql`left('holdfast_due.' || current_schema(), 63)`;
 }
 
 /** The wake channel's name, as the worker's connection computes it. */

@@ -1,8 +1,8 @@
 import type { Db, Listener } from '@holdfast/db';
+import { opaqueId } from '@holdfast/ids';
 import { DeliveryLoop } from './delivery-loop';
 import { deliveryDispatchers, type EgressOptions } from './egress';
 import { DAY_MS, type Notifier } from './health';
-import { opaqueId } from '@holdfast/ids';
 import { releaseStripe } from './lease';
 import { type AttemptInfo, OutcomeWriter } from './outcome-writer';
 import { DEFAULT_RETRY_SCHEDULE } from './schedule';

@@ -1,4 +1,5 @@
-import type postgres from 'postgres';
+import type { Db } from '@holdfast/db';
+import { holdsDeliveryData } from '@holdfast/webhook-delivery';
 import { type DemoBehaviour, demoReceiverPath } from './receiver';
 
 // The demo data set `npm start` writes on an empty database (and `npm run seed` on demand): a
@@ -46,23 +47,19 @@ export interface SeedSummary {
   endpoints: number;
 }
 
-/** Tables any client-made data lands in: one row in any of them and the demo is not seeded. */
-const DATA_TABLES = [
-  'holdfast_orders',
-  'holdfast_payment_methods',
-  'holdfast_payments',
-  'holdfast_subscriptions',
-  'holdfast_webhook_endpoints',
-  'holdfast_events',
-] as const;
+/** One row in any table client-made data lands in, and the demo is not seeded. */
+const HAS_DATA = `select exists (select 1 from holdfast_orders)
+  or exists (select 1 from holdfast_payment_methods)
+  or exists (select 1 from holdfast_payments)
+  or exists (select 1 from holdfast_subscriptions) as found`;
 
-/** Whether no client has written anything yet (API keys and settings do not count). */
-export async function databaseIsEmpty(sql: postgres.Sql): Promise<boolean> {
-  for (const table of DATA_TABLES) {
-    const rows = await sql`select 1 from ${sql(table)} limit 1`;
-    if (rows.length > 0) return false;
-  }
-  return true;
+/**
+ * Whether no client has written anything yet (API keys and settings do not count): the server's
+ * tables, and the endpoints and events of the sender (asked through its own function).
+ */
+export async function databaseIsEmpty(db: Db): Promise<boolean> {
+  const [row] = await db.query<{ found: boolean }>(HAS_DATA);
+  return row?.found !== true && !(await holdsDeliveryData(db));
 }
 
 function idOf(answer: { status: number; body: unknown }, what: string): string {

@@ -1,6 +1,5 @@
-import { fromPostgres } from '@holdfast/db/postgres';
+import type { Db } from '@holdfast/db';
 import { type DeliveryMetrics, deliveryMetrics } from '@holdfast/webhook-delivery/prometheus';
-import type postgres from 'postgres';
 import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
 
 /**
@@ -28,7 +27,7 @@ export interface Metrics {
 /** Options of {@link createMetrics}. */
 export interface MetricsOptions {
   /** The database the queue gauges read. */
-  readonly sql: postgres.Sql;
+  readonly db: Db;
 }
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -41,11 +40,11 @@ const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
  *
  * @example
  * ```ts
- * const metrics = createMetrics({ sql });
+ * const metrics = createMetrics({ db });
  * const text = await metrics.registry.metrics();
  * ```
  */
-export function createMetrics({ sql }: MetricsOptions): Metrics {
+export function createMetrics({ db }: MetricsOptions): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'holdfast_' });
   return {
@@ -75,6 +74,6 @@ export function createMetrics({ sql }: MetricsOptions): Metrics {
       labelNames: ['outcome'] as const,
       registers: [registry],
     }),
-    delivery: deliveryMetrics({ db: fromPostgres(sql), registers: [registry], buckets: LATENCY_BUCKETS }),
+    delivery: deliveryMetrics({ db, registers: [registry], buckets: LATENCY_BUCKETS }),
   };
 }

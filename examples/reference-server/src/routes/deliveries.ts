@@ -1,6 +1,5 @@
 import { paginate } from '@holdfast/cursor-pagination';
 import { listQueryShape, pageSchema } from '@holdfast/cursor-pagination/zod';
-import { fromPostgres } from '@holdfast/db/postgres';
 import { problem } from '@holdfast/problem-details';
 import { noFieldsBody } from '@holdfast/request-guards';
 import { refuseFields } from '@holdfast/request-guards/hono';
@@ -137,15 +136,15 @@ const replayDelivery = createRoute({
  * ```
  */
 export function deliveryRoutes(app: App, deps: Deps): void {
-  const { sql, keyring } = deps;
+  const { db, transaction, keyring } = deps;
   const missing = (id: string) => problem('not_found', { detail: `No delivery ${id}.` });
 
   app.openapi(listDeliveries, async (c) => {
     const principal = c.get('principal');
     const { account, livemode } = principal;
     const query = c.req.valid('query');
-    const page = await withListTimeout(sql, (tx) =>
-      paginate(fromPostgres(tx), {
+    const page = await withListTimeout(deps, (tx) =>
+      paginate(tx, {
         from: 'holdfast_deliveries',
         where: {
           text: 'account_id = $1 and event_type = any($2::text[])',
@@ -173,7 +172,7 @@ export function deliveryRoutes(app: App, deps: Deps): void {
     const principal = c.get('principal');
     const { account, livemode } = principal;
     const { id } = c.req.valid('param');
-    const delivery = await getStoredDelivery(fromPostgres(sql), { account, id });
+    const delivery = await getStoredDelivery(db, { account, id });
     if (!delivery || !eventTypeVisible(principal, delivery.eventType)) throw missing(id);
     return c.json({ ...delivery, eventType: knownEventType(delivery.eventType), livemode }, 200);
   });
@@ -183,9 +182,9 @@ export function deliveryRoutes(app: App, deps: Deps): void {
     const { account } = principal;
     const { id } = c.req.valid('param');
     const query = c.req.valid('query');
-    const delivery = await getStoredDelivery(fromPostgres(sql), { account, id });
+    const delivery = await getStoredDelivery(db, { account, id });
     if (!delivery || !eventTypeVisible(principal, delivery.eventType)) throw missing(id);
-    const page = await paginate(fromPostgres(sql), {
+    const page = await paginate(db, {
       from: 'holdfast_delivery_attempts',
       where: { text: 'account_id = $1 and delivery_id = $2', values: [account, id] },
       allowlist: attemptSort,
@@ -205,17 +204,16 @@ export function deliveryRoutes(app: App, deps: Deps): void {
     const principal = c.get('principal');
     const { account, livemode } = principal;
     const { id } = c.req.valid('param');
-    const delivery = await sql.begin(async (tx) => {
-      const [stored] = await tx<{ endpoint_id: string; event_type: string }[]>`
-        select endpoint_id, event_type from holdfast_deliveries where id = ${id} and account_id = ${account}`;
-      if (!stored || !eventTypeVisible(principal, stored.event_type)) return undefined;
+    const delivery = await transaction(async (_tx, tx) => {
+      const stored = await getStoredDelivery(tx, { account, id });
+      if (!stored || !eventTypeVisible(principal, stored.eventType)) return undefined;
       // A deleted endpoint sends nothing, so only a live one's event types are checked.
       await authorizeEndpointAction(tx, principal, {
-        id: stored.endpoint_id,
+        id: stored.endpoint,
         lock: 'share',
         action: 'Replaying a delivery of this endpoint',
       });
-      return replayStoredDelivery(fromPostgres(tx), { account, id });
+      return replayStoredDelivery(tx, { account, id });
     });
     if (!delivery) throw missing(id);
     c.header('Location', `/v1/deliveries/${delivery.id}`);

@@ -1,4 +1,3 @@
-import { fromPostgres } from '@holdfast/db/postgres';
 import { problem } from '@holdfast/problem-details';
 import { endpointStats, recoverDeliveries } from '@holdfast/webhook-delivery';
 import { createRoute, z } from '@hono/zod-openapi';
@@ -108,7 +107,7 @@ const missing = (id: string) =>
  * ```
  */
 export function endpointHealthRoutes(app: App, deps: Deps): void {
-  const { sql } = deps;
+  const { db, transaction } = deps;
   app.openapi(recoverEndpoint, async (c) => {
     const principal = c.get('principal');
     const { account } = principal;
@@ -131,7 +130,7 @@ export function endpointHealthRoutes(app: App, deps: Deps): void {
       });
     }
     const { recover: quota, recoverMax } = deps.config.endpointQuotas;
-    const recovered = await sql.begin(async (tx) => {
+    const recovered = await transaction(async (_tx, tx) => {
       const found = await authorizeEndpointAction(tx, principal, {
         id,
         lock: 'share',
@@ -140,7 +139,7 @@ export function endpointHealthRoutes(app: App, deps: Deps): void {
       if (!found) return undefined;
       await takeEndpointQuota(tx, { endpointId: id, action: 'recover', quota, now });
       return recoverDeliveries(
-        fromPostgres(tx),
+        tx,
         {
           account,
           endpointId: id,
@@ -163,7 +162,7 @@ export function endpointHealthRoutes(app: App, deps: Deps): void {
     const { id } = c.req.valid('param');
     const { window } = c.req.valid('query');
     const stats = await endpointStats(
-      fromPostgres(sql),
+      db,
       {
         account,
         endpointId: id,

@@ -1,4 +1,5 @@
-import type postgres from 'postgres';
+import type { Db } from '@holdfast/db';
+import { endpointScope, queuedEventTypes } from '@holdfast/webhook-delivery';
 import type { Principal } from '../context';
 import { carriedEventTypes, requireReadable } from '../event-types';
 
@@ -34,35 +35,22 @@ export interface EndpointAction {
  *
  * @example
  * ```ts
- * await sql.begin(async (tx) => {
+ * await transaction(async (_tx, tx) => {
  *   if (!(await authorizeEndpointAction(tx, principal, { id, lock: 'update', action: 'Rotating the secret' }))) throw missing(id);
  *   return rotateSecret(tx, { account, id });
  * });
  * ```
  */
 export async function authorizeEndpointAction(
-  tx: postgres.TransactionSql,
+  tx: Db,
   principal: Principal,
   action: EndpointAction,
 ): Promise<boolean> {
-  const lock = action.lock === 'update' ? tx`for update` : tx`for share`;
-  const [row] = await tx<{ event_types: string[] }[]>`
-    select event_types from holdfast_webhook_endpoints
-    where id = ${action.id} and account_id = ${principal.account} and deleted_at is null
-    ${lock}`;
-  if (!row) return false;
-  requireReadable(principal, carriedEventTypes(row.event_types), action.action);
+  const scope = await endpointScope(tx, { account: principal.account, id: action.id }, action.lock);
+  if (!scope) return false;
+  requireReadable(principal, carriedEventTypes(scope.eventTypes), action.action);
   if (action.eventTypes !== undefined)
     requireReadable(principal, carriedEventTypes(action.eventTypes), action.action);
-  if (action.queued) {
-    const queued = await tx<{ event_type: string }[]>`
-      select distinct event_type from holdfast_deliveries
-      where endpoint_id = ${action.id} and status in ('pending', 'failed')`;
-    requireReadable(
-      principal,
-      queued.map((delivery) => delivery.event_type),
-      action.action,
-    );
-  }
+  if (action.queued) requireReadable(principal, await queuedEventTypes(tx, action.id), action.action);
   return true;
 }

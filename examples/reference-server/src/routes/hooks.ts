@@ -76,7 +76,7 @@ export function hooksRoutes(app: App, deps: Deps, failures?: Limiter): void {
   const receivers = parseReceiverSecrets(deps.config.receiverSecrets);
   // A short or malformed secret fails the start, not the first delivery.
   for (const receiver of receivers.values()) createVerifier({ secrets: receiver.secrets });
-  const inbox = serverInbox(deps.sql);
+  const inbox = serverInbox(deps.db);
   // Per receiver, counted only once a signature verified (CONTRACT section 10): badly signed
   // floods are limited per address before this, so they never spend a sender's quota, and
   // invented names never make a bucket.

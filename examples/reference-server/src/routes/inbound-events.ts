@@ -1,7 +1,6 @@
 import { isLive } from '@holdfast/api-keys';
 import { paginate } from '@holdfast/cursor-pagination';
 import { listQueryShape, pageSchema } from '@holdfast/cursor-pagination/zod';
-import { fromPostgres } from '@holdfast/db/postgres';
 import { defineSortAllowlist } from '@holdfast/sort-allowlist';
 import { eventSequence } from '@holdfast/webhook-verifier/receiver';
 import { createRoute, z } from '@hono/zod-openapi';
@@ -68,11 +67,11 @@ function toInboundEvent(row: postgres.Row): z.infer<typeof InboundEventSchema> {
  * ```
  */
 export function inboundEventRoutes(app: App, deps: Deps): void {
-  const { sql, keyring } = deps;
+  const { db, keyring } = deps;
   app.openapi(listInboundEvents, async (c) => {
     const { account } = c.get('principal');
     const query = c.req.valid('query');
-    const page = await paginate(fromPostgres(sql), {
+    const page = await paginate(db, {
       from: 'holdfast_webhook_inbox',
       where: { text: 'tenant = $1', values: [account] },
       allowlist: inboundEventSort,

@@ -1,20 +1,21 @@
 import { paginate } from '@holdfast/cursor-pagination';
 import { listQueryShape, pageSchema } from '@holdfast/cursor-pagination/zod';
-import { fromPostgres } from '@holdfast/db/postgres';
+import type { Db } from '@holdfast/db';
 import { noFieldsBody } from '@holdfast/request-guards';
 import { refuseFields } from '@holdfast/request-guards/hono';
 import {
   createEndpoint as createWebhookEndpoint,
   deleteEndpoint as deleteWebhookEndpoint,
   endpointConcurrency,
+  endpointScope,
   getEndpoint as getWebhookEndpoint,
+  lockedEndpointCount,
   rotateSecret as rotateWebhookSecret,
   sendTestEvent,
   toEndpoint,
   updateEndpoint as updateWebhookEndpoint,
 } from '@holdfast/webhook-delivery';
 import { createRoute, z } from '@hono/zod-openapi';
-import type postgres from 'postgres';
 import { json } from '../api/fields';
 import { problemResponses } from '../api/problem-responses';
 import {
@@ -178,7 +179,7 @@ const sendTest = createRoute({
  * ```
  */
 export function webhookEndpointRoutes(app: App, deps: Deps): void {
-  const { sql, keyring, config } = deps;
+  const { db, transaction, keyring, config } = deps;
   const destination = {
     allowPrivateDestinations: config.allowPrivateDestinations,
     production: config.production,
@@ -188,7 +189,7 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
   app.openapi(listEndpoints, async (c) => {
     const { account, livemode } = c.get('principal');
     const query = c.req.valid('query');
-    const page = await paginate(fromPostgres(sql), {
+    const page = await paginate(db, {
       from: 'holdfast_webhook_endpoints',
       where: { text: 'account_id = $1 and deleted_at is null', values: [account] },
       allowlist: endpointSort,
@@ -202,7 +203,7 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
     });
     // The adaptive limits live in the workers' pacing rows: one lookup for the page.
     const limits = await endpointConcurrency(
-      fromPostgres(sql),
+      db,
       page.data.map((endpoint) => endpoint.id),
     );
     for (const endpoint of page.data) endpoint.concurrency = limits.get(endpoint.id) ?? endpoint.concurrency;
@@ -214,20 +215,16 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
     const { account, livemode } = principal;
     const body = c.req.valid('json');
     requireReadable(principal, carriedEventTypes(body.eventTypes), 'Creating this endpoint');
-    const { endpoint, secret } = await sql.begin(async (tx) => {
+    const { endpoint, secret } = await transaction(async (_tx, tx) => {
       // One creation at a time per tenant (account and mode): the count and the insert see the
       // same rows, so parallel creations at the limit cannot all pass a check made beforehand.
-      await tx`select pg_advisory_xact_lock(hashtextextended(${`holdfast_webhook_endpoints:${account}`}, 0))`;
-      const [row] = await tx<{ n: number }[]>`
-        select count(*)::int as n from holdfast_webhook_endpoints
-        where account_id = ${account} and deleted_at is null`;
-      if ((row?.n ?? 0) >= config.maxEndpoints) {
+      if ((await lockedEndpointCount(tx, account)) >= config.maxEndpoints) {
         throw problem('endpoint_limit_reached', {
           detail: `This account has ${config.maxEndpoints} webhook endpoints in ${livemode ? 'live' : 'test'} mode, the most it may have. Delete one before registering another.`,
         });
       }
       return createWebhookEndpoint(
-        fromPostgres(tx),
+        tx,
         {
           account,
           url: body.url,
@@ -249,7 +246,7 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
   app.openapi(getEndpoint, async (c) => {
     const { account, livemode } = c.get('principal');
     const { id } = c.req.valid('param');
-    const endpoint = await getWebhookEndpoint(fromPostgres(sql), { account, id });
+    const endpoint = await getWebhookEndpoint(db, { account, id });
     if (!endpoint) throw missing(id);
     return c.json({ ...endpoint, livemode }, 200);
   });
@@ -259,9 +256,9 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
     const { account, livemode } = principal;
     const { id } = c.req.valid('param');
     const body = c.req.valid('json');
-    const update = (db: postgres.Sql | postgres.TransactionSql) =>
+    const update = (tx: Db) =>
       updateWebhookEndpoint(
-        fromPostgres(db),
+        tx,
         {
           account,
           id,
@@ -279,7 +276,7 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
     // of every event type the endpoint carries (CONTRACT section 12), and of the types it will
     // carry; a new url or enabling also of what is queued for it. Checked under the row's lock.
     const redirects = body.url !== undefined || body.status === 'active';
-    const endpoint = await sql.begin(async (tx) => {
+    const endpoint = await transaction(async (_tx, tx) => {
       const found = await authorizeEndpointAction(tx, principal, {
         id,
         eventTypes: body.eventTypes,
@@ -298,13 +295,13 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
     const { id } = c.req.valid('param');
     // Deleting is a change too (CONTRACT section 12): it stops the data of every type the
     // endpoint carries, so it needs the read scope of each, as disabling does.
-    const deleted = await sql.begin(
-      async (tx) =>
+    const deleted = await transaction(
+      async (_tx, tx) =>
         (await authorizeEndpointAction(tx, principal, {
           id,
           lock: 'update',
           action: 'Deleting this endpoint',
-        })) && deleteWebhookEndpoint(fromPostgres(tx), { account: principal.account, id }),
+        })) && deleteWebhookEndpoint(tx, { account: principal.account, id }),
     );
     if (!deleted) throw missing(id);
     return c.body(null, 204);
@@ -315,13 +312,13 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
     const principal = c.get('principal');
     const { account, livemode } = principal;
     const { id } = c.req.valid('param');
-    const rotated = await sql.begin(async (tx) =>
+    const rotated = await transaction(async (_tx, tx) =>
       (await authorizeEndpointAction(tx, principal, {
         id,
         lock: 'update',
         action: 'Rotating the secret of this endpoint',
       }))
-        ? rotateWebhookSecret(fromPostgres(tx), { account, id })
+        ? rotateWebhookSecret(tx, { account, id })
         : undefined,
     );
     if (!rotated) throw missing(id);
@@ -333,7 +330,7 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
     const { account, livemode } = principal;
     const { id } = c.req.valid('param');
     const { eventType } = c.req.valid('json');
-    const sent = await sql.begin(async (tx) => {
+    const sent = await transaction(async (_tx, tx) => {
       // Under a share lock: the event types and status read here hold until the delivery is written.
       const found = await authorizeEndpointAction(tx, principal, {
         id,
@@ -341,13 +338,12 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
         action: 'Sending a test event to this endpoint',
       });
       if (!found) return undefined;
-      const [row] = await tx<{ event_types: string[]; status: string }[]>`
-        select event_types, status from holdfast_webhook_endpoints where id = ${id} and account_id = ${account}`;
+      const row = await endpointScope(tx, { account, id }, 'share');
       if (!row) return undefined;
       requireReadable(principal, [eventType], 'Sending a test event of this type');
-      if (!carriedEventTypes(row.event_types).includes(eventType)) {
+      if (!carriedEventTypes(row.eventTypes).includes(eventType)) {
         throw problem('unprocessable', {
-          detail: `The endpoint does not carry ${eventType} (it carries ${carriedEventTypes(row.event_types).join(', ')}).`,
+          detail: `The endpoint does not carry ${eventType} (it carries ${carriedEventTypes(row.eventTypes).join(', ')}).`,
           errors: [
             {
               field: 'eventType',
@@ -370,7 +366,7 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
         now: deps.now(),
       });
       return sendTestEvent(
-        fromPostgres(tx),
+        tx,
         { account, endpointId: id, type: eventType, object: exampleObject(eventType, livemode) },
         { now: deps.now },
       );

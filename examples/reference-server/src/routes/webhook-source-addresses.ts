@@ -56,7 +56,7 @@ export function sourceAddressRoutes(app: App, deps: Deps): void {
   app.openapi(sourceAddresses, async (c) => {
     const at = deps.now();
     if (!memo || at - memo.at > MEMO_MS || at < memo.at) {
-      memo = { at, list: await readSourceAddresses(deps.sql, deps.config, deps.now) };
+      memo = { at, list: await readSourceAddresses(deps, deps.config, deps.now) };
     }
     c.header('Cache-Control', 'public, max-age=300');
     return c.json({ ...memo.list, addresses: [...memo.list.addresses] }, 200);

@@ -1,5 +1,4 @@
 import { paginate } from '@holdfast/cursor-pagination';
-import { fromPostgres } from '@holdfast/db/postgres';
 import { problem } from '@holdfast/problem-details';
 import { getEvent as getStoredEvent, toEvent } from '@holdfast/webhook-delivery';
 import type { App, Deps } from '../../context';
@@ -15,13 +14,13 @@ import { eventSort, getEvent, listEvents } from './schema';
  * ```
  */
 export function eventRoutes(app: App, deps: Deps): void {
-  const { sql, keyring } = deps;
+  const { db, keyring } = deps;
   app.openapi(listEvents, async (c) => {
     const principal = c.get('principal');
     const { account, livemode } = principal;
     const query = c.req.valid('query');
     // Only events whose resource this key may read (CONTRACT section 10); the rest are absent.
-    const page = await paginate(fromPostgres(sql), {
+    const page = await paginate(db, {
       from: 'holdfast_events',
       where: {
         text: 'account_id = $1 and type = any($2::text[])',
@@ -45,7 +44,7 @@ export function eventRoutes(app: App, deps: Deps): void {
     const principal = c.get('principal');
     const { account, livemode } = principal;
     const { id } = c.req.valid('param');
-    const event = await getStoredEvent(fromPostgres(sql), { account, id });
+    const event = await getStoredEvent(db, { account, id });
     // An event of a resource the key may not read is answered as if absent.
     if (!event || !eventTypeVisible(principal, event.type)) {
       throw problem('not_found', { detail: `No event ${id}.` });

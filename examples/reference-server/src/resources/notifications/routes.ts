@@ -1,5 +1,4 @@
 import { paginate } from '@holdfast/cursor-pagination';
-import { fromPostgres } from '@holdfast/db/postgres';
 import { toNotification } from '@holdfast/webhook-delivery';
 import type { App, Deps } from '../../context';
 import { listNotifications, notificationSort } from './schema';
@@ -13,11 +12,11 @@ import { listNotifications, notificationSort } from './schema';
  * ```
  */
 export function notificationRoutes(app: App, deps: Deps): void {
-  const { sql, keyring } = deps;
+  const { db, keyring } = deps;
   app.openapi(listNotifications, async (c) => {
     const { account, livemode } = c.get('principal');
     const query = c.req.valid('query');
-    const page = await paginate(fromPostgres(sql), {
+    const page = await paginate(db, {
       from: 'holdfast_notifications',
       where: { text: 'account_id = $1', values: [account] },
       allowlist: notificationSort,

@@ -1,9 +1,10 @@
 import { isLive } from '@holdfast/api-keys';
 import type { Keyring } from '@holdfast/cursor-pagination';
 import { paginate } from '@holdfast/cursor-pagination';
-import { fromPostgres } from '@holdfast/db/postgres';
+import type { Db } from '@holdfast/db';
 import { opaqueId } from '@holdfast/request-guards';
 import type postgres from 'postgres';
+import type { Database } from '../../context';
 import { type IfMatch, ifMatchHolds } from '../../if-match';
 import { isoTime } from '../../iso-time';
 import { withListTimeout } from '../../list-timeout';
@@ -61,9 +62,27 @@ const notFound = () => problem('not_found', { detail: 'No such order.' });
 const transition = (from: string, to: string) =>
   problem('invalid_state_transition', { detail: `An order cannot move from ${from} to ${to}.` });
 
-async function lockOrder(tx: postgres.TransactionSql, account: string, id: string): Promise<postgres.Row> {
-  const [row] =
-    await tx`select * from holdfast_orders where id = ${id} and account_id = ${account} for update`;
+const INSERT_ORDER = `insert into holdfast_orders
+    (id, account_id, status, currency, total, description, metadata, version, created_at, updated_at)
+  values ($1::text, $2::text, 'pending', $3::text, $4::bigint, $5::text, $6::text::jsonb, 1, $7::timestamptz, $7::timestamptz)`;
+const SELECT_ORDER = 'select * from holdfast_orders where id = $1::text and account_id = $2::text';
+const UPDATE_ORDER = `update holdfast_orders set
+    status = $2::text, description = $3::text, metadata = $4::text::jsonb,
+    version = version + 1, updated_at = $5::timestamptz
+  where id = $1::text
+  returning *`;
+const DELETE_ORDER = 'delete from holdfast_orders where id = $1::text';
+const CANCEL_ORDER = `update holdfast_orders set status = 'cancelled', version = version + 1, updated_at = $2::timestamptz
+  where id = $1::text returning *`;
+const INSERT_REFUND = `insert into holdfast_refunds (id, account_id, order_id, amount, currency, reason, created_at, updated_at)
+  values ($1::text, $2::text, $3::text, $4::bigint, $5::text, $6::text, $7::timestamptz, $7::timestamptz)
+  returning *`;
+const ADD_REFUNDED = `update holdfast_orders
+  set amount_refunded = amount_refunded + $2::bigint, version = version + 1, updated_at = $3::timestamptz
+  where id = $1::text returning *`;
+
+async function lockOrder(tx: Db, account: string, id: string): Promise<postgres.Row> {
+  const [row] = await tx.query<postgres.Row>(`${SELECT_ORDER} for update`, [id, account]);
   if (!row) throw notFound();
   return row;
 }
@@ -85,7 +104,7 @@ export interface NewOrder {
   readonly order: Order;
   readonly etag: string;
   /** The order insert and its `order.created` event, in the caller's transaction. */
-  write(tx: postgres.TransactionSql): Promise<void>;
+  write(tx: Db): Promise<void>;
 }
 
 /**
@@ -112,11 +131,15 @@ export function newOrder(account: string, body: CreateOrder, now: number): NewOr
     order,
     etag: '"1"',
     async write(tx) {
-      await tx`
-        insert into holdfast_orders
-          (id, account_id, status, currency, total, description, metadata, version, created_at, updated_at)
-        values (${order.id}::text, ${account}::text, 'pending', ${order.currency}::text, ${order.total}::bigint,
-                ${order.description}::text, ${tx.json(metadata)}::jsonb, 1, ${at}::timestamptz, ${at}::timestamptz)`;
+      await tx.query(INSERT_ORDER, [
+        order.id,
+        account,
+        order.currency,
+        order.total,
+        order.description,
+        JSON.stringify(metadata),
+        at,
+      ]);
       await emit(tx, { account, type: 'order.created', resourceId: order.id, object: order, now });
     },
   };
@@ -132,13 +155,13 @@ export interface ListQuery {
 
 /** A page of the account's orders (signed cursors, sort allowlist, `status` filter). */
 export function listOrders(
-  sql: postgres.Sql,
+  database: Database,
   keyring: Keyring,
   account: string,
   query: ListQuery & { readonly status?: string | undefined },
 ) {
-  return withListTimeout(sql, (tx) =>
-    paginate(fromPostgres(tx), {
+  return withListTimeout(database, (tx) =>
+    paginate(tx, {
       from: 'holdfast_orders',
       where: { text: 'account_id = $1', values: [account] },
       allowlist: orderSort,
@@ -156,8 +179,8 @@ export function listOrders(
 }
 
 /** The order's row; 404 `not_found` when absent or another account's. */
-export async function getOrder(sql: postgres.Sql, account: string, id: string): Promise<postgres.Row> {
-  const [row] = await sql`select * from holdfast_orders where id = ${id} and account_id = ${account}`;
+export async function getOrder(database: Database, account: string, id: string): Promise<postgres.Row> {
+  const [row] = await database.db.query<postgres.Row>(SELECT_ORDER, [id, account]);
   if (!row) throw notFound();
   return row;
 }
@@ -168,14 +191,14 @@ export async function getOrder(sql: postgres.Sql, account: string, id: string): 
  * order is returned as it is, without a new version or event.
  */
 export function updateOrder(
-  sql: postgres.Sql,
+  database: Database,
   account: string,
   id: string,
   body: UpdateOrder,
   ifMatch: IfMatch | undefined,
   now: number,
 ): Promise<postgres.Row> {
-  return sql.begin(async (tx) => {
+  return database.transaction(async (_tx, tx) => {
     const current = await lockOrder(tx, account, id);
     if (ifMatch !== undefined && !ifMatchHolds(ifMatch, etag(current))) {
       throw problem('version_conflict', {
@@ -194,15 +217,13 @@ export function updateOrder(
       (body.metadata !== undefined && JSON.stringify(body.metadata) !== JSON.stringify(current.metadata));
     if (!changed) return current;
     const at = new Date(now);
-    const [updated] = await tx`
-      update holdfast_orders set
-        status = ${status},
-        description = ${body.description === undefined ? current.description : body.description},
-        metadata = ${tx.json(body.metadata ?? current.metadata)},
-        version = version + 1,
-        updated_at = ${at}
-      where id = ${id}
-      returning *`;
+    const [updated] = await tx.query<postgres.Row>(UPDATE_ORDER, [
+      id,
+      status,
+      body.description === undefined ? current.description : body.description,
+      JSON.stringify(body.metadata ?? current.metadata),
+      at,
+    ]);
     if (!updated) throw notFound();
     await emit(tx, { account, type: 'order.updated', resourceId: id, object: toOrder(updated), now });
     return updated;
@@ -210,8 +231,8 @@ export function updateOrder(
 }
 
 /** Deletes a pending order without refunds (else 409 `invalid_state_transition`). */
-export function deleteOrder(sql: postgres.Sql, account: string, id: string, now: number): Promise<void> {
-  return sql.begin(async (tx) => {
+export function deleteOrder(database: Database, account: string, id: string, now: number): Promise<void> {
+  return database.transaction(async (_tx, tx) => {
     const current = await lockOrder(tx, account, id);
     if (current.status !== 'pending') {
       throw problem('invalid_state_transition', {
@@ -224,7 +245,7 @@ export function deleteOrder(sql: postgres.Sql, account: string, id: string, now:
         detail: 'An order with refunds cannot be deleted; cancel it instead.',
       });
     }
-    await tx`delete from holdfast_orders where id = ${id}`;
+    await tx.query(DELETE_ORDER, [id]);
     await emit(tx, {
       account,
       type: 'order.deleted',
@@ -237,18 +258,16 @@ export function deleteOrder(sql: postgres.Sql, account: string, id: string, now:
 
 /** pending -> cancelled; a cancelled order is returned unchanged, a shipped one is 409. */
 export function cancelOrder(
-  sql: postgres.Sql,
+  database: Database,
   account: string,
   id: string,
   now: number,
 ): Promise<postgres.Row> {
-  return sql.begin(async (tx) => {
+  return database.transaction(async (_tx, tx) => {
     const current = await lockOrder(tx, account, id);
     if (current.status === 'cancelled') return current;
     if (current.status !== 'pending') throw transition(current.status, 'cancelled');
-    const [updated] = await tx`
-      update holdfast_orders set status = 'cancelled', version = version + 1, updated_at = ${new Date(now)}
-      where id = ${id} returning *`;
+    const [updated] = await tx.query<postgres.Row>(CANCEL_ORDER, [id, new Date(now)]);
     if (!updated) throw notFound();
     await emit(tx, { account, type: 'order.cancelled', resourceId: id, object: toOrder(updated), now });
     return updated;
@@ -257,16 +276,16 @@ export function cancelOrder(
 
 /** A page of the order's refunds; 404 when the order is absent or another account's. */
 export async function listRefunds(
-  sql: postgres.Sql,
+  database: Database,
   keyring: Keyring,
   account: string,
   id: string,
   query: ListQuery,
 ) {
-  const [order] = await sql`select id from holdfast_orders where id = ${id} and account_id = ${account}`;
+  const [order] = await database.db.query(SELECT_ORDER, [id, account]);
   if (!order) throw notFound();
-  return withListTimeout(sql, (tx) =>
-    paginate(fromPostgres(tx), {
+  return withListTimeout(database, (tx) =>
+    paginate(tx, {
       from: 'holdfast_refunds',
       where: { text: 'account_id = $1 and order_id = $2', values: [account, id] },
       allowlist: refundSort,
@@ -286,7 +305,7 @@ export async function listRefunds(
  * order, 422 `refund_exceeds_amount` beyond what is left; emits `order.refunded`.
  */
 export async function createRefund(
-  tx: postgres.TransactionSql,
+  tx: Db,
   account: string,
   id: string,
   body: CreateRefund,
@@ -311,13 +330,16 @@ export async function createRefund(
     });
   }
   const at = new Date(now);
-  const [refund] = await tx`
-    insert into holdfast_refunds (id, account_id, order_id, amount, currency, reason, created_at, updated_at)
-    values (${opaqueId('re')}, ${account}, ${id}, ${body.amount}, ${order.currency}, ${body.reason ?? null}, ${at}, ${at})
-    returning *`;
-  const [updated] = await tx`
-    update holdfast_orders set amount_refunded = amount_refunded + ${body.amount}, version = version + 1, updated_at = ${at}
-    where id = ${id} returning *`;
+  const [refund] = await tx.query<postgres.Row>(INSERT_REFUND, [
+    opaqueId('re'),
+    account,
+    id,
+    body.amount,
+    order.currency,
+    body.reason ?? null,
+    at,
+  ]);
+  const [updated] = await tx.query<postgres.Row>(ADD_REFUNDED, [id, body.amount, at]);
   if (!refund || !updated) throw new Error('refund insert returned no row');
   const result = toRefund(refund);
   await emit(tx, {

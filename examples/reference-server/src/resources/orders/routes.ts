@@ -1,4 +1,3 @@
-import { postgresTransaction } from '@holdfast/db/postgres';
 import { withIdempotency } from '@holdfast/idempotency/hono';
 import { refuseFields } from '@holdfast/request-guards/hono';
 import { z } from '@hono/zod-openapi';
@@ -40,14 +39,13 @@ import {
  * ```
  */
 export function orderRoutes(app: App, deps: Deps): void {
-  const { sql, keyring, now } = deps;
-  const transaction = postgresTransaction(sql);
+  const { transaction, keyring, now } = deps;
   // Stored answers live this long; the idempotency purge deletes them after.
   const retentionMs = Math.round(deps.config.idempotencyRetentionHours * 3_600_000);
 
   app.openapi(listOrdersRoute, async (c) => {
     const { account } = c.get('principal');
-    return c.json(await listOrders(sql, keyring, account, c.req.valid('query')), 200);
+    return c.json(await listOrders(deps, keyring, account, c.req.valid('query')), 200);
   });
 
   // The key's claim, the order, its order.created event and the stored answer commit in one
@@ -55,7 +53,7 @@ export function orderRoutes(app: App, deps: Deps): void {
   answerRoute(app, createOrderRoute, CreateOrderSchema, z.object({}), async (c, { body }) => {
     const { account } = c.get('principal');
     const created = newOrder(account, body, now());
-    return withIdempotency(c, { transaction, account, retentionMs }, async (tx) => {
+    return withIdempotency(c, { transaction, account, retentionMs }, async (_tx, tx) => {
       await created.write(tx);
       return {
         status: 201,
@@ -67,7 +65,7 @@ export function orderRoutes(app: App, deps: Deps): void {
 
   app.openapi(getOrderRoute, async (c) => {
     const { account } = c.get('principal');
-    const row = await getOrder(sql, account, c.req.valid('param').id);
+    const row = await getOrder(deps, account, c.req.valid('param').id);
     c.header('ETag', etag(row));
     return c.json(toOrder(row), 200);
   });
@@ -76,28 +74,28 @@ export function orderRoutes(app: App, deps: Deps): void {
     const { account } = c.get('principal');
     const { id } = c.req.valid('param');
     const ifMatch = ifMatchHeader(c.req.header('if-match'));
-    const row = await updateOrder(sql, account, id, c.req.valid('json'), ifMatch, now());
+    const row = await updateOrder(deps, account, id, c.req.valid('json'), ifMatch, now());
     c.header('ETag', etag(row));
     return c.json(toOrder(row), 200);
   });
 
   app.openapi(deleteOrderRoute, async (c) => {
     const { account } = c.get('principal');
-    await deleteOrder(sql, account, c.req.valid('param').id, now());
+    await deleteOrder(deps, account, c.req.valid('param').id, now());
     return c.body(null, 204);
   });
 
   app.openapi(cancelOrderRoute, async (c) => {
     refuseFields(c);
     const { account } = c.get('principal');
-    const row = await cancelOrder(sql, account, c.req.valid('param').id, now());
+    const row = await cancelOrder(deps, account, c.req.valid('param').id, now());
     c.header('ETag', etag(row));
     return c.json(toOrder(row), 200);
   });
 
   app.openapi(listRefundsRoute, async (c) => {
     const { account } = c.get('principal');
-    const page = await listRefunds(sql, keyring, account, c.req.valid('param').id, c.req.valid('query'));
+    const page = await listRefunds(deps, keyring, account, c.req.valid('param').id, c.req.valid('query'));
     return c.json(page, 200);
   });
 
@@ -108,7 +106,7 @@ export function orderRoutes(app: App, deps: Deps): void {
     orderParams,
     async (c, { body, params: { id } }) => {
       const { account } = c.get('principal');
-      return withIdempotency(c, { transaction, account, retentionMs }, async (tx) => {
+      return withIdempotency(c, { transaction, account, retentionMs }, async (_tx, tx) => {
         const refund = await createRefund(tx, account, id, body, now());
         return { status: 201, headers: { Location: `/v1/orders/${id}/refunds` }, body: refund };
       });

@@ -1,7 +1,9 @@
 import { isLive } from '@holdfast/api-keys';
+import type { Db } from '@holdfast/db';
 import { opaqueId } from '@holdfast/request-guards';
 import type { z } from '@hono/zod-openapi';
 import type postgres from 'postgres';
+import type { Database } from '../../context';
 import { isoTime } from '../../iso-time';
 import { emit } from '../../outbox';
 import { problem } from '../../problems';
@@ -52,6 +54,24 @@ export interface NewPaymentOptions {
   readonly settleDelayMs: number;
 }
 
+const LOCK_ORDER = `select currency, status, total from holdfast_orders
+  where id = $1::text and account_id = $2::text
+  for update`;
+const ORDER_PAID = `select coalesce(sum(amount), 0)::bigint as amount from holdfast_payments
+  where account_id = $1::text and order_id = $2::text and status in ('succeeded', 'processing')`;
+const INSERT_PAYMENT = `insert into holdfast_payments (id, account_id, status, amount, currency, payment_method_id,
+    order_id, description, failure_reason, outcome, settle_at, created_at, updated_at)
+  values ($1::text, $2::text, $3::text, $4::bigint, $5::text, $6::text, $7::text, $8::text, $9::text, $10::text,
+    $11::timestamptz, $12::timestamptz, $12::timestamptz)
+  returning *`;
+const SELECT_PAYMENT = 'select * from holdfast_payments where id = $1::text and account_id = $2::text';
+const DUE_PAYMENTS = `select id from holdfast_payments
+  where status = 'processing' and settle_at <= $1::timestamptz
+  order by settle_at limit 50 for update skip locked`;
+const SETTLE_PAYMENT = `update holdfast_payments set status = outcome, settle_at = null, updated_at = $2::timestamptz,
+    failure_reason = case when outcome = 'failed' then 'card_declined' else null end
+  where id = $1::text returning *`;
+
 /**
  * Charges a payment method in the business transaction `tx`: 422 `unprocessable` for an unknown
  * method or order or a currency unlike the order's; 409 `invalid_state_transition` for a
@@ -66,7 +86,7 @@ export interface NewPaymentOptions {
  * ```
  */
 export async function insertPayment(
-  tx: postgres.TransactionSql,
+  tx: Db,
   account: string,
   body: z.infer<typeof CreatePaymentSchema>,
   options: NewPaymentOptions,
@@ -78,14 +98,12 @@ export async function insertPayment(
     // one after another, so two that each fit cannot together pass its total. The sum is read
     // by a statement of its own, after the lock: its snapshot then holds the payments committed
     // by whoever held the lock before (a subquery of the locking statement would not).
-    const [order] = await tx`
-      select currency, status, total from holdfast_orders
-      where id = ${body.order} and account_id = ${account}
-      for update`;
+    const [order] = await tx.query<{ currency: string; status: string; total: string }>(LOCK_ORDER, [
+      body.order,
+      account,
+    ]);
     if (!order) throw unprocessable('order', 'No such order on this account.');
-    const [paid] = await tx<{ amount: string }[]>`
-      select coalesce(sum(amount), 0)::bigint as amount from holdfast_payments
-      where account_id = ${account} and order_id = ${body.order} and status in ('succeeded', 'processing')`;
+    const [paid] = await tx.query<{ amount: string }>(ORDER_PAID, [account, body.order]);
     if (order.status === 'cancelled') {
       throw problem('invalid_state_transition', {
         detail: `Order ${body.order} is cancelled: it cannot be paid.`,
@@ -112,14 +130,20 @@ export async function insertPayment(
   const outcome = method.card?.last4 === DECLINED_LAST4 ? 'failed' : 'succeeded';
   const later = body.amount > ASYNC_THRESHOLD;
   const at = new Date(options.now);
-  const [row] = await tx`
-    insert into holdfast_payments (id, account_id, status, amount, currency, payment_method_id, order_id,
-      description, failure_reason, outcome, settle_at, created_at, updated_at)
-    values (${opaqueId('pay')}, ${account}, ${later ? 'processing' : outcome}, ${body.amount}, ${body.currency},
-      ${body.paymentMethod}, ${body.order ?? null}, ${body.description ?? null},
-      ${!later && outcome === 'failed' ? 'card_declined' : null}, ${outcome},
-      ${later ? new Date(at.getTime() + options.settleDelayMs) : null}, ${at}, ${at})
-    returning *`;
+  const [row] = await tx.query<postgres.Row>(INSERT_PAYMENT, [
+    opaqueId('pay'),
+    account,
+    later ? 'processing' : outcome,
+    body.amount,
+    body.currency,
+    body.paymentMethod,
+    body.order ?? null,
+    body.description ?? null,
+    !later && outcome === 'failed' ? 'card_declined' : null,
+    outcome,
+    later ? new Date(at.getTime() + options.settleDelayMs) : null,
+    at,
+  ]);
   if (!row) throw new Error('insert returned no row');
   const payment = toPayment(row);
   if (!later) {
@@ -136,12 +160,11 @@ export async function insertPayment(
 
 /** The payment `id` of `account`, or `undefined`. */
 export async function findPayment(
-  sql: postgres.Sql,
+  database: Database,
   account: string,
   id: string,
 ): Promise<z.infer<typeof PaymentSchema> | undefined> {
-  const [row] = await sql`
-    select * from holdfast_payments where id = ${id} and account_id = ${account}`;
+  const [row] = await database.db.query<postgres.Row>(SELECT_PAYMENT, [id, account]);
   return row ? toPayment(row) : undefined;
 }
 
@@ -156,24 +179,19 @@ export async function findPayment(
  * ```
  */
 export async function settleDuePayments(
-  sql: postgres.Sql,
+  database: Database,
   now: number,
   statementTimeoutMs?: number,
 ): Promise<number> {
-  return sql.begin(async (tx) => {
+  return database.transaction(async (_tx, tx) => {
+    const db = tx;
     // The settlement loop's round must end: its statements are cut past this (SET LOCAL).
     if (statementTimeoutMs !== undefined)
-      await tx`select set_config('statement_timeout', ${String(statementTimeoutMs)}, true)`;
+      await db.query("select set_config('statement_timeout', $1::text, true)", [String(statementTimeoutMs)]);
     const at = new Date(now);
-    const due = await tx`
-      select id from holdfast_payments
-      where status = 'processing' and settle_at <= ${at}
-      order by settle_at limit 50 for update skip locked`;
+    const due = await db.query<{ id: string }>(DUE_PAYMENTS, [at]);
     for (const { id } of due) {
-      const [row] = await tx`
-        update holdfast_payments set status = outcome, settle_at = null, updated_at = ${at},
-          failure_reason = case when outcome = 'failed' then 'card_declined' else null end
-        where id = ${id} returning *`;
+      const [row] = await db.query<postgres.Row>(SETTLE_PAYMENT, [id, at]);
       if (!row) continue;
       const payment = toPayment(row);
       await emit(tx, {

@@ -1,5 +1,4 @@
 import { paginate } from '@holdfast/cursor-pagination';
-import { fromPostgres, postgresTransaction } from '@holdfast/db/postgres';
 import { withIdempotency } from '@holdfast/idempotency/hono';
 import { problem } from '@holdfast/problem-details';
 import { z } from '@hono/zod-openapi';
@@ -19,16 +18,15 @@ import { CreatePaymentSchema, createPayment, getRoute, listRoute, paymentSort } 
  * ```
  */
 export function paymentRoutes(app: App, deps: Deps): void {
-  const { sql, keyring, now, config } = deps;
-  const transaction = postgresTransaction(sql);
+  const { transaction, keyring, now, config } = deps;
   // Stored answers live this long; the idempotency purge deletes them after (SPEC section 4).
   const retentionMs = Math.round(config.idempotencyRetentionHours * 3_600_000);
 
   app.openapi(listRoute, async (c) => {
     const { account } = c.get('principal');
     const query = c.req.valid('query');
-    const page = await withListTimeout(sql, (tx) =>
-      paginate(fromPostgres(tx), {
+    const page = await withListTimeout(deps, (tx) =>
+      paginate(tx, {
         from: 'holdfast_payments',
         where: { text: 'account_id = $1', values: [account] },
         allowlist: paymentSort,
@@ -48,7 +46,7 @@ export function paymentRoutes(app: App, deps: Deps): void {
 
   answerRoute(app, createPayment, CreatePaymentSchema, z.object({}), async (c, { body }) => {
     const { account } = c.get('principal');
-    return withIdempotency(c, { transaction, account, required: true, retentionMs }, async (tx) => {
+    return withIdempotency(c, { transaction, account, required: true, retentionMs }, async (_tx, tx) => {
       const payment = await insertPayment(tx, account, body, {
         now: now(),
         settleDelayMs: config.paymentSettleDelayMs,
@@ -63,7 +61,7 @@ export function paymentRoutes(app: App, deps: Deps): void {
 
   app.openapi(getRoute, async (c) => {
     const { id } = c.req.valid('param');
-    const payment = await findPayment(sql, c.get('principal').account, id);
+    const payment = await findPayment(deps, c.get('principal').account, id);
     if (!payment) throw problem('not_found', { detail: 'No such payment.' });
     return c.json(payment, 200);
   });

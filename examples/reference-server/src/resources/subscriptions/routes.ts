@@ -1,5 +1,4 @@
 import { paginate } from '@holdfast/cursor-pagination';
-import { fromPostgres } from '@holdfast/db/postgres';
 import { refuseFields } from '@holdfast/request-guards/hono';
 import type { App, Deps } from '../../context';
 import { withListTimeout } from '../../list-timeout';
@@ -28,13 +27,13 @@ import {
  * ```
  */
 export function subscriptionRoutes(app: App, deps: Deps): void {
-  const { sql, keyring, now } = deps;
+  const { keyring, now } = deps;
 
   app.openapi(listRoute, async (c) => {
     const { account } = c.get('principal');
     const query = c.req.valid('query');
-    const page = await withListTimeout(sql, (tx) =>
-      paginate(fromPostgres(tx), {
+    const page = await withListTimeout(deps, (tx) =>
+      paginate(tx, {
         from: 'holdfast_subscriptions',
         where: { text: 'account_id = $1', values: [account] },
         allowlist: subscriptionSort,
@@ -52,7 +51,7 @@ export function subscriptionRoutes(app: App, deps: Deps): void {
 
   app.openapi(createSubscription, async (c) => {
     const subscription = await insertSubscription(
-      sql,
+      deps,
       c.get('principal').account,
       c.req.valid('json'),
       now(),
@@ -63,18 +62,18 @@ export function subscriptionRoutes(app: App, deps: Deps): void {
 
   app.openapi(getRoute, async (c) => {
     const { id } = c.req.valid('param');
-    return c.json(await findSubscription(sql, c.get('principal').account, id), 200);
+    return c.json(await findSubscription(deps, c.get('principal').account, id), 200);
   });
 
   app.openapi(updateRoute, async (c) => {
     const { id } = c.req.valid('param');
     const body = c.req.valid('json');
-    return c.json(await updateSubscription(sql, c.get('principal').account, id, body, now()), 200);
+    return c.json(await updateSubscription(deps, c.get('principal').account, id, body, now()), 200);
   });
 
   app.openapi(cancelRoute, async (c) => {
     refuseFields(c);
     const { id } = c.req.valid('param');
-    return c.json(await cancelSubscription(sql, c.get('principal').account, id, now()), 200);
+    return c.json(await cancelSubscription(deps, c.get('principal').account, id, now()), 200);
   });
 }

@@ -20,7 +20,7 @@ export const subscriptionSort = defineSortAllowlist({
   },
   id: { column: 'id' },
   default: '-createdAt',
-  // Every order is served by an index (migrations 520 and 550): these exactly, and any longer
+  // Every order is served by an index (the baseline migration): these exactly, and any longer
   // one through its prefix up to a fine-grained key. None of the contract's sorts is refused.
   indexed: statusSorts(['createdAt']),
 });

@@ -1,8 +1,0 @@
--- The addresses webhooks are sent from, as last published at /webhook-source-addresses: one row.
--- updated_at is when this list was first published; a start with the same list keeps it, a start
--- with another list moves it and notifies every account.
-create table holdfast_webhook_source_addresses (
-  id boolean primary key default true check (id),
-  addresses text[] not null,
-  updated_at timestamptz(3) not null
-);
