@@ -203,6 +203,7 @@ export function buildApp(deps: Deps, options: AppOptions = {}): App {
     '/dashboard',
     '/dashboard/*',
     '/favicon.ico',
+    '/',
   ]) {
     app.use(path, publicLimit);
   }
@@ -257,6 +258,8 @@ export function buildApp(deps: Deps, options: AppOptions = {}): App {
   app.get('/dashboard/', (c) => c.redirect('/dashboard', 308));
   app.route('/dashboard', dashboardRoutes());
   app.get('/favicon.ico', () => favicon());
+  // A browser opening the server's root lands on the dashboard (the API reference is at /docs).
+  app.get('/', (c) => c.redirect('/dashboard', 302));
 
   const v1: App = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
   strictQueries(v1);

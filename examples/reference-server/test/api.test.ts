@@ -525,6 +525,12 @@ describe('pages outside /v1', () => {
     expectProblem(await api('GET', '/problems/constructor', { key: null }), 404, 'not_found');
   });
 
+  it('/ sends a browser to the dashboard', async () => {
+    const root = await fetch(`${t.url}/`, { redirect: 'manual' });
+    expect(root.status).toBe(302);
+    expect(root.headers.get('location')).toBe('/dashboard');
+  });
+
   it('what Node refuses before any route (headers over 16 KiB, malformed HTTP) is problem+json with Request-Id', async () => {
     const { port } = new URL(t.url);
     const exchange = (bytes: string) =>
