@@ -33,7 +33,10 @@ if (server.demoKey) {
       `  Demo data: ${seeded.orders} orders, ${seeded.payments} payments, a refund and a subscription;`,
       seeded.endpoints > 0
         ? `  ${seeded.endpoints} webhook endpoints on the built-in receiver (${server.url}/demo/receiver/...): see the dashboard.`
-        : '  no webhook endpoints (HOLDFAST_ALLOW_PRIVATE_DESTINATIONS=1 adds some on a built-in receiver).',
+        : `  no webhook endpoints: the demo's are on a built-in receiver at a loopback address, which only
+  HOLDFAST_ALLOW_PRIVATE_DESTINATIONS=1 allows. Demo data is written to an empty database only:
+  to see webhooks flow, stop the server, ${config.databaseUrl ? 'start on an empty database' : `delete ${config.dataDir}`} and run
+  HOLDFAST_ALLOW_PRIVATE_DESTINATIONS=1 npm start`,
     );
   }
 } else if (server.url) {

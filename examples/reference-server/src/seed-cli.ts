@@ -37,7 +37,10 @@ let key: string | undefined;
 try {
   await migrate(db.db, await allMigrations());
   if (await databaseIsEmpty(db.db)) key = await createKey(dbApiKeyStore(db.db), 'acct_demo', ['*']);
-  else console.error(`${db.description} already holds data: nothing was seeded.`);
+  else
+    console.error(
+      `${db.description} already holds data: nothing was seeded (demo data goes to an empty database only). To start over, stop the server, ${config.databaseUrl ? 'point DATABASE_URL at an empty database' : `delete ${config.dataDir}`}, and start it again: npm start seeds an empty database by itself.`,
+    );
 } finally {
   await db.close();
 }

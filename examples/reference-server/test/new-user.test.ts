@@ -57,7 +57,9 @@ it('npm start, the printed key, a local endpoint after reading the 422, a verifi
   expect(key, banner).toBeDefined();
   // A fresh database gets the demo data set (issue 32); no endpoints without private destinations.
   expect(banner).toContain('Demo data: 4 orders, 4 payments, a refund and a subscription');
-  expect(banner).toContain('no webhook endpoints (HOLDFAST_ALLOW_PRIVATE_DESTINATIONS=1 adds some');
+  expect(banner).toContain('no webhook endpoints: the demo');
+  // ... and says how to see them: the flag, on an empty database.
+  expect(banner).toMatch(/delete \S+ and run\s+HOLDFAST_ALLOW_PRIVATE_DESTINATIONS=1 npm start/);
   const call = (base: string, method: string, path: string, body?: unknown) =>
     fetch(`${base}${path}`, {
       method,
