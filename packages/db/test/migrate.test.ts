@@ -168,19 +168,26 @@ describe('readMigrations', () => {
 describe('migrations in a schema of their own', () => {
   it('creates the schema, puts unqualified names in it, and leaves search_path as it was', async () => {
     const options = fresh();
-    const schema = `mig_schema_${runs}`;
+    // A schema and table of their own each run (the database outlives the run), dropped at the end.
+    const suffix = Math.random().toString(36).slice(2, 10);
+    const schema = `mig_schema_${suffix}`;
+    const table = `mig_in_${suffix}`;
     const before = (await db.query<{ path: string }>(`select current_setting('search_path') as path`))[0]
       ?.path;
-    const list: Migration[] = [{ id: '001_in_schema', sql: 'create table mig_in_schema (id int);', schema }];
-    expect(await migrate(db, list, options)).toEqual(['001_in_schema']);
-    const where = await db.query<{ schema: string }>(
-      `select table_schema as schema from information_schema.tables where table_name = 'mig_in_schema'`,
-    );
-    expect(where.map((row) => row.schema)).toEqual([schema]);
-    const after = (await db.query<{ path: string }>(`select current_setting('search_path') as path`))[0]
-      ?.path;
-    expect(after).toBe(before);
-    expect(await tables()).not.toContain('mig_in_schema');
+    const list: Migration[] = [{ id: '001_in_schema', sql: `create table ${table} (id int);`, schema }];
+    try {
+      expect(await migrate(db, list, options)).toEqual(['001_in_schema']);
+      const where = await db.query<{ schema: string }>(
+        'select table_schema as schema from information_schema.tables where table_name = $1',
+        [table],
+      );
+      expect(where.map((row) => row.schema)).toEqual([schema]);
+      const after = (await db.query<{ path: string }>(`select current_setting('search_path') as path`))[0]
+        ?.path;
+      expect(after).toBe(before);
+    } finally {
+      await db.query(`drop schema if exists ${schema} cascade`);
+    }
   });
 });
 
