@@ -1,0 +1,1 @@
+export type { Authorize, PortalCaller } from './caller';

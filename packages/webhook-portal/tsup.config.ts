@@ -1,0 +1,3 @@
+import { coreAndDoors, defineConfig, holdfastBuild } from '../../tsup.config.base';
+
+export default defineConfig(holdfastBuild(coreAndDoors));
