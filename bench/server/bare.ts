@@ -79,45 +79,59 @@ const LIST = `
 
 // One statement, as the reference server sends it (@holdfast/idempotency's idempotentStatement
 // around the order's writes and @holdfast/webhook-delivery's eventWrites): the key's row written
-// already answered, the order, the outbox.
-const CREATE = `
-    with holdfast_claim as (
-      insert into holdfast_idempotency_keys
-        (account, key, fingerprint, token, locked_until, created_at, expires_at,
-         response_status, response_headers, response_body)
-      values ($1, $2, $3, null, $4, $4, $5, 201, $6::jsonb, $7)
-      on conflict (account, key) do nothing
-      returning 1
-    ),
-    holdfast_order as (
-      insert into holdfast_orders
-        (id, account_id, status, currency, total, description, metadata, version, created_at, updated_at)
-      select $8::text, $1::text, 'pending', $9::text, $10::bigint,
-             $11::text, '{}'::jsonb, 1, $4::timestamptz, $4::timestamptz
-      where exists (select from holdfast_claim)
-    ),
-    holdfast_event_seq as (
-      insert into holdfast_resource_sequences (resource_id, sequence)
-      select $8::text, 1 where exists (select from holdfast_claim)
-      on conflict (resource_id) do update set sequence = holdfast_resource_sequences.sequence + 1
-      returning sequence
-    ),
-    holdfast_event as (
-      insert into holdfast_events (id, account_id, type, resource_id, sequence, payload, created_at)
-      select $12, $1, 'order.created', $8, s.sequence, $13 || s.sequence::text || $14, $4
-      from holdfast_event_seq s
-      returning id
-    ),
-    holdfast_event_fan as (
-      insert into holdfast_deliveries
-        (id, account_id, event_id, endpoint_id, event_type, status, next_attempt_at, created_at, updated_at)
-      select 'dlv_' || replace(gen_random_uuid()::text, '-', ''), $1, ev.id, e.id, 'order.created',
-             'pending', $4, $4, $4
-      from holdfast_event ev, holdfast_webhook_endpoints e
-      where e.account_id = $1 and e.status = 'active' and e.deleted_at is null
-        and (cardinality(e.event_types) = 0 or 'order.created' = any(e.event_types) or '*' = any(e.event_types))
-    )
-    select count(*)::int as claimed from holdfast_claim`;
+// already answered, the order, the outbox. Its text is the server's, byte for byte.
+const CREATE = `with holdfast_claim as (insert into holdfast_idempotency_keys as k
+    (account, key, fingerprint, token, locked_until, created_at, expires_at,
+     response_status, response_headers, response_body)
+  values ($16::text, $17::text, $18::text, null, $19::timestamptz, $19::timestamptz,
+          $20::timestamptz, $21::int, $22::text::jsonb, decode($23::text, 'hex'))
+  on conflict (account, key) do update set
+    fingerprint = excluded.fingerprint, token = null, locked_until = excluded.locked_until,
+    created_at = excluded.created_at, expires_at = excluded.expires_at,
+    response_status = excluded.response_status, response_headers = excluded.response_headers,
+    response_body = excluded.response_body
+  where k.expires_at <= $19::timestamptz or (k.response_status is null and k.locked_until <= $19::timestamptz)
+  returning 1), holdfast_order as (
+  insert into holdfast_orders
+    (id, account_id, status, currency, total, description, metadata, version, created_at, updated_at)
+  select $1::text, $2::text, 'pending', $3::text, $4::bigint, $5::text, $6::text::jsonb, 1, $7::timestamptz, $7::timestamptz
+  where exists (select from holdfast_claim)
+),
+holdfast_event_seq as (
+  insert into holdfast_resource_sequences (resource_id, sequence)
+  select $8::text, 1 where exists (select from holdfast_claim)
+  on conflict (resource_id) do update set sequence = holdfast_resource_sequences.sequence + 1
+  returning sequence
+),
+holdfast_event as (
+  insert into holdfast_events (id, account_id, type, resource_id, sequence, payload, created_at)
+  select $9::text, $10::text, $11::text, $8::text, s.sequence,
+         $12::text || s.sequence::text || $13::text, $14::timestamptz
+  from holdfast_event_seq s
+  returning id, payload
+),
+holdfast_event_fan as (
+  insert into holdfast_deliveries
+    (id, account_id, event_id, endpoint_id, event_type, status, next_attempt_at, created_at, updated_at,
+     ordering_key, ordering_pos)
+  select 'dlv_' || replace(gen_random_uuid()::text, '-', ''), $10::text, ev.id, e.id, $11::text,
+         'pending',
+         case when e.ordering <> 'per-resource' then $14::timestamptz
+              when exists (
+                select 1 from holdfast_deliveries x
+                where x.endpoint_id = e.id and x.ordering_key = $8::text and x.status in ('pending', 'failed')
+                for key share) then null
+              else $14::timestamptz end,
+         $14::timestamptz, $14::timestamptz,
+         case when e.ordering = 'per-resource' then $8::text end,
+         case when e.ordering = 'per-resource' then nextval('holdfast_delivery_order') end
+  from holdfast_event ev, holdfast_webhook_endpoints e
+  where e.account_id = $10::text and e.status = 'active' and e.deleted_at is null
+    and (cardinality(e.event_types) = 0 or $11::text = any(e.event_types) or '*' = any(e.event_types))
+    and (e.filter is null or ($15::boolean and holdfast_filter_match(e.filter, ev.payload::jsonb)))
+  returning pg_notify(left('holdfast_due.' || current_schema(), 63), '')
+)
+select count(*)::int as claimed from holdfast_claim`;
 
 const INSERT_ONLY = `
     insert into holdfast_orders (id, account_id, status, currency, total, description, metadata, created_at, updated_at)
@@ -166,20 +180,29 @@ app.post('/v1/orders', async (c) => {
     'content-type': 'application/json',
   });
   const [row] = await query(CREATE, [
-    account,
-    key,
-    fingerprint,
-    now,
-    expires,
-    headers,
-    Buffer.from(answer),
     order.id,
+    account,
     order.currency,
     order.total,
     order.description,
+    '{}',
+    order.createdAt,
+    order.id,
     eventId,
+    account,
+    'order.created',
     text.slice(0, at),
     text.slice(at + 1),
+    order.createdAt,
+    true,
+    account,
+    key,
+    fingerprint,
+    order.createdAt,
+    expires.toISOString(),
+    201,
+    headers,
+    Buffer.from(answer).toString('hex'),
   ]);
   if (row?.claimed !== 1) throw new Error('replay: not measured here');
   return c.body(answer, 201, { 'content-type': 'application/json' });

@@ -15,7 +15,7 @@ import { databaseFailure } from './database-errors';
 import { destinationHint } from './destination-hint';
 import { renderDocs, servedOnce } from './docs';
 import { healthRoutes, type Readiness, readiness } from './health';
-import { htmlSecurityHeaders } from './html';
+import { secureHtml } from './html';
 import { observeRequests } from './observability/http-observer';
 import { errorLine } from './observability/logger';
 import { finalizeDocument } from './openapi';
@@ -75,14 +75,26 @@ export const V1_RESOURCES: readonly V1Resource[] = [
 
 /** Read scope for GET, write scope otherwise, by the resource of the path's first segment. */
 function scopeByPath(resources: readonly V1Resource[]): MiddlewareHandler<AppEnv> {
-  const scopeOfSegment = new Map(resources.map((resource) => [resource.segment, resource.scope]));
+  // The check of each segment for reads and for writes, made once rather than per request.
+  const checks = new Map(
+    resources.map((resource) => [
+      resource.segment,
+      {
+        read: requireScope<AppEnv>(scopeFor(resource.scope, 'GET'), { realm: 'holdfast' }),
+        write: requireScope<AppEnv>(scopeFor(resource.scope, 'POST'), { realm: 'holdfast' }),
+      },
+    ]),
+  );
   return async (c, next) => {
-    const segment = c.req.path.split('/')[2] ?? '';
-    const family = scopeOfSegment.get(segment);
+    const path = c.req.path;
+    // The segment after `/v1/`, up to the next slash.
+    const end = path.indexOf('/', 4);
+    const check = checks.get(end === -1 ? path.slice(4) : path.slice(4, end));
     // A path under /v1 that names no resource is refused here, before any handler:
     // nothing under /v1 runs without a scope check (CONTRACT section 10).
-    if (!family) throw problem('not_found', { detail: `No resource is at ${clipEcho(c.req.path)}.` });
-    return requireScope<AppEnv>(scopeFor(family, c.req.method), { realm: 'holdfast' })(c, next);
+    if (!check) throw problem('not_found', { detail: `No resource is at ${clipEcho(path)}.` });
+    const method = c.req.method;
+    return (method === 'GET' || method === 'HEAD' ? check.read : check.write)(c, next);
   };
 }
 
@@ -137,15 +149,17 @@ export function buildApp(deps: Deps, options: AppOptions = {}): App {
   app.use(requestId());
   app.use(problemTypeBase(PROBLEM_TYPE_BASE));
   app.use(observeRequests(deps));
+  // The security headers in one layer (each layer is a few promises on every request).
   app.use(async (c, next) => {
     c.header('X-Content-Type-Options', 'nosniff');
     await next();
-    if (!c.res.headers.has('X-Content-Type-Options')) c.res.headers.set('X-Content-Type-Options', 'nosniff');
+    const headers = c.res.headers;
+    secureHtml(headers);
+    if (!headers.has('X-Content-Type-Options')) headers.set('X-Content-Type-Options', 'nosniff');
     // A 413 is answered before the body was read: close the connection, so the client cannot
     // reuse a socket that still carries the rest of its body (RFC 9110 section 15.5.14).
-    if (c.res.status === 413) c.res.headers.set('Connection', 'close');
+    if (c.res.status === 413) headers.set('Connection', 'close');
   });
-  app.use(htmlSecurityHeaders());
   // A crash is logged without its data: a database error's row detail and parameters would
   // carry body bytes (issue 28), so only what loggableError keeps is written.
   const onError = onProblem({

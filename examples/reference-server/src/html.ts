@@ -1,4 +1,3 @@
-import type { MiddlewareHandler } from 'hono';
 import { HTML_PAGE_CSP, htmlPage } from './reference/index';
 
 /** The server's HTML pages (`/docs`, `/problems`): a self-contained page titled `… · Holdfast`. */
@@ -11,12 +10,8 @@ export function page(title: string, body: string): string {
  * 11): pages of {@link page} get `HTML_PAGE_CSP`; a response that sets its own policy (the
  * dashboard's) keeps it. `X-Frame-Options` is for browsers that predate `frame-ancestors`.
  */
-export function htmlSecurityHeaders(): MiddlewareHandler {
-  return async (c, next) => {
-    await next();
-    const headers = c.res.headers;
-    if (!headers.get('Content-Type')?.toLowerCase().startsWith('text/html')) return;
-    if (!headers.has('Content-Security-Policy')) headers.set('Content-Security-Policy', HTML_PAGE_CSP);
-    headers.set('X-Frame-Options', 'DENY');
-  };
+export function secureHtml(headers: Headers): void {
+  if (!headers.get('Content-Type')?.toLowerCase().startsWith('text/html')) return;
+  if (!headers.has('Content-Security-Policy')) headers.set('Content-Security-Policy', HTML_PAGE_CSP);
+  headers.set('X-Frame-Options', 'DENY');
 }

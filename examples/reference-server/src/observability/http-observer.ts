@@ -1,10 +1,11 @@
 import { isProblemError } from '@holdfast/problem-details';
-import type { MiddlewareHandler } from 'hono';
+import type { Span } from '@opentelemetry/api';
+import type { Context, MiddlewareHandler, Next } from 'hono';
 import { matchedRoutes } from 'hono/route';
 import type { AppEnv } from '../context';
 import type { Logger } from './logger';
 import type { Metrics } from './metrics';
-import { inSpan, SpanKind } from './tracing';
+import { inSpan, NOT_RECORDING, SpanKind, tracing } from './tracing';
 
 /** Idempotency outcomes told apart by the answer: a replay, or one of the two conflicts. */
 const CONFLICTS: Record<string, string> = {
@@ -69,49 +70,52 @@ export function observeRequests(options: {
 }): MiddlewareHandler<AppEnv> {
   const { log, metrics } = options;
   const labelsOf = labelCache();
+  const observe = async (c: Context<AppEnv>, next: Next, span: Span): Promise<void> => {
+    const method = c.req.method;
+    const started = performance.now();
+    const keyed = method === 'POST' && c.req.header('idempotency-key') !== undefined;
+    if (keyed) await inSpan('idempotency', {}, async () => next());
+    else await next();
+    const seconds = (performance.now() - started) / 1000;
+    const route = routeTemplate(c);
+    const status = c.res.status;
+    if (span.isRecording()) {
+      span.updateName(`${method} ${route}`);
+      span.setAttributes({ 'http.route': route, 'http.response.status_code': status });
+    }
+    if (metrics) {
+      const labels = labelsOf(route, method, status);
+      metrics.httpRequests.inc(labels);
+      metrics.httpDuration.observe(labels, seconds);
+    }
+    if (keyed) {
+      const conflict = isProblemError(c.error) ? CONFLICTS[c.error.code] : undefined;
+      const outcome = c.res.headers.get('idempotent-replayed') === 'true' ? 'replayed' : conflict;
+      if (outcome) {
+        metrics?.idempotency.inc({ outcome });
+        span.setAttribute('idempotency.outcome', outcome);
+      }
+    }
+    if (log?.isLevelEnabled('info')) {
+      const record: RequestRecord = {
+        requestId: c.get('requestId'),
+        method,
+        route,
+        status,
+        latencyMs: Math.round(seconds * 10_000) / 10,
+      };
+      const principal = c.get('principal') as { account: string } | undefined;
+      if (principal) record.account = principal.account;
+      log.info(record, 'request');
+    }
+  };
   return (c, next) => {
+    if (!tracing()) return observe(c, next, NOT_RECORDING);
     const method = c.req.method;
     return inSpan(
       `${method} request`,
       { kind: SpanKind.SERVER, attributes: { 'http.request.method': method } },
-      async (span) => {
-        const started = performance.now();
-        const keyed = method === 'POST' && c.req.header('idempotency-key') !== undefined;
-        if (keyed) await inSpan('idempotency', {}, async () => next());
-        else await next();
-        const seconds = (performance.now() - started) / 1000;
-        const route = routeTemplate(c);
-        const status = c.res.status;
-        if (span.isRecording()) {
-          span.updateName(`${method} ${route}`);
-          span.setAttributes({ 'http.route': route, 'http.response.status_code': status });
-        }
-        if (metrics) {
-          const labels = labelsOf(route, method, status);
-          metrics.httpRequests.inc(labels);
-          metrics.httpDuration.observe(labels, seconds);
-        }
-        if (keyed) {
-          const conflict = isProblemError(c.error) ? CONFLICTS[c.error.code] : undefined;
-          const outcome = c.res.headers.get('idempotent-replayed') === 'true' ? 'replayed' : conflict;
-          if (outcome) {
-            metrics?.idempotency.inc({ outcome });
-            span.setAttribute('idempotency.outcome', outcome);
-          }
-        }
-        if (log?.isLevelEnabled('info')) {
-          const record: RequestRecord = {
-            requestId: c.get('requestId'),
-            method,
-            route,
-            status,
-            latencyMs: Math.round(seconds * 10_000) / 10,
-          };
-          const principal = c.get('principal') as { account: string } | undefined;
-          if (principal) record.account = principal.account;
-          log.info(record, 'request');
-        }
-      },
+      (span) => observe(c, next, span),
     );
   };
 }

@@ -1,4 +1,12 @@
-import { type Span, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
+import {
+  INVALID_SPAN_CONTEXT,
+  ProxyTracerProvider,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  type Tracer,
+  trace,
+} from '@opentelemetry/api';
 
 /**
  * The server's tracer. `@opentelemetry/api` alone records nothing: every span is a no-op until
@@ -15,12 +23,28 @@ function tracer(): Tracer {
   return trace.getTracer('@holdfast/reference-server');
 }
 
+// What the API's global provider delegates to while no SDK is registered.
+const NOOP_PROVIDER = new ProxyTracerProvider().getDelegate();
+
+/**
+ * Whether an SDK is registered. Without one every span is a no-op, so the request path builds
+ * none (a tracer, a span, a context and two closures per request for nothing).
+ */
+export function tracing(): boolean {
+  const provider = trace.getTracerProvider();
+  return !(provider instanceof ProxyTracerProvider) || provider.getDelegate() !== NOOP_PROVIDER;
+}
+
+/** The span `work` gets while {@link tracing} is off: it records nothing, as the API's would. */
+export const NOT_RECORDING: Span = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
+
 /** Runs `work` inside an active span named `name`, ending it (with an error status if it throws). */
 export async function inSpan<T>(
   name: string,
   options: { kind?: SpanKind; attributes?: Record<string, string | number | boolean> },
   work: (span: Span) => Promise<T>,
 ): Promise<T> {
+  if (!tracing()) return work(NOT_RECORDING);
   return tracer().startActiveSpan(
     name,
     { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes ?? {} },

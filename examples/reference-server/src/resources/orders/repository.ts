@@ -3,6 +3,7 @@ import type { Keyring } from '@holdfast/cursor-pagination';
 import { paginate } from '@holdfast/cursor-pagination';
 import type { Db } from '@holdfast/db';
 import { opaqueId } from '@holdfast/request-guards';
+import { eventWrites } from '@holdfast/webhook-delivery';
 import type postgres from 'postgres';
 import type { Database } from '../../context';
 import { type IfMatch, ifMatchHolds } from '../../if-match';
@@ -62,9 +63,21 @@ const notFound = () => problem('not_found', { detail: 'No such order.' });
 const transition = (from: string, to: string) =>
   problem('invalid_state_transition', { detail: `An order cannot move from ${from} to ${to}.` });
 
-const INSERT_ORDER = `insert into holdfast_orders
+// The order's CTE for a gate (one per gate: the statement's text is the same every time).
+const insertOrders = new Map<string, string>();
+function insertOrderWhere(claimed: string): string {
+  let text = insertOrders.get(claimed);
+  if (text === undefined) {
+    text = `holdfast_order as (
+  insert into holdfast_orders
     (id, account_id, status, currency, total, description, metadata, version, created_at, updated_at)
-  values ($1::text, $2::text, 'pending', $3::text, $4::bigint, $5::text, $6::text::jsonb, 1, $7::timestamptz, $7::timestamptz)`;
+  select $1::text, $2::text, 'pending', $3::text, $4::bigint, $5::text, $6::text::jsonb, 1, $7::timestamptz, $7::timestamptz
+  where ${claimed}
+)`;
+    insertOrders.set(claimed, text);
+  }
+  return text;
+}
 const SELECT_ORDER = 'select * from holdfast_orders where id = $1::text and account_id = $2::text';
 const UPDATE_ORDER = `update holdfast_orders set
     status = $2::text, description = $3::text, metadata = $4::text::jsonb,
@@ -103,17 +116,20 @@ function asJsonb(metadata: Readonly<Record<string, string>>): Record<string, str
 export interface NewOrder {
   readonly order: Order;
   readonly etag: string;
-  /** The order insert and its `order.created` event, in the caller's transaction. */
-  write(tx: Db): Promise<void>;
+  /**
+   * The order insert and its `order.created` event as CTEs of one statement, each gated on
+   * `claimed` (for `@holdfast/idempotency`'s `idempotentStatement`).
+   */
+  writes(claimed: string): { readonly text: string; readonly values: readonly unknown[] };
 }
 
 /**
  * A new pending order: the row (id, timestamps, version 1, nothing refunded) is built here, so
- * the answer is known before anything is written; its insert and `order.created` event go in
- * the transaction `@holdfast/idempotency` stores the answer in.
+ * the answer is known before anything is written, and its insert and `order.created` event are
+ * CTEs of the one statement that also claims the key and stores the answer.
  */
 export function newOrder(account: string, body: CreateOrder, now: number): NewOrder {
-  const at = new Date(now);
+  const at = isoTime(new Date(now));
   const metadata = asJsonb(body.metadata ?? {});
   const order: Order = {
     id: opaqueId('ord'),
@@ -124,14 +140,14 @@ export function newOrder(account: string, body: CreateOrder, now: number): NewOr
     amountRefunded: 0,
     description: body.description ?? null,
     metadata,
-    createdAt: at.toISOString(),
-    updatedAt: at.toISOString(),
+    createdAt: at,
+    updatedAt: at,
   };
   return {
     order,
     etag: '"1"',
-    async write(tx) {
-      await tx.query(INSERT_ORDER, [
+    writes(claimed) {
+      const own = [
         order.id,
         account,
         order.currency,
@@ -139,8 +155,12 @@ export function newOrder(account: string, body: CreateOrder, now: number): NewOr
         order.description,
         JSON.stringify(metadata),
         at,
-      ]);
-      await emit(tx, { account, type: 'order.created', resourceId: order.id, object: order, now });
+      ];
+      const event = eventWrites(
+        { account, type: 'order.created', resourceId: order.id, object: order },
+        { offset: own.length, when: claimed, now: () => now },
+      );
+      return { text: `${insertOrderWhere(claimed)},\n${event.ctes}`, values: [...own, ...event.values] };
     },
   };
 }
