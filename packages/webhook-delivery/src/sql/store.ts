@@ -259,13 +259,15 @@ select sequence::text as sequence from holdfast_event_seq`,
      */
     replayDelivery: `
     with old as (
-      select d.id, d.endpoint_id, q.lease_expires_at is not null as leased,
-             coalesce(q.lease_expires_at > $3::timestamptz, false) as in_flight, q.lease_expires_at,
+      select d.id, d.endpoint_id, l.lease_expires_at is not null as leased,
+             coalesce(l.lease_expires_at > $3::timestamptz, false) as in_flight, l.lease_expires_at,
              d.ordering_key, d.status in ('succeeded', 'dead') as finished
       from ${t.deliveries} d
       left join (
         select q.lease_expires_at from ${t.queue} q where q.delivery_id = $1::text for update
       ) q on true
+      -- A lease written by hand on the delivery row counts too.
+      cross join lateral (select coalesce(q.lease_expires_at, d.lease_expires_at) as lease_expires_at) l
       where d.id = $1::text and d.account_id = $2::text
       for update of d
     ),
@@ -315,6 +317,7 @@ select sequence::text as sequence from holdfast_event_seq`,
       from ${t.deliveries} d
       where d.account_id = $1::text and d.endpoint_id = $2::text
         and d.status in ('dead', 'failed')
+        and d.lease_expires_at is null
         and not exists (
           select 1 from ${t.queue} q where q.delivery_id = d.id and q.lease_expires_at is not null)
         and ($3::text[] is null or d.event_type = any($3::text[]))
