@@ -18,7 +18,7 @@ export function workerStatements(schema?: string) {
   const queue = q('holdfast_delivery_queue');
   return {
     /**
-     * The lease function (`migrations/005_functions.sql`) with named arguments; one round trip a round.
+     * The lease function (`migrations/006_queue.sql`) with named arguments; one round trip a round.
      * It commits without waiting for its WAL to reach disk (`synchronous_commit` off for this
      * transaction only): it is on every webhook's path, between the outbox's commit and the
      * send, and a flush there adds the disk's fsync, and its stalls, to every delivery. Losing it
@@ -110,7 +110,7 @@ export function workerStatements(schema?: string) {
     goneEndpoints: `
       select id from ${endpoints}
       where id = any($1::text[]) and (status <> 'active' or deleted_at is not null)`,
-    /** The outcome function (`migrations/005_functions.sql`), one array per column of the batch. */
+    /** The outcome function (`migrations/006_queue.sql`), one array per column of the batch. */
     writeOutcomes: `
       select 1 as written from ${q('holdfast_write_outcomes')}(
         p_owner => $1::text, p_stripe => $2::int, p_max => $3::int, p_ids => $4::text[],
