@@ -34,7 +34,7 @@ holdfast_event_fan as (
   insert into ${t.deliveries}
     (id, account_id, event_id, endpoint_id, event_type, status, next_attempt_at, created_at, updated_at,
      ordering_key, ordering_pos)
-  select 'dlv_' || replace(gen_random_uuid()::text, '-', ''), ${p(3)}::text, ev.id, e.id, ${p(4)}::text,
+  select ${deliveryId(`${p(7)}::timestamptz`)}, ${p(3)}::text, ev.id, e.id, ${p(4)}::text,
          'pending',
          case when e.ordering <> 'per-resource' then ${p(7)}::timestamptz
               when exists (
@@ -53,6 +53,26 @@ holdfast_event_fan as (
 )`;
 }
 
+/**
+ * A new delivery id made in SQL: `dlv_` and a UUIDv7 in hex, its first 48 bits the Unix
+ * milliseconds of `at` (the delivery's `created_at`), so a read by id finds its partition
+ * ({@link createdAtOf}); the rest of a random UUID but its version, now 7.
+ */
+function deliveryId(at: string): string {
+  return `'dlv_' || lpad(to_hex((extract(epoch from ${at}) * 1000)::bigint), 12, '0') || '7'
+         || substr(replace(gen_random_uuid()::text, '-', ''), 14)`;
+}
+
+/**
+ * Bounds `column` (a delivery's `created_at`) by what the delivery id `id` says of it, so the
+ * planner reads one partition; an id that says nothing (made before ids carried their time)
+ * leaves it unbounded.
+ */
+function createdAtOf(t: Tables, column: string, id: string): string {
+  return `${column} >= coalesce(${t.createdAt}(${id}), '-infinity')
+      and ${column} <= coalesce(${t.createdAt}(${id}), 'infinity')`;
+}
+
 /** The package's objects in one schema, as statements name them. */
 interface Tables {
   readonly endpoints: string;
@@ -66,6 +86,11 @@ interface Tables {
   /** `nextval`'s argument: the ordering sequence's name as a string literal. */
   readonly orderSequence: string;
   readonly filterMatch: string;
+  /** When a delivery id says it was made (migration 007), null for ids that do not say. */
+  readonly createdAt: string;
+  readonly historyEnsure: string;
+  readonly historyExpire: string;
+  readonly historyPartitions: string;
   /**
    * The workers' wake channel, one per schema (`holdfast_due.<schema>`, the connection's current
    * schema when none is named), so deployments sharing a database in separate schemas do not
@@ -89,6 +114,10 @@ function tables(schema: string | undefined): Tables {
     notifications: q('holdfast_notifications'),
     orderSequence: literal(q('holdfast_delivery_order')),
     filterMatch: q('holdfast_filter_match'),
+    createdAt: q('holdfast_delivery_created_at'),
+    historyEnsure: q('holdfast_history_ensure'),
+    historyExpire: q('holdfast_history_expire'),
+    historyPartitions: q('holdfast_history_partitions'),
     channel: wakeChannelSql(schema),
   };
 }
@@ -98,7 +127,7 @@ const ENDPOINT_COLUMNS = 'e.*, p.concurrency_limit, p.concurrency_max';
 
 /**
  * Every statement of the sender's management side (endpoints, the outbox, replay, recovery,
- * stats, purge, notifications), each written once as text with `$n` values, for the tables of
+ * stats, history partitions, notifications), each written once as text with `$n` values, for the tables of
  * one schema. Values go as text, numbers, booleans or array literals, each cast in the
  * statement, so every driver sends the same text.
  */
@@ -219,7 +248,8 @@ select sequence::text as sequence from holdfast_event_seq`,
     getEvent: `select payload from ${t.events} where id = $1::text and account_id = $2::text`,
 
     /** $1 id, $2 account. */
-    getDelivery: `select * from ${t.deliveries} where id = $1::text and account_id = $2::text`,
+    getDelivery: `select * from ${t.deliveries} d
+    where d.id = $1::text and d.account_id = $2::text and ${createdAtOf(t, 'd.created_at', '$1::text')}`,
 
     /**
      * $1 delivery, $2 account: one row per attempt, oldest first, or one row without an attempt
@@ -228,7 +258,7 @@ select sequence::text as sequence from holdfast_event_seq`,
     listAttempts: `
     select a.* from ${t.deliveries} d
     left join ${t.attempts} a on a.delivery_id = d.id and a.account_id = d.account_id
-    where d.id = $1::text and d.account_id = $2::text
+    where d.id = $1::text and d.account_id = $2::text and ${createdAtOf(t, 'd.created_at', '$1::text')}
     order by a.created_at, a.id`,
 
     /**
@@ -241,11 +271,11 @@ select sequence::text as sequence from holdfast_event_seq`,
      */
     replayDelivery: `
     with old as (
-      select id, endpoint_id, lease_expires_at is not null as leased,
+      select id, created_at, endpoint_id, lease_expires_at is not null as leased,
              coalesce(lease_expires_at > $3::timestamptz, false) as in_flight, lease_expires_at,
              ordering_key, status in ('succeeded', 'dead') as finished
-      from ${t.deliveries}
-      where id = $1::text and account_id = $2::text
+      from ${t.deliveries} d
+      where id = $1::text and account_id = $2::text and ${createdAtOf(t, 'd.created_at', '$1::text')}
       for update
     ),
     line as (
@@ -270,7 +300,7 @@ select sequence::text as sequence from holdfast_event_seq`,
         ordering_pos = case when old.finished and old.ordering_key is not null then coalesce(
           (select nextval(${t.orderSequence}) from line), nextval(${t.orderSequence}))
           else d.ordering_pos end
-      from old where d.id = old.id and not old.in_flight
+      from old where d.id = old.id and d.created_at = old.created_at and not old.in_flight
       returning d.*
     )
     select old.in_flight as replay_in_flight,
@@ -290,7 +320,7 @@ select sequence::text as sequence from holdfast_event_seq`,
      */
     recover: `
     with found as (
-      select id, ordering_key, ordering_pos, status = 'dead' and ordering_key is not null as rejoins
+      select id, created_at, ordering_key, ordering_pos, status = 'dead' and ordering_key is not null as rejoins
       from ${t.deliveries}
       where account_id = $1::text and endpoint_id = $2::text
         and status in ('dead', 'failed')
@@ -325,7 +355,8 @@ select sequence::text as sequence from holdfast_event_seq`,
       lease_owner = null, lease_expires_at = null, updated_at = $7::timestamptz,
       ordering_pos = coalesce(places.pos, d.ordering_pos)
     from found left join places on places.id = found.id
-    where d.id = found.id
+    where d.id = found.id and d.created_at = found.created_at
+      and d.created_at >= $4::timestamptz and d.created_at < $5::timestamptz
     returning d.id`,
 
     /**
@@ -346,32 +377,34 @@ select sequence::text as sequence from holdfast_event_seq`,
           when a.status between 200 and 299 then 'succeeded'
           when d.status = 'dead' and not exists (
             select 1 from ${t.attempts} later
-            where later.delivery_id = a.delivery_id and (later.created_at, later.id) > (a.created_at, a.id)
+            where later.delivery_id = a.delivery_id and later.created_at >= a.created_at
+              and (later.created_at, later.id) > (a.created_at, a.id)
           ) then 'dead'
           else 'failed'
         end as outcome
       from ${t.attempts} a
       join ${t.deliveries} d on d.id = a.delivery_id
+        and ${createdAtOf(t, 'd.created_at', 'a.delivery_id')}
       where a.endpoint_id = $3::text and a.account_id = $4::text
         and a.created_at >= $1::timestamptz and a.created_at < $5::timestamptz
         and ($6::text[] is null or d.event_type = any($6::text[]))
     ) a
     group by 1`,
 
-    /** $1 cutoff, $2 batch size: attempts older than the cutoff, skipping locked rows. */
-    purgeAttempts: `
-    delete from ${t.attempts} where id in (
-      select id from ${t.attempts} where created_at < $1::timestamptz limit $2::int for update skip locked)
-    returning id`,
+    /**
+     * $1 history table, $2 from, $3 to, $4 days: partitions of $4 days covering [$2, $3), after
+     * moving rows out of the table's default partition (migration 007); the partitions made.
+     */
+    historyEnsure: `select made from ${t.historyEnsure}($1::text, $2::timestamptz, $3::timestamptz, $4::int) as made`,
 
-    /** $1 cutoff, $2 batch size: events whose every delivery is finished (their deliveries go with them). */
-    purgeEvents: `
-    delete from ${t.events} where id in (
-      select e.id from ${t.events} e
-      where e.created_at < $1::timestamptz
-        and not exists (select 1 from ${t.deliveries} d where d.event_id = e.id and d.status in ('pending', 'failed'))
-      limit $2::int for update skip locked)
-    returning id`,
+    /** $1 history table, $2 cutoff: its partitions wholly before it, dropped or kept (migration 007). */
+    historyExpire: `select partition, action from ${t.historyExpire}($1::text, $2::timestamptz)`,
+
+    /** The history tables' partitions with their bounds (epoch ms; null for a default). */
+    historyPartitions: `
+    select parent, partition, (extract(epoch from from_at) * 1000)::float8 as from_ms,
+           (extract(epoch from to_at) * 1000)::float8 as to_ms
+    from ${t.historyPartitions}()`,
 
     /** $1 type, $2 message, $3 at, $4 ids, $5 accounts (one notification each). */
     notifyAccounts: `
@@ -401,8 +434,9 @@ export interface StoreStatements {
   readonly endpointExists: string;
   readonly recover: string;
   readonly stats: string;
-  readonly purgeAttempts: string;
-  readonly purgeEvents: string;
+  readonly historyEnsure: string;
+  readonly historyExpire: string;
+  readonly historyPartitions: string;
   readonly notifyAccounts: string;
 }
 
