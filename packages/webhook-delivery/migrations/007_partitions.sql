@@ -247,7 +247,9 @@ create table holdfast_events_default partition of holdfast_events default;
 create table holdfast_deliveries_default partition of holdfast_deliveries default;
 create table holdfast_delivery_attempts_default partition of holdfast_delivery_attempts default;
 
--- Daily partitions for the days the existing rows were written and the week ahead.
+-- Daily partitions for the days the existing rows were written. The days ahead are the
+-- maintenance's to make (until its first run, new rows wait in the default partitions, and that
+-- run moves them into partitions of their days).
 do $convert$
 declare
   t text;
@@ -255,8 +257,7 @@ declare
 begin
   foreach t in array array['holdfast_events', 'holdfast_deliveries', 'holdfast_delivery_attempts'] loop
     for day in execute format(
-      'select distinct holdfast_history_floor(created_at, 1) from %I.%I
-       union select generate_series(holdfast_history_floor(now(), 1), now() + interval ''7 days'', interval ''1 day'')',
+      'select distinct holdfast_history_floor(created_at, 1) from %I.%I',
       current_schema(), t || '_unpartitioned') loop
       perform holdfast_history_attach(t, day, day + interval '1 day');
     end loop;
