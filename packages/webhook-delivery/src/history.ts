@@ -35,9 +35,13 @@ export interface HistoryMaintenance {
 
 /** One partition of the history tables and its time range (epoch ms; null for a default partition). */
 export interface HistoryPartition {
+  /** The history table: `holdfast_events`, `holdfast_deliveries` or `holdfast_delivery_attempts`. */
   readonly table: string;
+  /** The partition's table name (`<table>_pYYYYMMDD`, or `<table>_default`). */
   readonly partition: string;
+  /** Where its range starts (epoch ms, included); null for the default partition. */
   readonly fromMs: number | null;
+  /** Where its range ends (epoch ms, excluded); null for the default partition. */
   readonly toMs: number | null;
 }
 
