@@ -383,8 +383,12 @@ select sequence::text as sequence from holdfast_event_seq`,
           else 'failed'
         end as outcome
       from ${t.attempts} a
-      join ${t.deliveries} d on d.id = a.delivery_id
-        and ${createdAtOf(t, 'd.created_at', 'a.delivery_id')}
+      -- One probe per attempt, into the partition its delivery id names.
+      cross join lateral (
+        select d.status, d.event_type from ${t.deliveries} d
+        where d.id = a.delivery_id and ${createdAtOf(t, 'd.created_at', 'a.delivery_id')}
+        limit 1
+      ) d
       where a.endpoint_id = $3::text and a.account_id = $4::text
         and a.created_at >= $1::timestamptz and a.created_at < $5::timestamptz
         and ($6::text[] is null or d.event_type = any($6::text[]))
