@@ -125,8 +125,8 @@ $fn$;
 -- Makes sure history table `p_table` has partitions of `p_days` days covering [p_from, p_to),
 -- after moving any rows of its default partition into partitions of their own. One table a call
 -- (a transaction locks one table's partitions only, so it never waits in a cycle with writers
--- and readers of several), one maintenance at a time per schema (an advisory lock). Returns the
--- partitions made.
+-- and readers of several), one maintenance at a time per schema (an advisory lock; a second
+-- one does nothing). Returns the partitions made.
 create function holdfast_history_ensure(p_table text, p_from timestamptz, p_to timestamptz, p_days integer)
 returns setof text
 language plpgsql volatile
@@ -136,20 +136,34 @@ as $fn$
 declare
   day timestamptz;
   made text;
+  names text[] := '{}';
 begin
   if p_table not in ('holdfast_events', 'holdfast_deliveries', 'holdfast_delivery_attempts') then
     raise exception 'not a history table: %', p_table using errcode = 'invalid_parameter_value';
   end if;
-  perform pg_advisory_xact_lock(hashtext(current_schema() || '.holdfast_history'));
-  return query select holdfast_history_rehome(p_table, p_days);
-  day := holdfast_history_floor(p_from, p_days);
-  while day < p_to loop
-    made := holdfast_history_attach(p_table, day, day + p_days * interval '1 day');
-    if made is not null then
-      return next made;
-    end if;
-    day := day + p_days * interval '1 day';
-  end loop;
+  -- Another maintenance of this schema running: it does the work.
+  if not pg_try_advisory_xact_lock(hashtext(current_schema() || '.holdfast_history')) then
+    return;
+  end if;
+  begin
+    -- No row lands in the default partition meanwhile (rows of other partitions go on being
+    -- written): an attached partition's range must hold no row of the default.
+    execute format('lock table %I.%I in access exclusive mode', current_schema(), p_table || '_default');
+    names := array(select holdfast_history_rehome(p_table, p_days));
+    day := holdfast_history_floor(p_from, p_days);
+    while day < p_to loop
+      made := holdfast_history_attach(p_table, day, day + p_days * interval '1 day');
+      if made is not null then
+        names := names || made;
+      end if;
+      day := day + p_days * interval '1 day';
+    end loop;
+  exception
+    -- A long read holds the table: nothing is made this run, the next one tries again.
+    when lock_not_available then
+      names := '{}';
+  end;
+  return query select unnest(names);
 end
 $fn$;
 
@@ -173,7 +187,10 @@ declare
   busy boolean;
   check_sql text;
 begin
-  perform pg_advisory_xact_lock(hashtext(current_schema() || '.holdfast_history'));
+  -- Another maintenance of this schema running: it does the work.
+  if not pg_try_advisory_xact_lock(hashtext(current_schema() || '.holdfast_history')) then
+    return;
+  end if;
   for h in
     select x.parent, x.partition, x.from_at, x.to_at from holdfast_history_partitions() x
     where x.parent = p_table and not x.is_default and x.to_at <= p_before

@@ -127,8 +127,8 @@ const ENDPOINT_COLUMNS = 'e.*, p.concurrency_limit, p.concurrency_max';
 
 /**
  * Every statement of the sender's management side (endpoints, the outbox, replay, recovery,
- * stats, history partitions, notifications), each written once as text with `$n` values, for the tables of
- * one schema. Values go as text, numbers, booleans or array literals, each cast in the
+ * stats, history partitions, notifications), each written once as text with `$n` values, for
+ * the tables of one schema. Values go as text, numbers, booleans or array literals, each cast in the
  * statement, so every driver sends the same text.
  */
 function build(schema: string | undefined): StoreStatements {
@@ -258,6 +258,8 @@ select sequence::text as sequence from holdfast_event_seq`,
     listAttempts: `
     select a.* from ${t.deliveries} d
     left join ${t.attempts} a on a.delivery_id = d.id and a.account_id = d.account_id
+      -- Not the partitions older than the delivery: its attempts come after it.
+      and a.created_at >= d.created_at
     where d.id = $1::text and d.account_id = $2::text and ${createdAtOf(t, 'd.created_at', '$1::text')}
     order by a.created_at, a.id`,
 
