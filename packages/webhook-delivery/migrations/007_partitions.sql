@@ -146,6 +146,17 @@ begin
     return;
   end if;
   begin
+    -- No partition holds `p_from` yet (the first run, or a clock moved): writers of that time
+    -- are routing rows to the default partition, and a statement that routed one before the
+    -- attach would fail the default's new constraint after it. So none may be writing: wait
+    -- for those that are, hold back new ones until this commits. Partitions made ahead of
+    -- their time need no such lock.
+    if not exists (
+      select 1 from holdfast_history_partitions() h
+      where h.parent = p_table and not h.is_default and h.from_at <= p_from and h.to_at > p_from
+    ) then
+      execute format('lock table %I.%I in share row exclusive mode', current_schema(), p_table);
+    end if;
     -- No row lands in the default partition meanwhile (rows of other partitions go on being
     -- written): an attached partition's range must hold no row of the default.
     execute format('lock table %I.%I in access exclusive mode', current_schema(), p_table || '_default');
