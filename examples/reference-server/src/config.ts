@@ -116,6 +116,8 @@ export interface Config {
   readonly disableAfterDays: number;
   /** Idempotency key retention in hours, at least 24 (`HOLDFAST_IDEMPOTENCY_RETENTION_HOURS`). */
   readonly idempotencyRetentionHours: number;
+  /** Days of delivery history kept, whole days, at least 1 (`HOLDFAST_DELIVERY_RETENTION_DAYS`). */
+  readonly deliveryRetentionDays: number;
   /** Seed a demo key on a fresh database (`npm start`), off in tests and production. */
   readonly seedDemoKey: boolean;
   /**
@@ -412,6 +414,10 @@ export function loadConfig(
   if (!Number.isFinite(retentionHours) || retentionHours < 24) {
     throw new ConfigError('HOLDFAST_IDEMPOTENCY_RETENTION_HOURS must be at least 24');
   }
+  const deliveryRetentionDays = Number(env.HOLDFAST_DELIVERY_RETENTION_DAYS ?? 30);
+  if (!Number.isInteger(deliveryRetentionDays) || deliveryRetentionDays < 1) {
+    throw new ConfigError('HOLDFAST_DELIVERY_RETENTION_DAYS must be a whole number of days, at least 1');
+  }
   const disableAfterDays = Number(env.HOLDFAST_DISABLE_AFTER_DAYS ?? 5);
   if (!Number.isFinite(disableAfterDays) || disableAfterDays < 1) {
     throw new ConfigError('HOLDFAST_DISABLE_AFTER_DAYS must be at least 1');
@@ -446,6 +452,7 @@ export function loadConfig(
     role,
     disableAfterDays,
     idempotencyRetentionHours: retentionHours,
+    deliveryRetentionDays,
     seedDemoKey:
       env.HOLDFAST_SEED_DEMO_KEY === undefined
         ? env.NODE_ENV !== 'test' && env.NODE_ENV !== 'production'

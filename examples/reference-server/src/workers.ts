@@ -1,5 +1,5 @@
 import type { Db } from '@holdfast/db';
-import { createDeliveryWorker, purgeDeliveryHistory } from '@holdfast/webhook-delivery';
+import { createDeliveryWorker, maintainDeliveryHistory } from '@holdfast/webhook-delivery';
 import { postgresDedupStore } from '@holdfast/webhook-verifier/postgres';
 import type { Database, Deps } from './context';
 import { processInbox } from './inbox';
@@ -136,10 +136,14 @@ export function startWebhookWorkers(deps: Deps): Loop {
   worker.start();
   const inbox = startInboxProcessor({ database: deps });
   const purge = startLoop(
-    'delivery history purge',
+    'delivery history maintenance',
     async () => {
-      // Each batch its own short transaction, each statement under the loops' timeout.
-      await purgeDeliveryHistory(limitedDb(deps));
+      // Partitions ahead and whole partitions behind the retention, each step its own short
+      // transaction under the loops' statement timeout.
+      await maintainDeliveryHistory(limitedDb(deps), {
+        now: deps.now,
+        retentionDays: config.deliveryRetentionDays,
+      });
       // Inbound ids past their retention: the receiver's inbox still refuses them twice.
       await deps.transaction(async (_tx, db) => {
         await limitStatements(db);

@@ -86,7 +86,11 @@ export function keysetStatement<H>(
       pairs.map(({ term, value }) => param(term, value ?? '')),
       ', ',
     );
-    return statement<H>`(${left}) < (${right})`;
+    // The leading term bounded alone too, as below: the planner bounds an index range and
+    // prunes partitions (a table partitioned by time) by a plain comparison, never by a row's.
+    const [first] = pairs;
+    if (!first) return statement<H>`(${left}) < (${right})`;
+    return statement<H>`${first.term.expression} <= ${param(first.term, first.value ?? '')} and (${left}) < (${right})`;
   }
   const disjuncts: Statement<H>[] = [];
   pairs.forEach(({ term, value }, index) => {

@@ -14,6 +14,13 @@ export {
   updateEndpoint,
 } from './endpoints';
 export { checkFilter, type EventFilter, FILTER_LIMITS, type FilterIssue } from './filter';
+export {
+  deliveryHistoryPartitions,
+  type HistoryMaintenance,
+  type HistoryOptions,
+  type HistoryPartition,
+  maintainDeliveryHistory,
+} from './history';
 export { migrations } from './migrations';
 export type { DeliveryOptions, EndpointOptions } from './options';
 export {

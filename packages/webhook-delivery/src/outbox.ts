@@ -177,7 +177,8 @@ export async function sendTestEvent(
   input: TestEventInput,
   options: DeliveryOptions = {},
 ): Promise<{ event: WebhookEvent; delivery: Delivery } | undefined> {
-  const now = new Date(clock(options)).toISOString();
+  const at = new Date(clock(options));
+  const now = at.toISOString();
   const event: WebhookEvent = {
     id: opaqueId('evt'),
     type: input.type,
@@ -195,7 +196,19 @@ export async function sendTestEvent(
     resourceId,
     JSON.stringify(event),
     now,
-    opaqueId('dlv'),
+    timedDeliveryId(at.getTime()),
   ]);
   return row ? { event, delivery: toDelivery(row) } : undefined;
+}
+
+/**
+ * A delivery id that carries its creation time, as the fan-out makes them (`dlv_` and a UUIDv7
+ * in hex: 48 bits of Unix milliseconds, version 7, the variant, random bits), so a read by id
+ * finds the delivery's time partition.
+ */
+function timedDeliveryId(ms: number): string {
+  const random = crypto.getRandomValues(new Uint8Array(10));
+  random[2] = ((random[2] as number) & 0x3f) | 0x80;
+  const hex = [...random].map((byte) => byte.toString(16).padStart(2, '0')).join('');
+  return `dlv_${ms.toString(16).padStart(12, '0')}7${hex.slice(1)}`;
 }

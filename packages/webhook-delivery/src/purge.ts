@@ -1,32 +1,28 @@
 import type { Db } from '@holdfast/db';
 import { DAY_MS } from './health';
+import { maintainDeliveryHistory } from './history';
 import type { DeliveryOptions } from './options';
-import { storeStatements } from './sql/store';
 
 /**
- * Deletes delivered history older than `olderThanMs` (default 30 days) in small batches that
- * skip locked rows, so it never blocks delivery: attempts first, then events whose every
- * delivery is finished (their deliveries go with them). Resolves with how many rows it removed.
+ * Applies the history's retention: {@link maintainDeliveryHistory} with `retentionDays` of
+ * `olderThanMs` (default 30 days, rounded up to whole days). History is dropped a whole time
+ * partition at a time, never row by row; resolves with how many partitions it dropped.
  *
+ * @deprecated Use {@link maintainDeliveryHistory}, which also says what it kept and why.
  * @example
  * ```ts
- * const removed = await purgeDeliveryHistory(fromPg(pool), { olderThanMs: 7 * 86_400_000 });
+ * const dropped = await purgeDeliveryHistory(fromPg(pool), { olderThanMs: 7 * 86_400_000 });
  * ```
  */
 export async function purgeDeliveryHistory(
   db: Db,
-  options: DeliveryOptions & { olderThanMs?: number; batchSize?: number } = {},
+  options: DeliveryOptions & {
+    olderThanMs?: number;
+    /** Ignored: history is dropped by partition, not in batches of rows. */
+    batchSize?: number;
+  } = {},
 ): Promise<number> {
-  const before = new Date((options.now ?? Date.now)() - (options.olderThanMs ?? 30 * DAY_MS)).toISOString();
-  const batch = options.batchSize ?? 500;
-  const statements = storeStatements(options.schema);
-  let removed = 0;
-  for (const statement of [statements.purgeAttempts, statements.purgeEvents]) {
-    for (;;) {
-      const rows = await db.query(statement, [before, batch]);
-      removed += rows.length;
-      if (rows.length < batch) break;
-    }
-  }
-  return removed;
+  const retentionDays = Math.max(1, Math.ceil((options.olderThanMs ?? 30 * DAY_MS) / DAY_MS));
+  const done = await maintainDeliveryHistory(db, { schema: options.schema, now: options.now, retentionDays });
+  return done.dropped.length;
 }

@@ -114,7 +114,7 @@ describe.skipIf(!realPostgres)('the worker on node-postgres while the database f
     await db.close();
   });
   beforeEach(async () => {
-    await db.sql`truncate holdfast_webhook_endpoints, holdfast_events, holdfast_resource_sequences, holdfast_notifications cascade`;
+    await db.sql`truncate holdfast_webhook_endpoints, holdfast_events, holdfast_delivery_attempts, holdfast_resource_sequences, holdfast_notifications cascade`;
     hook.received.length = 0;
   });
 

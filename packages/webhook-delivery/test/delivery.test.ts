@@ -70,7 +70,7 @@ beforeAll(async () => {
 });
 afterAll(() => db.close());
 beforeEach(async () => {
-  await db.sql`truncate holdfast_webhook_endpoints, holdfast_events, holdfast_resource_sequences, holdfast_notifications cascade`;
+  await db.sql`truncate holdfast_webhook_endpoints, holdfast_events, holdfast_delivery_attempts, holdfast_resource_sequences, holdfast_notifications cascade`;
 });
 
 function worker(extra: Partial<Parameters<typeof createDeliveryWorker>[0]> = {}) {
@@ -293,12 +293,16 @@ describe('webhook delivery', () => {
     expect(
       await listAttempts(fromPostgres(db.sql), { account: 'acct_other', id: String(delivery?.id) }),
     ).toBeUndefined();
-    // The attempt is recent, so only the 40-day-old finished event (and its delivery) goes.
-    expect(await purgeDeliveryHistory(fromPostgres(db.sql), { batchSize: 1 })).toBe(1);
+    // The attempt is recent, so only the 40-day-old finished event (and its delivery) goes: the
+    // partitions of their day (the event's and the delivery's), whole.
+    expect(await purgeDeliveryHistory(fromPostgres(db.sql), { batchSize: 1 })).toBe(2);
     expect(await db.sql`select id from holdfast_events`).toHaveLength(0);
+    expect(await db.sql`select id from holdfast_deliveries`).toHaveLength(0);
+    expect(await db.sql`select id from holdfast_delivery_attempts`).toHaveLength(1);
     expect(
       await purgeDeliveryHistory(fromPostgres(db.sql), { now: () => Date.now() + 40 * 86_400_000 }),
-    ).toBe(0);
+    ).toBeGreaterThan(0);
+    expect(await db.sql`select id from holdfast_delivery_attempts`).toHaveLength(0);
     await target.close();
     await redirect.close();
   });

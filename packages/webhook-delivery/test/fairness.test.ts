@@ -36,7 +36,7 @@ beforeAll(async () => {
 });
 afterAll(() => db.close());
 beforeEach(async () => {
-  await db.sql`truncate holdfast_webhook_endpoints, holdfast_events, holdfast_resource_sequences, holdfast_notifications cascade`;
+  await db.sql`truncate holdfast_webhook_endpoints, holdfast_events, holdfast_delivery_attempts, holdfast_resource_sequences, holdfast_notifications cascade`;
 });
 
 async function until(condition: () => boolean | Promise<boolean>): Promise<void> {
@@ -220,7 +220,7 @@ describe('the lease statement across accounts', () => {
   it('takes per account what pickRound takes: within each share first, beyond it only slots nobody else could use', async () => {
     await fc.assert(
       fc.asyncProperty(caseArb, async (c) => {
-        await db.sql`truncate holdfast_webhook_endpoints, holdfast_events cascade`;
+        await db.sql`truncate holdfast_webhook_endpoints, holdfast_events, holdfast_delivery_attempts cascade`;
         const pacing: EndpointPacing[] = [];
         const accounts = new Map<string, number>();
         for (const [a, account] of c.accounts.entries()) {

@@ -81,7 +81,7 @@ beforeAll(async () => {
 });
 afterAll(() => db.close());
 beforeEach(async () => {
-  await db.sql`truncate holdfast_webhook_endpoints, holdfast_events, holdfast_resource_sequences, holdfast_notifications cascade`;
+  await db.sql`truncate holdfast_webhook_endpoints, holdfast_events, holdfast_delivery_attempts, holdfast_resource_sequences, holdfast_notifications cascade`;
 });
 
 function startWorker(schedule: readonly number[]): DeliveryWorker {

@@ -94,7 +94,7 @@ afterAll(async () => {
   await db.close();
 });
 beforeEach(async () => {
-  await db.sql`truncate holdfast_webhook_endpoints, holdfast_events, holdfast_resource_sequences, holdfast_notifications cascade`;
+  await db.sql`truncate holdfast_webhook_endpoints, holdfast_events, holdfast_delivery_attempts, holdfast_resource_sequences, holdfast_notifications cascade`;
   errors.length = 0;
 });
 
@@ -423,7 +423,7 @@ describe('ordered delivery per resource', () => {
     });
     await fc.assert(
       fc.asyncProperty(fc.array(eventArb, { minLength: 1, maxLength: 12 }), async (events) => {
-        await db.sql`truncate holdfast_webhook_endpoints, holdfast_events, holdfast_resource_sequences cascade`;
+        await db.sql`truncate holdfast_webhook_endpoints, holdfast_events, holdfast_delivery_attempts, holdfast_resource_sequences cascade`;
         const refusals = new Map<string, number>();
         const hook = await receiver(({ resource, sequence, seen }) =>
           seen <= (refusals.get(`${resource} ${sequence}`) ?? 0) ? 500 : 204,

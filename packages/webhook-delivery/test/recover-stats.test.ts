@@ -45,7 +45,7 @@ afterAll(async () => {
   await db.close();
 });
 beforeEach(async () => {
-  await db.sql`truncate holdfast_webhook_endpoints, holdfast_events, holdfast_resource_sequences, holdfast_notifications cascade`;
+  await db.sql`truncate holdfast_webhook_endpoints, holdfast_events, holdfast_delivery_attempts, holdfast_resource_sequences, holdfast_notifications cascade`;
   ids.length = 0;
   status = 500;
 });

@@ -76,7 +76,7 @@ afterAll(() => db.close());
 
 /** The case's endpoints, pacing rows and due deliveries; returns their ids in order. */
 async function arrange(c: Case): Promise<string[]> {
-  await db.sql`truncate holdfast_webhook_endpoints, holdfast_events cascade`;
+  await db.sql`truncate holdfast_webhook_endpoints, holdfast_events, holdfast_delivery_attempts cascade`;
   const ids: string[] = [];
   for (const [i, e] of c.endpoints.entries()) {
     const { endpoint } = await createEndpoint(

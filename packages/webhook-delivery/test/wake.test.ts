@@ -61,7 +61,7 @@ const order = (id: string) => ({
 
 describe.skipIf(postgresOnly)('wake on commit (PostgreSQL)', () => {
   it('notifies once per transaction that created deliveries, at its commit, never on rollback', async () => {
-    await db.sql`truncate holdfast_webhook_endpoints, holdfast_events, holdfast_resource_sequences cascade`;
+    await db.sql`truncate holdfast_webhook_endpoints, holdfast_events, holdfast_delivery_attempts, holdfast_resource_sequences cascade`;
     await createEndpoint(fromPostgres(db.sql), { account: ACCOUNT, url: 'http://127.0.0.1:9999/a' }, options);
     await createEndpoint(fromPostgres(db.sql), { account: ACCOUNT, url: 'http://127.0.0.1:9999/b' }, options);
     const l = await listener();
@@ -86,7 +86,7 @@ describe.skipIf(postgresOnly)('wake on commit (PostgreSQL)', () => {
   });
 
   it('wakes an idle worker whose poll would not come for an hour', async () => {
-    await db.sql`truncate holdfast_webhook_endpoints, holdfast_events, holdfast_resource_sequences cascade`;
+    await db.sql`truncate holdfast_webhook_endpoints, holdfast_events, holdfast_delivery_attempts, holdfast_resource_sequences cascade`;
     const received: string[] = [];
     const server = createServer((req, res) => {
       req.resume();
@@ -127,7 +127,7 @@ describe.skipIf(postgresOnly)('wake on commit (PostgreSQL)', () => {
   });
 
   it('reports a listener that cannot listen to onError and finds new deliveries by the poll', async () => {
-    await db.sql`truncate holdfast_webhook_endpoints, holdfast_events, holdfast_resource_sequences cascade`;
+    await db.sql`truncate holdfast_webhook_endpoints, holdfast_events, holdfast_delivery_attempts, holdfast_resource_sequences cascade`;
     const hook = await webhookReceiver();
     const { received } = hook;
     await createEndpoint(fromPostgres(db.sql), { account: ACCOUNT, url: hook.url }, options);

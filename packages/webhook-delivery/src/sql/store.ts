@@ -34,7 +34,7 @@ holdfast_event_fan as (
   insert into ${t.deliveries}
     (id, account_id, event_id, endpoint_id, event_type, status, next_attempt_at, created_at, updated_at,
      ordering_key, ordering_pos)
-  select 'dlv_' || replace(gen_random_uuid()::text, '-', ''), ${p(3)}::text, ev.id, e.id, ${p(4)}::text,
+  select ${deliveryId(`${p(7)}::timestamptz`)}, ${p(3)}::text, ev.id, e.id, ${p(4)}::text,
          'pending',
          case when e.ordering <> 'per-resource' then ${p(7)}::timestamptz
               when exists (
@@ -51,6 +51,26 @@ holdfast_event_fan as (
     and (e.filter is null or (${p(8)}::boolean and ${t.filterMatch}(e.filter, ev.payload::jsonb)))
   returning pg_notify(${t.channel}, '')
 )`;
+}
+
+/**
+ * A new delivery id made in SQL: `dlv_` and a UUIDv7 in hex, its first 48 bits the Unix
+ * milliseconds of `at` (the delivery's `created_at`), so a read by id finds its partition
+ * ({@link createdAtOf}); the rest of a random UUID but its version, now 7.
+ */
+function deliveryId(at: string): string {
+  return `'dlv_' || lpad(to_hex((extract(epoch from ${at}) * 1000)::bigint), 12, '0') || '7'
+         || substr(replace(gen_random_uuid()::text, '-', ''), 14)`;
+}
+
+/**
+ * Bounds `column` (a delivery's `created_at`) by what the delivery id `id` says of it, so the
+ * planner reads one partition; an id that says nothing (made before ids carried their time)
+ * leaves it unbounded.
+ */
+function createdAtOf(t: Tables, column: string, id: string): string {
+  return `${column} >= coalesce(${t.createdAt}(${id}), '-infinity')
+      and ${column} <= coalesce(${t.createdAt}(${id}), 'infinity')`;
 }
 
 /** The package's objects in one schema, as statements name them. */
@@ -70,6 +90,11 @@ interface Tables {
   /** `nextval`'s argument: the ordering sequence's name as a string literal. */
   readonly orderSequence: string;
   readonly filterMatch: string;
+  /** When a delivery id says it was made (migration 007), null for ids that do not say. */
+  readonly createdAt: string;
+  readonly historyEnsure: string;
+  readonly historyExpire: string;
+  readonly historyPartitions: string;
   /**
    * The workers' wake channel, one per schema (`holdfast_due.<schema>`, the connection's current
    * schema when none is named), so deployments sharing a database in separate schemas do not
@@ -95,6 +120,10 @@ function tables(schema: string | undefined): Tables {
     queue: q('holdfast_delivery_queue'),
     orderSequence: literal(q('holdfast_delivery_order')),
     filterMatch: q('holdfast_filter_match'),
+    createdAt: q('holdfast_delivery_created_at'),
+    historyEnsure: q('holdfast_history_ensure'),
+    historyExpire: q('holdfast_history_expire'),
+    historyPartitions: q('holdfast_history_partitions'),
     channel: wakeChannelSql(schema),
   };
 }
@@ -104,8 +133,8 @@ const ENDPOINT_COLUMNS = 'e.*, p.concurrency_limit, p.concurrency_max';
 
 /**
  * Every statement of the sender's management side (endpoints, the outbox, replay, recovery,
- * stats, purge, notifications), each written once as text with `$n` values, for the tables of
- * one schema. Values go as text, numbers, booleans or array literals, each cast in the
+ * stats, history partitions, notifications), each written once as text with `$n` values, for
+ * the tables of one schema. Values go as text, numbers, booleans or array literals, each cast in the
  * statement, so every driver sends the same text.
  */
 function build(schema: string | undefined): StoreStatements {
@@ -237,7 +266,8 @@ select sequence::text as sequence from holdfast_event_seq`,
     getEvent: `select payload from ${t.events} where id = $1::text and account_id = $2::text`,
 
     /** $1 id, $2 account. */
-    getDelivery: `select * from ${t.deliveries} where id = $1::text and account_id = $2::text`,
+    getDelivery: `select * from ${t.deliveries} d
+    where d.id = $1::text and d.account_id = $2::text and ${createdAtOf(t, 'd.created_at', '$1::text')}`,
 
     /**
      * $1 delivery, $2 account: one row per attempt, oldest first, or one row without an attempt
@@ -246,7 +276,9 @@ select sequence::text as sequence from holdfast_event_seq`,
     listAttempts: `
     select a.* from ${t.deliveries} d
     left join ${t.attempts} a on a.delivery_id = d.id and a.account_id = d.account_id
-    where d.id = $1::text and d.account_id = $2::text
+      -- Not the partitions older than the delivery: its attempts come after it.
+      and a.created_at >= d.created_at
+    where d.id = $1::text and d.account_id = $2::text and ${createdAtOf(t, 'd.created_at', '$1::text')}
     order by a.created_at, a.id`,
 
     /**
@@ -259,7 +291,7 @@ select sequence::text as sequence from holdfast_event_seq`,
      */
     replayDelivery: `
     with old as (
-      select d.id, d.endpoint_id, l.lease_expires_at is not null as leased,
+      select d.id, d.created_at, d.endpoint_id, l.lease_expires_at is not null as leased,
              coalesce(l.lease_expires_at > $3::timestamptz, false) as in_flight, l.lease_expires_at,
              d.ordering_key, d.status in ('succeeded', 'dead') as finished
       from ${t.deliveries} d
@@ -268,7 +300,7 @@ select sequence::text as sequence from holdfast_event_seq`,
       ) q on true
       -- A lease written by hand on the delivery row counts too.
       cross join lateral (select coalesce(q.lease_expires_at, d.lease_expires_at) as lease_expires_at) l
-      where d.id = $1::text and d.account_id = $2::text
+      where d.id = $1::text and d.account_id = $2::text and ${createdAtOf(t, 'd.created_at', '$1::text')}
       for update of d
     ),
     line as (
@@ -293,7 +325,7 @@ select sequence::text as sequence from holdfast_event_seq`,
         ordering_pos = case when old.finished and old.ordering_key is not null then coalesce(
           (select nextval(${t.orderSequence}) from line), nextval(${t.orderSequence}))
           else d.ordering_pos end
-      from old where d.id = old.id and not old.in_flight
+      from old where d.id = old.id and d.created_at = old.created_at and not old.in_flight
       returning d.*
     )
     select old.in_flight as replay_in_flight,
@@ -313,7 +345,7 @@ select sequence::text as sequence from holdfast_event_seq`,
      */
     recover: `
     with found as (
-      select d.id, d.ordering_key, d.ordering_pos, d.status = 'dead' and d.ordering_key is not null as rejoins
+      select d.id, d.created_at, d.ordering_key, d.ordering_pos, d.status = 'dead' and d.ordering_key is not null as rejoins
       from ${t.deliveries} d
       where d.account_id = $1::text and d.endpoint_id = $2::text
         and d.status in ('dead', 'failed')
@@ -358,7 +390,9 @@ select sequence::text as sequence from holdfast_event_seq`,
       lease_owner = null, lease_expires_at = null, updated_at = $7::timestamptz,
       ordering_pos = coalesce(places.pos, d.ordering_pos)
     from found left join places on places.id = found.id
-    where d.id = found.id and (d.status = 'dead' or d.id in (select free.delivery_id from free))
+    where d.id = found.id and d.created_at = found.created_at
+      and d.created_at >= $4::timestamptz and d.created_at < $5::timestamptz
+      and (d.status = 'dead' or d.id in (select free.delivery_id from free))
     returning d.id`,
 
     /**
@@ -379,32 +413,38 @@ select sequence::text as sequence from holdfast_event_seq`,
           when a.status between 200 and 299 then 'succeeded'
           when d.status = 'dead' and not exists (
             select 1 from ${t.attempts} later
-            where later.delivery_id = a.delivery_id and (later.created_at, later.id) > (a.created_at, a.id)
+            where later.delivery_id = a.delivery_id and later.created_at >= a.created_at
+              and (later.created_at, later.id) > (a.created_at, a.id)
           ) then 'dead'
           else 'failed'
         end as outcome
       from ${t.attempts} a
-      join ${t.deliveries} d on d.id = a.delivery_id
+      -- One probe per attempt, into the partition its delivery id names.
+      cross join lateral (
+        select d.status, d.event_type from ${t.deliveries} d
+        where d.id = a.delivery_id and ${createdAtOf(t, 'd.created_at', 'a.delivery_id')}
+        limit 1
+      ) d
       where a.endpoint_id = $3::text and a.account_id = $4::text
         and a.created_at >= $1::timestamptz and a.created_at < $5::timestamptz
         and ($6::text[] is null or d.event_type = any($6::text[]))
     ) a
     group by 1`,
 
-    /** $1 cutoff, $2 batch size: attempts older than the cutoff, skipping locked rows. */
-    purgeAttempts: `
-    delete from ${t.attempts} where id in (
-      select id from ${t.attempts} where created_at < $1::timestamptz limit $2::int for update skip locked)
-    returning id`,
+    /**
+     * $1 history table, $2 from, $3 to, $4 days: partitions of $4 days covering [$2, $3), after
+     * moving rows out of the table's default partition (migration 007); the partitions made.
+     */
+    historyEnsure: `select made from ${t.historyEnsure}($1::text, $2::timestamptz, $3::timestamptz, $4::int) as made`,
 
-    /** $1 cutoff, $2 batch size: events whose every delivery is finished (their deliveries go with them). */
-    purgeEvents: `
-    delete from ${t.events} where id in (
-      select e.id from ${t.events} e
-      where e.created_at < $1::timestamptz
-        and not exists (select 1 from ${t.deliveries} d where d.event_id = e.id and d.status in ('pending', 'failed'))
-      limit $2::int for update skip locked)
-    returning id`,
+    /** $1 history table, $2 cutoff: its partitions wholly before it, dropped or kept (migration 007). */
+    historyExpire: `select partition, action from ${t.historyExpire}($1::text, $2::timestamptz)`,
+
+    /** The history tables' partitions with their bounds (epoch ms; null for a default). */
+    historyPartitions: `
+    select parent, partition, (extract(epoch from from_at) * 1000)::float8 as from_ms,
+           (extract(epoch from to_at) * 1000)::float8 as to_ms
+    from ${t.historyPartitions}()`,
 
     /** $1 type, $2 message, $3 at, $4 ids, $5 accounts (one notification each). */
     notifyAccounts: `
@@ -434,8 +474,9 @@ export interface StoreStatements {
   readonly endpointExists: string;
   readonly recover: string;
   readonly stats: string;
-  readonly purgeAttempts: string;
-  readonly purgeEvents: string;
+  readonly historyEnsure: string;
+  readonly historyExpire: string;
+  readonly historyPartitions: string;
   readonly notifyAccounts: string;
 }
 

@@ -1,0 +1,142 @@
+import type { Db } from '@holdfast/db';
+import { DAY_MS } from './health';
+import type { DeliveryOptions } from './options';
+import { storeStatements } from './sql/store';
+
+/** Options of {@link maintainDeliveryHistory}. */
+export interface HistoryOptions extends DeliveryOptions {
+  /**
+   * How many days of history to keep: a partition is dropped once its whole time range is
+   * older than this. @defaultValue 30
+   */
+  readonly retentionDays?: number | undefined;
+  /**
+   * The days one new partition covers (aligned on the Unix epoch, in UTC). Partitions made
+   * before a change keep their range. @defaultValue 1
+   */
+  readonly partitionDays?: number | undefined;
+  /** How many days ahead partitions are made, so none is missing when its time comes. @defaultValue 7 */
+  readonly aheadDays?: number | undefined;
+}
+
+/** What one {@link maintainDeliveryHistory} run did. */
+export interface HistoryMaintenance {
+  /** The partitions made (ahead, or for rows written while none existed for their time). */
+  readonly created: string[];
+  /** The partitions dropped, whole, behind the retention. */
+  readonly dropped: string[];
+  /**
+   * The partitions behind the retention that stay, for now: each with why (`unfinished`: it
+   * holds an unfinished delivery, the event of a delivery still kept or an attempt of an
+   * unfinished delivery; `busy`: its table's lock was not had in time).
+   */
+  readonly kept: { partition: string; reason: 'unfinished' | 'busy' }[];
+}
+
+/** One partition of the history tables and its time range (epoch ms; null for a default partition). */
+export interface HistoryPartition {
+  /** The history table: `holdfast_events`, `holdfast_deliveries` or `holdfast_delivery_attempts`. */
+  readonly table: string;
+  /** The partition's table name (`<table>_pYYYYMMDD`, or `<table>_default`). */
+  readonly partition: string;
+  /** Where its range starts (epoch ms, included); null for the default partition. */
+  readonly fromMs: number | null;
+  /** Where its range ends (epoch ms, excluded); null for the default partition. */
+  readonly toMs: number | null;
+}
+
+const TABLES = ['holdfast_deliveries', 'holdfast_events', 'holdfast_delivery_attempts'] as const;
+
+function positive(name: string, value: number | undefined, fallback: number): number {
+  const n = value ?? fallback;
+  if (!Number.isInteger(n) || n < (name === 'aheadDays' ? 0 : 1))
+    throw new TypeError(
+      `${name} must be a whole number of days${name === 'aheadDays' ? '' : ' of at least 1'}`,
+    );
+  return n;
+}
+
+/**
+ * Keeps the sender's history (events, deliveries, attempts: tables partitioned by time) within
+ * its retention without deleting a row: makes the partitions of the coming `aheadDays`, moves
+ * any rows written while no partition covered their time out of the default partitions, then
+ * detaches and drops every partition whose whole range is older than `retentionDays`. A
+ * partition holding an unfinished delivery (pending or failed: due, waiting or leased), the
+ * event of a delivery still kept, or an attempt of an unfinished delivery stays until a later
+ * run finds it free, so a delivery retrying for days is never lost. Runs one short
+ * transaction per table and step, one maintenance at a time per schema; run it from a periodic job (hourly is
+ * plenty), with the same `schema` as the worker.
+ *
+ * @throws TypeError when a number of days is not a whole number (of at least 1, or 0 for `aheadDays`).
+ * @example
+ * ```ts
+ * const done = await maintainDeliveryHistory(fromPg(pool), { retentionDays: 30 });
+ * // done.dropped: the partitions gone, done.kept: those behind the retention still needed
+ * ```
+ */
+export async function maintainDeliveryHistory(
+  db: Db,
+  options: HistoryOptions = {},
+): Promise<HistoryMaintenance> {
+  const retentionDays = positive('retentionDays', options.retentionDays, 30);
+  const partitionDays = positive('partitionDays', options.partitionDays, 1);
+  const aheadDays = positive('aheadDays', options.aheadDays, 7);
+  const now = (options.now ?? Date.now)();
+  const statements = storeStatements(options.schema);
+  // One table a statement (a transaction of its own), deliveries before their events.
+  const created: { made: string }[] = [];
+  for (const table of TABLES)
+    created.push(
+      ...(await db.query<{ made: string }>(statements.historyEnsure, [
+        table,
+        new Date(now).toISOString(),
+        new Date(now + aheadDays * DAY_MS).toISOString(),
+        partitionDays,
+      ])),
+    );
+  const expired: { partition: string; action: string }[] = [];
+  for (const table of TABLES)
+    expired.push(
+      ...(await db.query<{ partition: string; action: string }>(statements.historyExpire, [
+        table,
+        new Date(now - retentionDays * DAY_MS).toISOString(),
+      ])),
+    );
+  return {
+    created: created.map((row) => row.made),
+    dropped: expired.filter((row) => row.action === 'dropped').map((row) => row.partition),
+    kept: expired
+      .filter((row) => row.action !== 'dropped')
+      .map((row) => ({
+        partition: row.partition,
+        reason: row.action === 'kept: busy' ? 'busy' : 'unfinished',
+      })),
+  };
+}
+
+/**
+ * The partitions of the history tables (`holdfast_events`, `holdfast_deliveries`,
+ * `holdfast_delivery_attempts`), oldest first per table, the default partition of each first.
+ *
+ * @example
+ * ```ts
+ * const partitions = await deliveryHistoryPartitions(fromPg(pool));
+ * ```
+ */
+export async function deliveryHistoryPartitions(
+  db: Db,
+  options: DeliveryOptions = {},
+): Promise<HistoryPartition[]> {
+  const rows = await db.query<{
+    parent: string;
+    partition: string;
+    from_ms: number | null;
+    to_ms: number | null;
+  }>(storeStatements(options.schema).historyPartitions);
+  return rows.map((row) => ({
+    table: row.parent,
+    partition: row.partition,
+    fromMs: row.from_ms === null ? null : Number(row.from_ms),
+    toMs: row.to_ms === null ? null : Number(row.to_ms),
+  }));
+}
