@@ -1,4 +1,4 @@
-import { webhookSchemas } from '@holdfast/webhook-portal';
+import { WebhookEndpointSchema, webhookSchemas } from '@holdfast/webhook-portal';
 import { z } from '@hono/zod-openapi';
 import { EVENT_TYPE_SCOPES } from '../event-types';
 import { livemode, timestamp } from './fields';
@@ -16,6 +16,13 @@ export const EVENT_TYPE: typeof schemas.EventType = schemas.EventType;
 export const EventSchema: typeof schemas.Event = schemas.Event;
 
 export { deliverySort } from '@holdfast/webhook-portal';
+
+// The API reference names where the adaptive limit is specified: CONTRACT section 10.
+const concurrency = WebhookEndpointSchema.shape.concurrency;
+z.globalRegistry.add(concurrency, {
+  ...z.globalRegistry.get(concurrency),
+  description: (concurrency.description ?? '').replace(/\.$/, ' (CONTRACT section 10).'),
+});
 
 /** An opaque id with the given prefix, for path parameters. */
 export function idParam(prefix: string, description: string) {

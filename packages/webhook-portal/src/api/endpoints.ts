@@ -291,7 +291,7 @@ export function endpointRoutes(app: ManagementApp, m: Management): void {
         destination,
       );
     // Any change, of any field (a filter, the ordering, the rate, disabling), needs the read scope
-    // of every event type the endpoint carries (CONTRACT section 12), and of the types it will
+    // of every event type the endpoint carries, and of the types it will
     // carry; a new url or enabling also of what is queued for it. Checked under the row's lock.
     const redirects = body.url !== undefined || body.status === 'active';
     const endpoint = await transaction(async (_tx, tx) => {
@@ -311,7 +311,7 @@ export function endpointRoutes(app: ManagementApp, m: Management): void {
   app.openapi(deleteEndpoint, async (c) => {
     const principal = c.get('portalCaller');
     const { id } = c.req.valid('param');
-    // Deleting is a change too (CONTRACT section 12): it stops the data of every type the
+    // Deleting is a change too: it stops the data of every type the
     // endpoint carries, so it needs the read scope of each, as disabling does.
     const deleted = await transaction(
       async (_tx, tx) =>

@@ -110,7 +110,7 @@ export const WebhookEndpointSchema = z
       })
       .meta({
         description:
-          'In-flight attempts: the limit falls on timeouts, 429, 502-504 and connection errors, waits out Retry-After, and climbs back while attempts succeed (CONTRACT section 10).',
+          'In-flight attempts: the limit falls on timeouts, 429, 502-504 and connection errors, waits out Retry-After, and climbs back while attempts succeed.',
       }),
     ordering: ORDERING,
     createdAt: timestamp,
@@ -247,8 +247,8 @@ function build(types: [string, ...string[]]) {
     .object({
       id: z.string().meta({ example: 'evt_2x8Kd0qLw1Yc7VnR4sT9uA' }),
       livemode,
-      // The same enum as everywhere (issue 18): adding an event type is additive (clients ignore
-      // types they do not know, as the EventType description says); removing one is breaking.
+      // The same enum as everywhere: adding an event type is additive (clients ignore types they
+      // do not know, as the EventType description says); removing one is breaking.
       type: EVENT_TYPE,
       createdAt: timestamp,
       sequence: z
