@@ -15,11 +15,13 @@ export const managementDefinitions = {
   endpoint_limit_reached: { status: 409, title: 'Webhook endpoint limit reached' },
 } as const;
 
-const definitions = {
+const definitions: typeof holdfastProblems.definitions &
+  typeof deliveryDefinitions &
+  typeof managementDefinitions = {
   ...holdfastProblems.definitions,
   ...deliveryDefinitions,
   ...managementDefinitions,
-} as const;
+};
 
 const catalogue: ProblemCatalogue<typeof definitions> = defineProblems(definitions);
 

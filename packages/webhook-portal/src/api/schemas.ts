@@ -1,4 +1,4 @@
-import { defineSortAllowlist } from '@holdfast/sort-allowlist';
+import { defineSortAllowlist, type SortAllowlist } from '@holdfast/sort-allowlist';
 import { checkFilter, FILTER_LIMITS } from '@holdfast/webhook-delivery';
 import { z } from '@hono/zod-openapi';
 import type { EventTypeScopes } from './event-types';
@@ -8,18 +8,23 @@ import type { EventTypeScopes } from './event-types';
 // that documents its own routes with the same components (Event, EventType) shares them.
 
 /** RFC 3339 UTC with milliseconds, as every timestamp in a body. */
-export const timestamp = z.iso.datetime().meta({ example: '2026-11-22T16:30:19.123Z' });
+export const timestamp: z.ZodISODateTime = z.iso.datetime().meta({ example: '2026-11-22T16:30:19.123Z' });
 
 /** Whether the data is live or test data. */
-export const livemode = z
+export const livemode: z.ZodBoolean = z
   .boolean()
   .meta({ description: 'true for live data (hf_live_ keys), false for test data (hf_test_ keys).' });
 
 /** `{ 'application/json': { schema } }`, the content of a JSON body or response. */
-export const json = <T>(schema: T) => ({ 'application/json': { schema } });
+export const json = <T>(schema: T): { 'application/json': { schema: T } } => ({
+  'application/json': { schema },
+});
 
 /** An opaque id with the given prefix, for path parameters. */
-export function idParam(prefix: string, description: string) {
+export function idParam(
+  prefix: string,
+  description: string,
+): z.ZodObject<{ id: z.ZodString }, z.core.$strip> {
   return z.object({
     id: z
       .string()
@@ -80,7 +85,40 @@ const ORDERING = z.enum(['none', 'per-resource']).meta({
     "per-resource: deliveries with the same ordering key (the id of the resource the event is about, data.object.id) are attempted one at a time, in the order their events were created; the next waits until the one before it succeeded or went dead (a dead one stops blocking its resource; replaying it later sends it after what is queued, out of order). Other resources are not held back; the events' sequence lets a receiver see a gap. none (default): deliveries are attempted side by side, in no order.",
 });
 
-export const WebhookEndpointSchema = z
+export const WebhookEndpointSchema: z.ZodObject<
+  {
+    id: z.ZodString;
+    livemode: z.ZodBoolean;
+    url: z.ZodString;
+    description: z.ZodNullable<z.ZodString>;
+    eventTypes: z.ZodArray<z.ZodString>;
+    status: z.ZodEnum<{
+      active: 'active';
+      disabled: 'disabled';
+    }>;
+    maxPerSecond: z.ZodNullable<z.ZodNumber>;
+    signatureScheme: z.ZodEnum<{
+      v1: 'v1';
+      v1a: 'v1a';
+    }>;
+    publicKey: z.ZodNullable<z.ZodString>;
+    filter: z.ZodNullable<z.ZodRecord<z.ZodString, z.ZodUnknown>>;
+    concurrency: z.ZodObject<
+      {
+        current: z.ZodNumber;
+        max: z.ZodNumber;
+      },
+      z.core.$strip
+    >;
+    ordering: z.ZodEnum<{
+      none: 'none';
+      'per-resource': 'per-resource';
+    }>;
+    createdAt: z.ZodISODateTime;
+    updatedAt: z.ZodISODateTime;
+  },
+  z.core.$strip
+> = z
   .object({
     id: z.string().meta({ example: 'we_2x8Kd0qLw1Yc7VnR4sT9uA' }),
     livemode,
@@ -118,7 +156,41 @@ export const WebhookEndpointSchema = z
   })
   .meta({ id: 'WebhookEndpoint' });
 
-export const WebhookEndpointWithSecretSchema = WebhookEndpointSchema.extend({
+export const WebhookEndpointWithSecretSchema: z.ZodObject<
+  {
+    id: z.ZodString;
+    livemode: z.ZodBoolean;
+    url: z.ZodString;
+    description: z.ZodNullable<z.ZodString>;
+    eventTypes: z.ZodArray<z.ZodString>;
+    status: z.ZodEnum<{
+      active: 'active';
+      disabled: 'disabled';
+    }>;
+    maxPerSecond: z.ZodNullable<z.ZodNumber>;
+    signatureScheme: z.ZodEnum<{
+      v1: 'v1';
+      v1a: 'v1a';
+    }>;
+    publicKey: z.ZodNullable<z.ZodString>;
+    filter: z.ZodNullable<z.ZodRecord<z.ZodString, z.ZodUnknown>>;
+    concurrency: z.ZodObject<
+      {
+        current: z.ZodNumber;
+        max: z.ZodNumber;
+      },
+      z.core.$strip
+    >;
+    ordering: z.ZodEnum<{
+      none: 'none';
+      'per-resource': 'per-resource';
+    }>;
+    createdAt: z.ZodISODateTime;
+    updatedAt: z.ZodISODateTime;
+    secret: z.ZodOptional<z.ZodString>;
+  },
+  z.core.$strip
+> = WebhookEndpointSchema.extend({
   secret: z.string().optional().meta({
     description:
       'v1 endpoints: the whsec_ secret (base64 of 32 random bytes) receivers verify with, shown in this response only. Absent on v1a endpoints: their whsk_ signing key never leaves the server, and receivers verify with publicKey.',
@@ -126,7 +198,18 @@ export const WebhookEndpointWithSecretSchema = WebhookEndpointSchema.extend({
   }),
 }).meta({ id: 'WebhookEndpointWithSecret' });
 
-export const AttemptSchema = z
+export const AttemptSchema: z.ZodObject<
+  {
+    id: z.ZodString;
+    delivery: z.ZodString;
+    status: z.ZodNullable<z.ZodNumber>;
+    error: z.ZodNullable<z.ZodString>;
+    latencyMs: z.ZodNumber;
+    responseBodyPrefix: z.ZodNullable<z.ZodString>;
+    createdAt: z.ZodISODateTime;
+  },
+  z.core.$strip
+> = z
   .object({
     id: z.string().meta({ example: 'att_2x8Kd0qLw1Yc7VnR4sT9uA' }),
     delivery: z.string(),
@@ -146,7 +229,7 @@ const createdAtSort = {
   createdAt: { column: 'created_at', type: 'timestamp' },
 } as const;
 
-export const deliverySort = defineSortAllowlist({
+export const deliverySort: SortAllowlist<'status' | 'createdAt'> = defineSortAllowlist({
   fields: {
     createdAt: { column: 'created_at', type: 'timestamp', fineGrained: true },
     status: { column: 'status', type: 'enum', rank: [...DELIVERY_STATUSES] },
@@ -158,7 +241,7 @@ export const deliverySort = defineSortAllowlist({
   indexed: statusSorts(['createdAt']),
 });
 
-export const endpointSort = defineSortAllowlist({
+export const endpointSort: SortAllowlist<'createdAt'> = defineSortAllowlist({
   fields: createdAtSort,
   id: { column: 'id' },
   default: '-createdAt',
@@ -166,14 +249,110 @@ export const endpointSort = defineSortAllowlist({
 
 /** The representations that name event types, built for one set of them. */
 export interface EventTypeSchemas {
-  readonly EventType: ReturnType<typeof build>['EventType'];
-  readonly Event: ReturnType<typeof build>['Event'];
-  readonly Delivery: ReturnType<typeof build>['Delivery'];
-  readonly CreateWebhookEndpoint: ReturnType<typeof build>['CreateWebhookEndpoint'];
-  readonly UpdateWebhookEndpoint: ReturnType<typeof build>['UpdateWebhookEndpoint'];
+  readonly EventType: z.ZodEnum<{
+    [x: string]: string;
+  }>;
+  readonly Event: z.ZodObject<
+    {
+      id: z.ZodString;
+      livemode: z.ZodBoolean;
+      type: z.ZodEnum<{
+        [x: string]: string;
+      }>;
+      createdAt: z.ZodISODateTime;
+      sequence: z.ZodNumber;
+      test: z.ZodOptional<z.ZodLiteral<true>>;
+      data: z.ZodObject<
+        {
+          object: z.ZodRecord<z.ZodString, z.ZodUnknown>;
+        },
+        z.core.$strip
+      >;
+    },
+    z.core.$strip
+  >;
+  readonly Delivery: z.ZodObject<
+    {
+      id: z.ZodString;
+      livemode: z.ZodBoolean;
+      event: z.ZodString;
+      eventType: z.ZodEnum<{
+        [x: string]: string;
+      }>;
+      endpoint: z.ZodString;
+      status: z.ZodEnum<{
+        succeeded: 'succeeded';
+        dead: 'dead';
+        pending: 'pending';
+        failed: 'failed';
+      }>;
+      attemptCount: z.ZodNumber;
+      nextAttemptAt: z.ZodNullable<z.ZodISODateTime>;
+      lastAttemptAt: z.ZodNullable<z.ZodISODateTime>;
+      createdAt: z.ZodISODateTime;
+      updatedAt: z.ZodISODateTime;
+    },
+    z.core.$strip
+  >;
+  readonly CreateWebhookEndpoint: z.ZodObject<
+    {
+      url: z.ZodString;
+      eventTypes: z.ZodOptional<
+        z.ZodArray<
+          z.ZodEnum<{
+            [x: string]: string;
+          }>
+        >
+      >;
+      description: z.ZodOptional<z.ZodString>;
+      maxPerSecond: z.ZodOptional<z.ZodNumber>;
+      signatureScheme: z.ZodOptional<
+        z.ZodEnum<{
+          v1: 'v1';
+          v1a: 'v1a';
+        }>
+      >;
+      filter: z.ZodOptional<z.ZodNullable<z.ZodRecord<z.ZodString, z.ZodUnknown>>>;
+      ordering: z.ZodOptional<
+        z.ZodEnum<{
+          none: 'none';
+          'per-resource': 'per-resource';
+        }>
+      >;
+    },
+    z.core.$strict
+  >;
+  readonly UpdateWebhookEndpoint: z.ZodObject<
+    {
+      url: z.ZodOptional<z.ZodString>;
+      eventTypes: z.ZodOptional<
+        z.ZodArray<
+          z.ZodEnum<{
+            [x: string]: string;
+          }>
+        >
+      >;
+      description: z.ZodOptional<z.ZodNullable<z.ZodString>>;
+      status: z.ZodOptional<
+        z.ZodEnum<{
+          active: 'active';
+          disabled: 'disabled';
+        }>
+      >;
+      maxPerSecond: z.ZodOptional<z.ZodNullable<z.ZodNumber>>;
+      filter: z.ZodOptional<z.ZodNullable<z.ZodRecord<z.ZodString, z.ZodUnknown>>>;
+      ordering: z.ZodOptional<
+        z.ZodEnum<{
+          none: 'none';
+          'per-resource': 'per-resource';
+        }>
+      >;
+    },
+    z.core.$strict
+  >;
 }
 
-function build(types: [string, ...string[]]) {
+function build(types: [string, ...string[]]): EventTypeSchemas {
   const KNOWN_TYPES = types.join(', ');
 
   // An event type this server emits (a filter).
