@@ -23,7 +23,6 @@ import { contractProblemPages } from './problem-pages';
 import { PROBLEM_TYPE_BASE } from './problems';
 import { addressLimiter, perAddress, publicRateLimit, rateLimit } from './rate-limit';
 import { eventRoutes } from './resources/events/routes';
-import { notificationRoutes } from './resources/notifications/routes';
 import { orderRoutes } from './resources/orders/routes';
 import { paymentMethodRoutes } from './resources/payment-methods/routes';
 import { paymentRoutes } from './resources/payments/routes';
@@ -31,7 +30,7 @@ import { subscriptionRoutes } from './resources/subscriptions/routes';
 import { hooksRoutes } from './routes/hooks';
 import { inboundEventRoutes } from './routes/inbound-events';
 import { sourceAddressRoutes } from './routes/webhook-source-addresses';
-import { deliveryRoutes, rememberPrincipal, webhookEndpointRoutes } from './webhooks';
+import { deliveryRoutes, notificationRoutes, rememberPrincipal, webhookEndpointRoutes } from './webhooks';
 
 /** Methods whose requests carry a body that jsonBody() reads. */
 const hasBody = (method: string) => method === 'POST' || method === 'PATCH' || method === 'PUT';

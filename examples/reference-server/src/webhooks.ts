@@ -6,7 +6,7 @@ import type { App, AppEnv, Deps } from './context';
 import { exampleObject } from './event-examples';
 import { EVENT_TYPE_SCOPES, type EventType } from './event-types';
 
-// Webhook endpoints and deliveries under /v1 are @holdfast/webhook-portal's management API,
+// Webhook endpoints, deliveries and notifications under /v1 are @holdfast/webhook-portal's management API,
 // mounted natively on the /v1 router: behind the API key, the rate limit, the scope check and
 // the body guard, documented in /openapi.json in their places.
 
@@ -93,4 +93,16 @@ export function webhookEndpointRoutes(v1: App, deps: Deps): void {
  */
 export function deliveryRoutes(v1: App, deps: Deps): void {
   v1.route('/', webhookManagementRoutes(managementApi(deps), { resources: ['deliveries'] }));
+}
+
+/**
+ * `/v1/notifications`: what the sender told the account, from the management API.
+ *
+ * @example
+ * ```ts
+ * notificationRoutes(v1, deps);
+ * ```
+ */
+export function notificationRoutes(v1: App, deps: Deps): void {
+  v1.route('/', webhookManagementRoutes(managementApi(deps), { resources: ['notifications'] }));
 }

@@ -3,6 +3,7 @@ import type { RequestHandler } from 'express';
 import type { WebhookManagementApi } from './api/handler';
 import { under } from './doors';
 
+export type { WebhookManagementApi } from './api/handler';
 export type { Authorize, PortalCaller } from './caller';
 
 /**

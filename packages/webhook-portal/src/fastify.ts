@@ -2,6 +2,7 @@ import { toRequest, writeResponse } from '@holdfast/node-bridge';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { WebhookManagementApi } from './api/handler';
 
+export type { WebhookManagementApi } from './api/handler';
 export type { Authorize, PortalCaller } from './caller';
 
 /**

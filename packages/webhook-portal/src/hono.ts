@@ -5,6 +5,8 @@ import type { ManagementEnv } from './api/app-types';
 import { routesOf, type WebhookManagementApi } from './api/handler';
 
 export type { ManagementResource } from './api/app';
+export type { ManagementEnv } from './api/app-types';
+export type { WebhookManagementApi } from './api/handler';
 export type { Authorize, PortalCaller } from './caller';
 
 /**

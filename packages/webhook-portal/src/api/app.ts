@@ -7,15 +7,20 @@ import type { ManagementApp, ManagementEnv } from './app-types';
 import { deliveryRoutes } from './deliveries';
 import { endpointRoutes } from './endpoints';
 import { healthRoutes } from './health';
+import { notificationRoutes } from './notifications';
 import type { Management } from './options';
 import { validationHook } from './problem-responses';
 import { problem } from './problems';
 
 /** The resources the management API serves, each the first segment of its paths. */
-export type ManagementResource = 'webhook-endpoints' | 'deliveries';
+export type ManagementResource = 'webhook-endpoints' | 'deliveries' | 'notifications';
 
 /** Every resource, in the order the OpenAPI document lists them. */
-export const MANAGEMENT_RESOURCES: readonly ManagementResource[] = ['webhook-endpoints', 'deliveries'];
+export const MANAGEMENT_RESOURCES: readonly ManagementResource[] = [
+  'webhook-endpoints',
+  'deliveries',
+  'notifications',
+];
 
 const reads = (method: string) => method === 'GET' || method === 'HEAD';
 
@@ -74,5 +79,6 @@ export function managementRoutes(
     healthRoutes(app, m);
   }
   if (resources.includes('deliveries')) deliveryRoutes(app, m);
+  if (resources.includes('notifications')) notificationRoutes(app, m);
   return app;
 }

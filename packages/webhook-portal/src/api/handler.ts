@@ -47,9 +47,9 @@ function mounted(
 /**
  * The webhook management API: endpoints (create, list, get, update, delete, rotate-secret,
  * recover, test events, stats) and deliveries (list with filters, sorts and signed cursors,
- * get, attempts, replay), for the caller `authorize` answers. Scopes follow the data: a caller
- * sees and changes only what the event types it may read allow; test and live are disjoint
- * accounts; what it may not see is 404.
+ * get, attempts, replay) and notifications, for the caller `authorize` answers. Scopes follow
+ * the data: a caller sees and changes only what the event types it may read allow; test and
+ * live are disjoint accounts; what it may not see is 404.
  *
  * @example
  * ```ts
