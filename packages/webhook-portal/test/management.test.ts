@@ -165,6 +165,9 @@ describe('whose data a caller reaches', () => {
     expect(endpoints.data).toEqual([]);
     const deliveries = (await (await call('bob', 'GET', '/deliveries')).json()) as { data: unknown[] };
     expect(deliveries.data).toEqual([]);
+    const notifications = await call('bob', 'GET', '/notifications');
+    expect(notifications.status).toBe(200);
+    expect(((await notifications.json()) as { data: unknown[] }).data).toEqual([]);
     // Still there for its owner: nothing bob did reached it.
     expect((await call('alice', 'GET', `/webhook-endpoints/${endpoint.id}`)).status).toBe(200);
   });
@@ -249,6 +252,7 @@ describe('its OpenAPI paths', () => {
       `${BASE}/deliveries/{id}`,
       `${BASE}/deliveries/{id}/attempts`,
       `${BASE}/deliveries/{id}/replay`,
+      `${BASE}/notifications`,
     ]);
     expect(Object.keys(components.schemas)).toEqual(
       expect.arrayContaining(['WebhookEndpoint', 'Delivery', 'DeliveryAttempt', 'EventType']),
