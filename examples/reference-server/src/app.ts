@@ -23,17 +23,14 @@ import { contractProblemPages } from './problem-pages';
 import { PROBLEM_TYPE_BASE } from './problems';
 import { addressLimiter, perAddress, publicRateLimit, rateLimit } from './rate-limit';
 import { eventRoutes } from './resources/events/routes';
-import { notificationRoutes } from './resources/notifications/routes';
 import { orderRoutes } from './resources/orders/routes';
 import { paymentMethodRoutes } from './resources/payment-methods/routes';
 import { paymentRoutes } from './resources/payments/routes';
 import { subscriptionRoutes } from './resources/subscriptions/routes';
-import { deliveryRoutes } from './routes/deliveries';
-import { endpointHealthRoutes } from './routes/endpoint-health';
 import { hooksRoutes } from './routes/hooks';
 import { inboundEventRoutes } from './routes/inbound-events';
-import { webhookEndpointRoutes } from './routes/webhook-endpoints';
 import { sourceAddressRoutes } from './routes/webhook-source-addresses';
+import { deliveryRoutes, notificationRoutes, rememberPrincipal, webhookEndpointRoutes } from './webhooks';
 
 /** Methods whose requests carry a body that jsonBody() reads. */
 const hasBody = (method: string) => method === 'POST' || method === 'PATCH' || method === 'PUT';
@@ -66,7 +63,7 @@ export const V1_RESOURCES: readonly V1Resource[] = [
   { segment: 'payments', scope: 'payments', routes: [paymentRoutes] },
   { segment: 'payment-methods', scope: 'payments', routes: [paymentMethodRoutes] },
   { segment: 'subscriptions', scope: 'subscriptions', routes: [subscriptionRoutes] },
-  { segment: 'webhook-endpoints', scope: 'webhooks', routes: [webhookEndpointRoutes, endpointHealthRoutes] },
+  { segment: 'webhook-endpoints', scope: 'webhooks', routes: [webhookEndpointRoutes] },
   { segment: 'events', scope: 'webhooks', routes: [eventRoutes] },
   { segment: 'deliveries', scope: 'webhooks', routes: [deliveryRoutes] },
   { segment: 'notifications', scope: 'webhooks', routes: [notificationRoutes] },
@@ -288,6 +285,7 @@ export function buildApp(deps: Deps, options: AppOptions = {}): App {
       now: deps.now,
     }),
   );
+  v1.use(rememberPrincipal());
   v1.use(rateLimit(deps));
   const resources = [...V1_RESOURCES, ...(options.v1Resources ?? [])];
   v1.use(scopeByPath(resources));

@@ -9,12 +9,14 @@ import {
 } from '@holdfast/problem-details';
 import { sortDefinitions } from '@holdfast/sort-allowlist';
 import { deliveryDefinitions } from '@holdfast/webhook-delivery';
+import { managementDefinitions } from '@holdfast/webhook-portal';
 
-/** The demo's own problem types: business rules of refunds and payments, the endpoint quota, and the inbound webhook checks. */
+/** The demo's own problem types: business rules of refunds and payments, and the inbound webhook checks. */
 const demoDefinitions = {
   refund_exceeds_amount: { status: 422, title: 'Refund exceeds the refundable amount' },
   payment_exceeds_total: { status: 422, title: 'Payment exceeds the order total' },
-  endpoint_limit_reached: { status: 409, title: 'Webhook endpoint limit reached' },
+  // The endpoint limit of the webhook management API, listed where the catalogue always had it.
+  ...managementDefinitions,
   webhook_timestamp_out_of_window: { status: 400, title: 'Webhook timestamp outside the tolerance window' },
   webhook_signature_invalid: { status: 401, title: 'Webhook signature invalid' },
   webhook_source_forbidden: { status: 403, title: 'Webhook source forbidden' },

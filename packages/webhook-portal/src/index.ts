@@ -1,1 +1,23 @@
+export type { ManagementResource } from './api/app';
+export type { ManagementDocs } from './api/docs';
+export { type EventTypeRules, type EventTypeScopes, eventTypeRules } from './api/event-types';
+export {
+  type ManagementOpenApi,
+  type WebhookManagementApi,
+  webhookManagementApi,
+} from './api/handler';
+export type { ManagementLimits, WebhookManagementOptions } from './api/options';
+export { managementDefinitions } from './api/problems';
+export type { WindowQuota } from './api/quota';
+export {
+  AttemptSchema,
+  DELIVERY_STATUSES,
+  deliverySort,
+  type EventTypeSchemas,
+  endpointSort,
+  WebhookEndpointSchema,
+  WebhookEndpointWithSecretSchema,
+  webhookSchemas,
+} from './api/schemas';
 export type { Authorize, PortalCaller } from './caller';
+export { migrations } from './migrations';

@@ -2,7 +2,8 @@ import { paginate } from '@holdfast/cursor-pagination';
 import { problem } from '@holdfast/problem-details';
 import { getEvent as getStoredEvent, toEvent } from '@holdfast/webhook-delivery';
 import type { App, Deps } from '../../context';
-import { eventTypeVisible, knownEventType, readableEventTypes } from '../../event-types';
+import type { EventType } from '../../event-types';
+import { eventTypes } from '../../event-types';
 import { eventSort, getEvent, listEvents } from './schema';
 
 /**
@@ -24,7 +25,7 @@ export function eventRoutes(app: App, deps: Deps): void {
       from: 'holdfast_events',
       where: {
         text: 'account_id = $1 and type = any($2::text[])',
-        values: [account, [...readableEventTypes(principal)]],
+        values: [account, eventTypes.readable(principal)],
       },
       allowlist: eventSort,
       sort: query.sort,
@@ -35,7 +36,7 @@ export function eventRoutes(app: App, deps: Deps): void {
       keyring,
       map: (row) => {
         const event = toEvent(row);
-        return { ...event, type: knownEventType(event.type), livemode };
+        return { ...event, type: eventTypes.known(event.type) as EventType, livemode };
       },
     });
     return c.json(page, 200);
@@ -46,9 +47,9 @@ export function eventRoutes(app: App, deps: Deps): void {
     const { id } = c.req.valid('param');
     const event = await getStoredEvent(db, { account, id });
     // An event of a resource the key may not read is answered as if absent.
-    if (!event || !eventTypeVisible(principal, event.type)) {
+    if (!event || !eventTypes.visible(principal, event.type)) {
       throw problem('not_found', { detail: `No event ${id}.` });
     }
-    return c.json({ ...event, type: knownEventType(event.type), livemode }, 200);
+    return c.json({ ...event, type: eventTypes.known(event.type) as EventType, livemode }, 200);
   });
 }

@@ -1,6 +1,11 @@
 import type { Db } from '@holdfast/db';
-import type { WindowQuota } from './config';
 import { problem } from './problems';
+
+/** At most `limit` actions per `windowMs`, counted per endpoint in a fixed window. */
+export interface WindowQuota {
+  readonly limit: number;
+  readonly windowMs: number;
+}
 
 /** The actions with a per-endpoint quota, and how a refusal names them. */
 const ACTIONS = {
@@ -20,18 +25,9 @@ const TAKE = `insert into holdfast_endpoint_quotas as q (endpoint_id, action, wi
 /**
  * Counts one `action` against the endpoint's quota for the current window, inside the caller's
  * transaction, or throws 429 `rate_limited` with `Retry-After` (the seconds until the window
- * ends). A fixed window per endpoint and action in `holdfast_endpoint_quotas`: the upsert holds
- * the row's lock until the transaction ends, so requests from every API process count exactly,
- * and a request that fails later (or is refused) takes its count back with its rollback. Call
- * it after the endpoint was found and authorized: another account's endpoint is 404, never 429.
- *
- * @example
- * ```ts
- * await transaction(async (_, db) => {
- *   await takeEndpointQuota(db, { endpointId, action: 'test', quota: config.endpointQuotas.testEvents, now: deps.now() });
- *   // ... send the test event
- * });
- * ```
+ * ends). The upsert holds the row's lock until the transaction ends, so requests from every
+ * process count exactly, and a request that fails later takes its count back with its rollback.
+ * Called after the endpoint was found and authorized: another account's endpoint is 404, never 429.
  */
 export async function takeEndpointQuota(
   tx: Db,
