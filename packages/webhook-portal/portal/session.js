@@ -1,5 +1,9 @@
 // @ts-check
-/** Sign in and out: the key is kept in this tab's sessionStorage only, never in a URL. */
+/**
+ * Sign in and out: the API key, or the portal session token a host opened the page with, is kept
+ * in this tab's sessionStorage only. A session token arrives in the URL's fragment (never sent to
+ * a server) and is removed from the address bar at once.
+ */
 
 import { ApiError, api, apiKey, KEY_STORAGE } from './api.js';
 import { resetBanners } from './banners.js';
@@ -16,6 +20,54 @@ let afterSignIn = async () => {};
  */
 export function whenSignedIn(render) {
   afterSignIn = render;
+}
+
+const SESSION_FRAGMENT = '#session=';
+
+/**
+ * Takes a portal session token from the fragment (`#session=hfps_...`) into session storage and
+ * replaces the address with the endpoints view, so the token leaves the history and the address bar.
+ */
+export function adoptSessionFromUrl() {
+  const { hash, pathname, search } = window.location;
+  if (!hash.startsWith(SESSION_FRAGMENT)) return;
+  const token = decodeURIComponent(hash.slice(SESSION_FRAGMENT.length));
+  history.replaceState(null, '', `${pathname}${search}#/endpoints`);
+  if (!token.startsWith('hfps_')) return;
+  try {
+    sessionStorage.setItem(KEY_STORAGE, token);
+  } catch {
+    // Storage unavailable: the page shows the sign-in form instead.
+  }
+}
+
+/**
+ * What a session token says about itself, for the header's badge only (the server checks it).
+ * @param {string} token
+ * @returns {{ livemode: boolean, readOnly: boolean } | undefined}
+ */
+function sessionClaims(token) {
+  const payload = token.startsWith('hfps_') ? token.slice(5).split('.')[0] : undefined;
+  if (payload === undefined) return undefined;
+  try {
+    const json = JSON.parse(atob(payload.replaceAll('-', '+').replaceAll('_', '/')));
+    return { livemode: json.l === true, readOnly: json.r === true };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The header's badge: the mode of the key or session, and whether the session is read-only.
+ * @param {string | null} key
+ */
+function modeText(key) {
+  if (key === null) return '';
+  if (key.startsWith('hf_test_')) return 'Test mode';
+  if (key.startsWith('hf_live_')) return 'Live mode';
+  const claims = sessionClaims(key);
+  if (claims === undefined) return '';
+  return `${claims.livemode ? 'Live mode' : 'Test mode'}${claims.readOnly ? ' · read-only' : ''}`;
 }
 
 /** @param {ApiError} [reason] */
@@ -123,12 +175,7 @@ export function renderSignIn(reason) {
 export function setChrome(signedIn) {
   byId('nav').hidden = !signedIn;
   byId('session').hidden = !signedIn;
-  const key = signedIn ? apiKey() : null;
   const mode = byId('mode');
-  mode.textContent = key?.startsWith('hf_test_')
-    ? 'Test mode'
-    : key?.startsWith('hf_live_')
-      ? 'Live mode'
-      : '';
+  mode.textContent = modeText(signedIn ? apiKey() : null);
   mode.hidden = mode.textContent === '';
 }
