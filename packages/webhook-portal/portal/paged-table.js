@@ -9,9 +9,6 @@ import { errorBox } from './components.js';
 import { announce, h } from './dom.js';
 import { str } from './values.js';
 
-/** Narrower than a laptop: a list's columns no longer fit side by side. */
-const narrow = window.matchMedia('(max-width: 1000px)');
-
 /**
  * @typedef {{ label: string, cell: (row: Json) => Child | Child[], className?: string }} Column
  */
@@ -20,7 +17,7 @@ const narrow = window.matchMedia('(max-width: 1000px)');
  * A table over a cursor-paginated list: fetches the first page, then "Load more" appends the next
  * one with `cursor=<pageInfo.nextCursor>` and the same filters (a cursor is bound to them).
  *
- * Between phone and laptop widths (an 800 px iframe, say) the rows are cards (`.cards` in app.css);
+ * Between phone and laptop widths (an 800 px iframe, say) the rows are cards (app.css, by width);
  * with `cards`, at every width above a phone's.
  *
  * @param {{ path: string, query?: Record<string, string | undefined>, columns: Column[], caption: string,
@@ -54,12 +51,7 @@ export function pagedTable(options) {
     table,
     h('div', { class: 'list-footer' }, status, more),
   );
-  // A class, not a second copy of the card rules in another media query. A width change after the
-  // view is gone drops the listener.
-  const setCards = () => element.classList.toggle('cards', options.cards === true || narrow.matches);
-  const onWidth = () => (element.isConnected ? setCards() : narrow.removeEventListener('change', onWidth));
-  narrow.addEventListener('change', onWidth);
-  setCards();
+  if (options.cards === true) element.classList.add('cards');
   /** @type {string | null} */
   let cursor = null;
   let count = 0;
