@@ -107,11 +107,18 @@ describe('portalPages', () => {
       const again = await get(path, { headers: { 'If-None-Match': etag ?? '' } });
       expect(again.status, path).toBe(304);
     }
-    expect(await (await get('/portal/event-types')).json()).toEqual({ data: ['order.created', 'order.updated'] });
+    expect(await (await get('/portal/event-types')).json()).toEqual({
+      data: ['order.created', 'order.updated'],
+    });
   });
 
   it('answers 404 for an unknown asset and 405 for a write, and leaves other paths to the host', async () => {
-    for (const path of ['/portal/nope.js', '/portal/index.html', '/portal/tsconfig.json', '/portal/README.md']) {
+    for (const path of [
+      '/portal/nope.js',
+      '/portal/index.html',
+      '/portal/tsconfig.json',
+      '/portal/README.md',
+    ]) {
       const res = await get(path);
       expect(res.status, path).toBe(404);
       expect(res.headers.get('content-type'), path).toMatch(/^application\/problem\+json/);
