@@ -4,6 +4,9 @@
  *
  * @typedef {import('../app.js').Route} Route
  * @typedef {import('../paged-table.js').Column} Column
+ * @typedef {ReturnType<typeof import('../paged-table.js').pagedTable>} PagedTable
+ * @typedef {{ status: string, endpoint: string, eventType: string, deadLetters: boolean, title: string,
+ *   base: string }} Filters
  */
 
 import { api, asPage } from '../api.js';
@@ -17,72 +20,121 @@ import { breakableUrl, code, dash, refId, statusBadge, str, time } from '../valu
 const DELIVERY_STATUSES = ['pending', 'failed', 'succeeded', 'dead'];
 
 /**
- * Deliveries with filters; with `dead` fixed it is the dead-letter view (`GET /v1/deliveries?status=dead`).
+ * Deliveries with filters; with `dead` fixed it is the dead-letter view (`GET /deliveries?status=dead`).
  * @param {Route} route
  * @param {{ deadLetters: boolean }} mode
  */
 export function deliveriesView(route, mode) {
   const main = byId('main');
-  const status = mode.deadLetters ? 'dead' : (route.params.get('status') ?? '');
-  const endpoint = route.params.get('endpoint') ?? '';
-  const eventType = route.params.get('eventType') ?? '';
-  const title = mode.deadLetters ? 'Dead letters' : 'Deliveries';
-  const base = mode.deadLetters ? '#/dead-letters' : '#/deliveries';
-
-  const statusSelect = h(
-    'select',
-    { id: 'f-status', name: 'status', disabled: mode.deadLetters },
-    h('option', { value: '' }, 'Any status'),
-    DELIVERY_STATUSES.map((s) => h('option', { value: s, selected: s === status }, s)),
-  );
+  /** @type {Filters} */
+  const f = {
+    status: mode.deadLetters ? 'dead' : (route.params.get('status') ?? ''),
+    endpoint: route.params.get('endpoint') ?? '',
+    eventType: route.params.get('eventType') ?? '',
+    deadLetters: mode.deadLetters,
+    title: mode.deadLetters ? 'Dead letters' : 'Deliveries',
+    base: mode.deadLetters ? '#/dead-letters' : '#/deliveries',
+  };
   const endpointSelect = h(
     'select',
     { id: 'f-endpoint', name: 'endpoint' },
     h('option', { value: '' }, 'Any endpoint'),
   );
-  if (endpoint !== '') endpointSelect.append(h('option', { value: endpoint, selected: true }, endpoint));
+  if (f.endpoint !== '')
+    endpointSelect.append(h('option', { value: f.endpoint, selected: true }, f.endpoint));
   /** Endpoint URLs by id: the list shows where a delivery went, not an opaque id. */
   const urls = new Map();
-  void api('/webhook-endpoints', { query: { limit: '100' } })
-    .then(({ data }) => {
-      for (const ep of asPage(data).data) {
-        const url = str(ep.url);
-        if (url !== undefined) urls.set(str(ep.id), url);
+  void fillEndpoints(main, urls, endpointSelect, f.endpoint);
+  const replayed = h('div', { class: 'replayed' });
+  /** @type {PagedTable} */
+  const list = pagedTable({
+    path: '/deliveries',
+    query: {
+      status: f.status || undefined,
+      endpoint: f.endpoint || undefined,
+      eventType: f.eventType || undefined,
+    },
+    caption: f.title,
+    empty: f.deadLetters
+      ? 'No dead letters. Deliveries that run out of retries, or are refused for good, appear here.'
+      : 'No deliveries match.',
+    columns: deliveryColumns(urls, f.deadLetters ? (id) => onReplayed(list, replayed, id) : undefined),
+  });
+  main.replaceChildren();
+  append(main, [
+    pageHeading(f.title, [refreshButton(() => void list.reload())]),
+    f.deadLetters
+      ? h(
+          'p',
+          { class: 'lead' },
+          'Deliveries that ran out of retries or were refused for good. Replay sends the same event again, with the same Webhook-Id.',
+        )
+      : null,
+    filterForm(f, endpointSelect),
+    replayed,
+    list.element,
+  ]);
+  main.querySelector('h1')?.focus();
+}
+
+/**
+ * Reads the account's endpoints: their URLs for the list, and the choices of the endpoint filter.
+ * @param {HTMLElement} main @param {Map<unknown, string>} urls @param {HTMLSelectElement} endpointSelect
+ * @param {string} endpoint the endpoint filtered on, if any
+ */
+async function fillEndpoints(main, urls, endpointSelect, endpoint) {
+  try {
+    const { data } = await api('/webhook-endpoints', { query: { limit: '100' } });
+    for (const ep of asPage(data).data) {
+      const url = str(ep.url);
+      if (url !== undefined) urls.set(str(ep.id), url);
+    }
+    for (const cell of main.querySelectorAll('[data-endpoint-id]')) {
+      const url = urls.get(cell.getAttribute('data-endpoint-id'));
+      if (url !== undefined) {
+        const shown = breakableUrl(url);
+        cell.classList.add('mono', 'url');
+        cell.replaceChildren(...shown.childNodes);
       }
-      for (const cell of main.querySelectorAll('[data-endpoint-id]')) {
-        const url = urls.get(cell.getAttribute('data-endpoint-id'));
-        if (url !== undefined) {
-          const shown = breakableUrl(url);
-          cell.classList.add('mono', 'url');
-          cell.replaceChildren(...shown.childNodes);
-        }
-      }
-      for (const ep of asPage(data).data) {
-        const id = str(ep.id);
-        if (id === undefined || id === endpoint) continue;
-        endpointSelect.append(h('option', { value: id }, `${str(ep.url) ?? id} (${id})`));
-      }
-      const current = endpointSelect.querySelector(`option[value="${CSS.escape(endpoint)}"]`);
-      const ep = asPage(data).data.find((e) => str(e.id) === endpoint);
-      if (current !== null && ep !== undefined)
-        current.textContent = `${str(ep.url) ?? endpoint} (${endpoint})`;
-    })
-    .catch(() => {
-      // The select still offers "Any endpoint" and the one in the URL.
-    });
+    }
+    for (const ep of asPage(data).data) {
+      const id = str(ep.id);
+      if (id === undefined || id === endpoint) continue;
+      endpointSelect.append(h('option', { value: id }, `${str(ep.url) ?? id} (${id})`));
+    }
+    const current = endpointSelect.querySelector(`option[value="${CSS.escape(endpoint)}"]`);
+    const ep = asPage(data).data.find((e) => str(e.id) === endpoint);
+    if (current !== null && ep !== undefined)
+      current.textContent = `${str(ep.url) ?? endpoint} (${endpoint})`;
+  } catch {
+    // The select still offers "Any endpoint" and the one in the URL.
+  }
+}
+
+/**
+ * The filters: status (not in the dead-letter view), endpoint and event type, kept in the hash.
+ * @param {Filters} f @param {HTMLSelectElement} endpointSelect
+ */
+function filterForm(f, endpointSelect) {
+  const statusSelect = h(
+    'select',
+    { id: 'f-status', name: 'status', disabled: f.deadLetters },
+    h('option', { value: '' }, 'Any status'),
+    DELIVERY_STATUSES.map((s) => h('option', { value: s, selected: s === f.status }, s)),
+  );
   // The same choices as the endpoint form's checkboxes, not free text.
   const typeInput = h(
     'select',
     { id: 'f-event-type', name: 'eventType', class: 'mono' },
     h('option', { value: '' }, 'Any event type'),
-    KNOWN_EVENT_TYPES.map((t) => h('option', { value: t, selected: t === eventType }, t)),
+    KNOWN_EVENT_TYPES.map((t) => h('option', { value: t, selected: t === f.eventType }, t)),
   );
-  if (eventType !== '' && !KNOWN_EVENT_TYPES.includes(eventType))
-    typeInput.append(h('option', { value: eventType, selected: true }, eventType));
+  if (f.eventType !== '' && !KNOWN_EVENT_TYPES.includes(f.eventType))
+    typeInput.append(h('option', { value: f.eventType, selected: true }, f.eventType));
   const filters = h(
     'form',
-    { class: 'filters', role: 'search', 'aria-label': `Filter ${title.toLowerCase()}` },
-    mode.deadLetters
+    { class: 'filters', role: 'search', 'aria-label': `Filter ${f.title.toLowerCase()}` },
+    f.deadLetters
       ? null
       : h('div', { class: 'field' }, h('label', { for: 'f-status' }, 'Status'), statusSelect),
     h('div', { class: 'field' }, h('label', { for: 'f-endpoint' }, 'Endpoint'), endpointSelect),
@@ -91,20 +143,26 @@ export function deliveriesView(route, mode) {
       'div',
       { class: 'actions' },
       h('button', { type: 'submit', class: 'button' }, 'Apply filters'),
-      h('a', { href: base, class: 'button secondary' }, 'Clear'),
+      h('a', { href: f.base, class: 'button secondary' }, 'Clear'),
     ),
   );
   filters.addEventListener('submit', (event) => {
     event.preventDefault();
     const params = new URLSearchParams();
-    if (!mode.deadLetters && statusSelect.value !== '') params.set('status', statusSelect.value);
+    if (!f.deadLetters && statusSelect.value !== '') params.set('status', statusSelect.value);
     if (endpointSelect.value !== '') params.set('endpoint', endpointSelect.value);
     if (typeInput.value !== '') params.set('eventType', typeInput.value);
     const query = params.toString();
-    window.location.hash = query === '' ? base : `${base}?${query}`;
+    window.location.hash = query === '' ? f.base : `${f.base}?${query}`;
   });
+  return filters;
+}
 
-  const replayed = h('div', { class: 'replayed' });
+/**
+ * The list's columns; with `replayed`, a Replay button on each row.
+ * @param {Map<unknown, string>} urls @param {((id: string) => void) | undefined} replayed
+ */
+function deliveryColumns(urls, replayed) {
   /** @type {Column[]} */
   const columns = [
     {
@@ -130,54 +188,26 @@ export function deliveriesView(route, mode) {
     { label: 'Attempts', cell: (d) => attemptCount(d) ?? dash() },
     { label: 'Created', cell: (d) => time(d.createdAt) },
   ];
-  if (mode.deadLetters) {
-    columns.push({
-      label: 'Replay',
-      cell: (d) =>
-        replayButton(d, () => {
-          // A replayed delivery is no longer dead: it leaves this view, and the notice above the
-          // list links to it, so the view keeps showing dead deliveries only.
-          const id = str(d.id) ?? '';
-          list.replace(id, null);
-          replayed.replaceChildren(
-            h(
-              'p',
-              { class: 'notice', role: 'status' },
-              'Replay queued for ',
-              h('a', { href: `#/deliveries/${encodeURIComponent(id)}`, class: 'mono' }, id),
-              '. It left the dead letters; follow it on its page.',
-            ),
-          );
-        }),
-    });
+  if (replayed !== undefined) {
+    columns.push({ label: 'Replay', cell: (d) => replayButton(d, () => replayed(str(d.id) ?? '')) });
   }
-  const list = pagedTable({
-    path: '/deliveries',
-    query: {
-      status: status || undefined,
-      endpoint: endpoint || undefined,
-      eventType: eventType || undefined,
-    },
-    caption: title,
-    empty: mode.deadLetters
-      ? 'No dead letters. Deliveries that run out of retries, or are refused for good, appear here.'
-      : 'No deliveries match.',
-    columns,
-  });
+  return columns;
+}
 
-  main.replaceChildren();
-  append(main, [
-    pageHeading(title, [refreshButton(() => void list.reload())]),
-    mode.deadLetters
-      ? h(
-          'p',
-          { class: 'lead' },
-          'Deliveries that ran out of retries or were refused for good. Replay sends the same event again, with the same Webhook-Id.',
-        )
-      : null,
-    filters,
-    replayed,
-    list.element,
-  ]);
-  main.querySelector('h1')?.focus();
+/**
+ * A replayed delivery is no longer dead: it leaves this view, and the notice above the list links
+ * to it, so the view keeps showing dead deliveries only.
+ * @param {PagedTable} list @param {HTMLElement} replayed @param {string} id
+ */
+function onReplayed(list, replayed, id) {
+  list.replace(id, null);
+  replayed.replaceChildren(
+    h(
+      'p',
+      { class: 'notice', role: 'status' },
+      'Replay queued for ',
+      h('a', { href: `#/deliveries/${encodeURIComponent(id)}`, class: 'mono' }, id),
+      '. It left the dead letters; follow it on its page.',
+    ),
+  );
 }

@@ -4,6 +4,9 @@
  *
  * @typedef {import('../values.js').Json} Json
  * @typedef {import('../dom.js').Child} Child
+ * @typedef {{ id: string, main: HTMLElement, summary: HTMLElement, poll: HTMLElement, payload: HTMLElement,
+ *   attempts: ReturnType<typeof pagedTable>, shownEvent?: string | undefined, lastStatus?: string | undefined,
+ *   lastSeen?: string | undefined }} DeliveryPage
  */
 
 import { api } from '../api.js';
@@ -18,36 +21,61 @@ import { eventLink } from './event.js';
 const DELIVERY_POLL_MS = 2_000;
 
 /**
- * One delivery and its attempt log (`GET /v1/deliveries/{id}` and `/attempts`). While the delivery
+ * One delivery and its attempt log (`GET /deliveries/{id}` and `/attempts`). While the delivery
  * is pending or retrying it is polled; the page changes only when the delivery does, and focus
  * stays where the user left it.
  * @param {string} id
  */
 export function deliveryView(id) {
-  const main = byId('main');
-  const summary = h('div', {});
-  const poll = h('p', { class: 'muted' });
-  const payload = h('div', { class: 'payload' }, h('p', { class: 'muted' }, 'Loading…'));
-  /** The event whose payload is shown: read once, events never change. */
-  /** @type {string | undefined} */
-  let shownEvent;
-  /** @param {string} eventId */
-  const showPayload = async (eventId) => {
-    try {
-      const { data } = await api(`/events/${encodeURIComponent(eventId)}`);
-      payload.replaceChildren(
-        h(
-          'p',
-          { class: 'hint' },
-          'The event this delivery carries, as the API shows it (GET /v1/events/{id}).',
-        ),
-        jsonBlock(data, `Payload of event ${eventId}`),
-      );
-    } catch (error) {
-      payload.replaceChildren(errorBox(error, { retry: () => void showPayload(eventId) }));
-    }
+  /** @type {DeliveryPage} */
+  const page = {
+    id,
+    main: byId('main'),
+    summary: h('div', {}),
+    poll: h('p', { class: 'muted' }),
+    payload: h('div', { class: 'payload' }, h('p', { class: 'muted' }, 'Loading…')),
+    attempts: attemptsTable(id),
   };
-  const attempts = pagedTable({
+  page.main.replaceChildren(
+    h(
+      'p',
+      { class: 'breadcrumb' },
+      h('a', { href: '#/deliveries' }, 'Deliveries'),
+      ' / ',
+      h('span', { class: 'mono' }, id),
+    ),
+    pageHeading('Delivery', [refreshButton(() => void loadDelivery(page, true))]),
+    page.summary,
+    h('h2', {}, 'Payload'),
+    page.payload,
+    h('h2', {}, 'Attempt log'),
+    page.poll,
+    page.attempts.element,
+  );
+  page.main.querySelector('h1')?.focus();
+  void loadDelivery(page);
+}
+
+/**
+ * The event whose payload is shown: read once, events never change.
+ * @param {DeliveryPage} page @param {string} eventId
+ * @returns {Promise<void>}
+ */
+async function showPayload(page, eventId) {
+  try {
+    const { data } = await api(`/events/${encodeURIComponent(eventId)}`);
+    page.payload.replaceChildren(
+      h('p', { class: 'hint' }, 'The event this delivery carries, as the API shows it (GET /events/{id}).'),
+      jsonBlock(data, `Payload of event ${eventId}`),
+    );
+  } catch (error) {
+    page.payload.replaceChildren(errorBox(error, { retry: () => void showPayload(page, eventId) }));
+  }
+}
+
+/** @param {string} id */
+function attemptsTable(id) {
+  return pagedTable({
     path: `/deliveries/${encodeURIComponent(id)}/attempts`,
     caption: 'Attempts',
     empty: 'No attempts yet.',
@@ -72,136 +100,131 @@ export function deliveryView(id) {
       },
     ],
   });
-  main.replaceChildren(
-    h(
-      'p',
-      { class: 'breadcrumb' },
-      h('a', { href: '#/deliveries' }, 'Deliveries'),
-      ' / ',
-      h('span', { class: 'mono' }, id),
-    ),
-    pageHeading('Delivery', [refreshButton(() => void load(true))]),
-    summary,
-    h('h2', {}, 'Payload'),
-    payload,
-    h('h2', {}, 'Attempt log'),
-    poll,
-    attempts.element,
-  );
-  main.querySelector('h1')?.focus();
-  /** @type {string | undefined} */
-  let lastStatus;
-  /** @type {string | undefined} */
-  let lastSeen;
+}
 
-  /** @param {boolean} force re-read the attempts even if the delivery looks unchanged */
-  const load = async (force = false) => {
-    stopPolling();
-    try {
-      const { data } = await api(`/deliveries/${encodeURIComponent(id)}`);
-      if (!main.contains(summary)) return;
-      const d = obj(data) ?? {};
-      const status = str(d.status);
-      const seen = JSON.stringify(d);
-      if (seen !== lastSeen) {
-        if (lastStatus !== undefined && status !== lastStatus) announce(`Delivery status is now ${status}.`);
-        const focused = document.activeElement;
-        const hadFocus =
-          focused instanceof HTMLElement && summary.contains(focused) ? focused.dataset.focusKey : undefined;
-        renderSummary(d);
-        const again =
-          hadFocus === undefined ? null : summary.querySelector(`[data-focus-key="${CSS.escape(hadFocus)}"]`);
-        if (again instanceof HTMLElement) again.focus();
-        if (lastSeen !== undefined) void attempts.reload();
-      } else if (force) {
-        void attempts.reload();
-      }
-      lastSeen = seen;
-      lastStatus = status;
-      if (status === 'pending' || status === 'failed') {
-        poll.textContent = 'This delivery is still in progress; the log refreshes every few seconds.';
-        pollAfter(() => void load(), DELIVERY_POLL_MS);
-      } else {
-        poll.textContent = '';
-      }
-    } catch (error) {
-      lastSeen = undefined;
-      summary.replaceChildren(errorBox(error, { retry: () => void load(true) }));
+/**
+ * Reads the delivery; re-renders and re-reads the attempts only when it changed.
+ * @param {DeliveryPage} page
+ * @param {boolean} [force] re-read the attempts even if the delivery looks unchanged
+ * @returns {Promise<void>}
+ */
+async function loadDelivery(page, force = false) {
+  const { id, summary } = page;
+  stopPolling();
+  try {
+    const { data } = await api(`/deliveries/${encodeURIComponent(id)}`);
+    if (!page.main.contains(summary)) return;
+    const d = obj(data) ?? {};
+    const status = str(d.status);
+    const seen = JSON.stringify(d);
+    if (seen !== page.lastSeen) {
+      if (page.lastStatus !== undefined && status !== page.lastStatus)
+        announce(`Delivery status is now ${status}.`);
+      const focused = document.activeElement;
+      const hadFocus =
+        focused instanceof HTMLElement && summary.contains(focused) ? focused.dataset.focusKey : undefined;
+      renderSummary(page, d);
+      const again =
+        hadFocus === undefined ? null : summary.querySelector(`[data-focus-key="${CSS.escape(hadFocus)}"]`);
+      if (again instanceof HTMLElement) again.focus();
+      if (page.lastSeen !== undefined) void page.attempts.reload();
+    } else if (force) {
+      void page.attempts.reload();
     }
-  };
+    page.lastSeen = seen;
+    page.lastStatus = status;
+    if (status === 'pending' || status === 'failed') {
+      page.poll.textContent = 'This delivery is still in progress; the log refreshes every few seconds.';
+      pollAfter(() => void loadDelivery(page), DELIVERY_POLL_MS);
+    } else {
+      page.poll.textContent = '';
+    }
+  } catch (error) {
+    page.lastSeen = undefined;
+    summary.replaceChildren(errorBox(error, { retry: () => void loadDelivery(page, true) }));
+  }
+}
 
-  /** @param {Json} d */
-  const renderSummary = (d) => {
-    const endpoint = refId(d.endpoint);
-    const eventId = refId(d.event) ?? str(d.eventId);
-    const replay = replayButton(d, () => void load(true));
-    replay.querySelector('button')?.setAttribute('data-focus-key', 'replay');
-    summary.replaceChildren(
-      h(
-        'dl',
-        { class: 'facts' },
-        fact('Status', statusBadge(d.status)),
-        fact('Event', eventId === undefined ? dash() : eventLink(eventId)),
-        fact('Event type', code(deliveryEventType(d))),
-        fact(
-          'Endpoint',
-          endpoint !== undefined
-            ? h(
-                'a',
-                {
-                  href: `#/deliveries?endpoint=${encodeURIComponent(endpoint)}`,
-                  class: 'mono',
-                  'data-focus-key': 'endpoint',
-                },
-                endpoint,
-              )
-            : dash(),
-        ),
-        fact('Attempts', attemptCount(d) ?? dash()),
-        fact('Last attempt', time(d.lastAttemptAt)),
-        fact('Next attempt', time(d.nextAttemptAt)),
-        fact('Created', time(d.createdAt)),
-        fact('Updated', time(d.updatedAt)),
-      ),
-      // Replay is for deliveries that gave up or are failing; a pending or succeeded one has
-      // nothing to replay. Absent rather than null: replaceChildren would print "null".
-      ...(str(d.status) === 'dead' || str(d.status) === 'failed'
-        ? [
+/** @param {DeliveryPage} page @param {Json} d */
+function renderSummary(page, d) {
+  const endpoint = refId(d.endpoint);
+  const eventId = refId(d.event) ?? str(d.eventId);
+  const replay = replayButton(d, () => void loadDelivery(page, true));
+  replay.querySelector('button')?.setAttribute('data-focus-key', 'replay');
+  page.summary.replaceChildren(
+    deliveryFacts(d, endpoint, eventId),
+    // Replay is for deliveries that gave up or are failing; a pending or succeeded one has
+    // nothing to replay. Absent rather than null: replaceChildren would print "null".
+    ...(str(d.status) === 'dead' || str(d.status) === 'failed'
+      ? [
+          h(
+            'div',
+            { class: 'replay-panel' },
             h(
-              'div',
-              { class: 'replay-panel' },
-              h(
-                'p',
-                { class: 'hint' },
-                'Replay re-queues this delivery: the receiver gets the same Webhook-Id, signed afresh.',
-              ),
-              replay,
+              'p',
+              { class: 'hint' },
+              'Replay re-queues this delivery: the receiver gets the same Webhook-Id, signed afresh.',
             ),
-          ]
-        : []),
-    );
-    if (eventId !== undefined && eventId !== shownEvent) {
-      shownEvent = eventId;
-      void showPayload(eventId);
-    }
-    // The endpoint's URL rather than its id, once known.
-    if (endpoint !== undefined) {
-      void api(`/webhook-endpoints/${encodeURIComponent(endpoint)}`)
-        .then(({ data }) => {
-          const url = str(obj(data)?.url);
-          const link = summary.querySelector('[data-focus-key="endpoint"]');
-          if (url !== undefined && link !== null) {
-            link.replaceChildren(...breakableUrl(url).childNodes);
-            link.classList.add('url');
-            link.setAttribute('title', endpoint);
-          }
-        })
-        .catch(() => {
-          // The id stays shown.
-        });
-    }
-  };
-  void load();
+            replay,
+          ),
+        ]
+      : []),
+  );
+  if (eventId !== undefined && eventId !== page.shownEvent) {
+    page.shownEvent = eventId;
+    void showPayload(page, eventId);
+  }
+  if (endpoint !== undefined) showEndpointUrl(page.summary, endpoint);
+}
+
+/** @param {Json} d @param {string | undefined} endpoint @param {string | undefined} eventId */
+function deliveryFacts(d, endpoint, eventId) {
+  return h(
+    'dl',
+    { class: 'facts' },
+    fact('Status', statusBadge(d.status)),
+    fact('Event', eventId === undefined ? dash() : eventLink(eventId)),
+    fact('Event type', code(deliveryEventType(d))),
+    fact(
+      'Endpoint',
+      endpoint !== undefined
+        ? h(
+            'a',
+            {
+              href: `#/deliveries?endpoint=${encodeURIComponent(endpoint)}`,
+              class: 'mono',
+              'data-focus-key': 'endpoint',
+            },
+            endpoint,
+          )
+        : dash(),
+    ),
+    fact('Attempts', attemptCount(d) ?? dash()),
+    fact('Last attempt', time(d.lastAttemptAt)),
+    fact('Next attempt', time(d.nextAttemptAt)),
+    fact('Created', time(d.createdAt)),
+    fact('Updated', time(d.updatedAt)),
+  );
+}
+
+/**
+ * The endpoint's URL rather than its id, once known.
+ * @param {HTMLElement} summary @param {string} endpoint
+ */
+function showEndpointUrl(summary, endpoint) {
+  void api(`/webhook-endpoints/${encodeURIComponent(endpoint)}`)
+    .then(({ data }) => {
+      const url = str(obj(data)?.url);
+      const link = summary.querySelector('[data-focus-key="endpoint"]');
+      if (url !== undefined && link !== null) {
+        link.replaceChildren(...breakableUrl(url).childNodes);
+        link.classList.add('url');
+        link.setAttribute('title', endpoint);
+      }
+    })
+    .catch(() => {
+      // The id stays shown.
+    });
 }
 
 /** @param {unknown} status */
