@@ -24,54 +24,13 @@ import { str } from './values.js';
  *   empty: string, rowKey?: (row: Json) => string | undefined, cards?: boolean }} options
  */
 export function pagedTable(options) {
-  const { columns } = options;
-  const tbody = h('tbody', {});
-  const table = h(
-    'table',
-    { class: 'data', role: 'table' },
-    h('caption', { class: 'visually-hidden' }, options.caption),
-    h(
-      'thead',
-      {},
-      h(
-        'tr',
-        { role: 'row' },
-        columns.map((c) => h('th', { scope: 'col', role: 'columnheader' }, c.label)),
-      ),
-    ),
-    tbody,
-  );
-  const status = h('p', { class: 'list-status muted' });
-  const errorSlot = h('div', {});
-  const more = h('button', { type: 'button', class: 'button secondary', hidden: true }, 'Load more');
-  const element = h(
-    'div',
-    { class: 'table-wrap' },
-    errorSlot,
-    table,
-    h('div', { class: 'list-footer' }, status, more),
-  );
-  if (options.cards === true) element.classList.add('cards');
+  const { tbody, table, status, errorSlot, more, element } = tableShell(options);
+  /** @param {Json} row */
+  const renderRow = (row) => tableRow(options, row);
   /** @type {string | null} */
   let cursor = null;
   let count = 0;
   let generation = 0;
-
-  /** @param {Json} row */
-  const renderRow = (row) => {
-    const tr = h(
-      'tr',
-      { role: 'row', 'data-id': options.rowKey?.(row) ?? str(row.id) },
-      columns.map((c) =>
-        h(
-          'td',
-          { role: 'cell', 'data-label': c.label, class: c.className },
-          h('div', { class: 'cell' }, c.cell(row)),
-        ),
-      ),
-    );
-    return tr;
-  };
 
   /** @param {boolean} reset */
   const load = async (reset) => {
@@ -131,4 +90,57 @@ export function pagedTable(options) {
       }
     },
   };
+}
+
+/**
+ * The table, its footer (status and "Load more") and the frame around them, without rows.
+ * @param {{ columns: Column[], caption: string, cards?: boolean }} options
+ */
+function tableShell(options) {
+  const tbody = h('tbody', {});
+  const table = h(
+    'table',
+    { class: 'data', role: 'table' },
+    h('caption', { class: 'visually-hidden' }, options.caption),
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        { role: 'row' },
+        options.columns.map((c) => h('th', { scope: 'col', role: 'columnheader' }, c.label)),
+      ),
+    ),
+    tbody,
+  );
+  const status = h('p', { class: 'list-status muted' });
+  const errorSlot = h('div', {});
+  const more = h('button', { type: 'button', class: 'button secondary', hidden: true }, 'Load more');
+  const element = h(
+    'div',
+    { class: 'table-wrap' },
+    errorSlot,
+    table,
+    h('div', { class: 'list-footer' }, status, more),
+  );
+  if (options.cards === true) element.classList.add('cards');
+  return { tbody, table, status, errorSlot, more, element };
+}
+
+/**
+ * @param {{ columns: Column[], rowKey?: (row: Json) => string | undefined }} options
+ * @param {Json} row
+ */
+function tableRow(options, row) {
+  return h(
+    'tr',
+    { role: 'row', 'data-id': options.rowKey?.(row) ?? str(row.id) },
+    options.columns.map((c) =>
+      h(
+        'td',
+        { role: 'cell', 'data-label': c.label, class: c.className },
+        h('div', { class: 'cell' }, c.cell(row)),
+      ),
+    ),
+  );
 }

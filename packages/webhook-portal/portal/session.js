@@ -127,48 +127,56 @@ export function renderSignIn(reason) {
     errorSlot,
     h('div', { class: 'actions' }, submit),
   );
-  form.addEventListener('submit', async (event) => {
+  form.addEventListener('submit', (event) => {
     event.preventDefault();
-    const key = input.value.trim();
-    errorSlot.replaceChildren();
-    if (key === '') {
-      errorSlot.append(errorBox(new ApiError({ title: 'Enter an API key', status: 0 })));
-      input.focus();
-      return;
-    }
-    submit.disabled = true;
-    try {
-      await api('/webhook-endpoints', { query: { limit: '1' }, key });
-    } catch (error) {
-      // 403 means the key is valid but lacks the webhooks scopes: signing in is still useful.
-      if (!(error instanceof ApiError && error.status === 403)) {
-        submit.disabled = false;
-        errorSlot.append(errorBox(error));
-        input.focus();
-        return;
-      }
-    }
-    try {
-      sessionStorage.setItem(KEY_STORAGE, key);
-    } catch {
-      submit.disabled = false;
-      errorSlot.append(
-        errorBox(
-          new ApiError({
-            title: 'Session storage is unavailable',
-            detail: 'Allow site data for this page.',
-            status: 0,
-          }),
-        ),
-      );
-      return;
-    }
-    input.value = '';
-    if (window.location.hash === '' || window.location.hash === '#/') window.location.hash = '#/endpoints';
-    else void afterSignIn();
+    void signIn(input, submit, errorSlot);
   });
   byId('main').replaceChildren(form);
   input.focus();
+}
+
+/**
+ * Checks the typed key against the API, then keeps it for this tab and shows the current view.
+ * @param {HTMLInputElement} input @param {HTMLButtonElement} submit @param {HTMLElement} errorSlot
+ */
+async function signIn(input, submit, errorSlot) {
+  const key = input.value.trim();
+  errorSlot.replaceChildren();
+  if (key === '') {
+    errorSlot.append(errorBox(new ApiError({ title: 'Enter an API key', status: 0 })));
+    input.focus();
+    return;
+  }
+  submit.disabled = true;
+  try {
+    await api('/webhook-endpoints', { query: { limit: '1' }, key });
+  } catch (error) {
+    // 403 means the key is valid but lacks the webhooks scopes: signing in is still useful.
+    if (!(error instanceof ApiError && error.status === 403)) {
+      submit.disabled = false;
+      errorSlot.append(errorBox(error));
+      input.focus();
+      return;
+    }
+  }
+  try {
+    sessionStorage.setItem(KEY_STORAGE, key);
+  } catch {
+    submit.disabled = false;
+    errorSlot.append(
+      errorBox(
+        new ApiError({
+          title: 'Session storage is unavailable',
+          detail: 'Allow site data for this page.',
+          status: 0,
+        }),
+      ),
+    );
+    return;
+  }
+  input.value = '';
+  if (window.location.hash === '' || window.location.hash === '#/') window.location.hash = '#/endpoints';
+  else void afterSignIn();
 }
 
 /** @param {boolean} signedIn */
