@@ -35,6 +35,11 @@ export interface Database {
 export interface Deps extends Database {
   /** LISTEN/NOTIFY for the delivery workers' wake-ups; absent: they poll. */
   readonly listener?: Listener | undefined;
+  /**
+   * URL prefixes webhooks may go to at a private address (the demo's built-in receiver, outside
+   * production); filled once the server knows its own URL, before the workers start.
+   */
+  readonly privateUrlPrefixes?: readonly string[] | undefined;
   readonly config: Config;
   /** The cursor-signing keyring of `@holdfast/cursor-pagination`. */
   readonly keyring: Keyring;

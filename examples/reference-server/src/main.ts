@@ -33,10 +33,7 @@ if (server.demoKey) {
       `  Demo data: ${seeded.orders} orders, ${seeded.payments} payments, a refund and a subscription;`,
       seeded.endpoints > 0
         ? `  ${seeded.endpoints} webhook endpoints on the built-in receiver (${server.url}/demo/receiver/...): see the dashboard.`
-        : `  no webhook endpoints: the demo's are on a built-in receiver at a loopback address, which only
-  HOLDFAST_ALLOW_PRIVATE_DESTINATIONS=1 allows. Demo data is written to an empty database only:
-  to see webhooks flow, stop the server, ${config.databaseUrl ? 'start on an empty database' : `delete ${config.dataDir}`} and run
-  HOLDFAST_ALLOW_PRIVATE_DESTINATIONS=1 npm start`,
+        : '  no webhook endpoints: the built-in demo receiver runs outside production only.',
     );
   }
 } else if (server.url) {

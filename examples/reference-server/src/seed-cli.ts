@@ -46,7 +46,7 @@ try {
 }
 if (key === undefined) process.exit(1);
 try {
-  // The built-in receiver answers only where the server allows private destinations.
+  // The built-in receiver answers only outside production.
   const probe = await fetch(`${base}${demoReceiverPath('ok')}`, { method: 'POST', body: '{}' }).then(
     (res) => res.status === 200,
     () => false,
@@ -60,7 +60,7 @@ try {
       `Seeded acct_demo through ${base}: ${summary.orders} orders, ${summary.payments} payments, ${summary.refunds} refund, ${summary.subscriptions} subscription, ${summary.endpoints} webhook endpoints.`,
       probe
         ? 'The endpoints point at the server’s built-in demo receiver.'
-        : 'No webhook endpoints: the server does not allow private destinations (start it with HOLDFAST_ALLOW_PRIVATE_DESTINATIONS=1 for the built-in demo receiver).',
+        : `No webhook endpoints: the server's built-in demo receiver does not answer at ${base}${demoReceiverPath('ok')} (it runs outside production only).`,
       `API key for acct_demo, test mode (all scopes). It is shown this once:\n${key}`,
     ].join('\n'),
   );

@@ -14,7 +14,7 @@ import { type Config, loadConfig } from './config';
 import type { Database as DbAccess, Deps } from './context';
 import type { PgDatabase } from './database';
 import { allMigrations, cursorKeyring, openPgPools, type Pools } from './db';
-import { demoReceiverRoutes } from './demo/receiver';
+import { DEMO_RECEIVER_PREFIX, demoReceiverRoutes } from './demo/receiver';
 import { databaseIsEmpty, httpApiCall, type SeedSummary, seedDemoData } from './demo/seed';
 import { type HealthServer, readiness, serveHealth } from './health';
 import { startOperations } from './operations';
@@ -121,8 +121,10 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     }
     // Egress: refuse a start that cannot bind its addresses, then publish the list (notifying on a change).
     await announceSourceAddresses(worker, config, Date.now, ops.log);
+    const privateUrlPrefixes: string[] = [];
     const deps: Deps = {
       ...api,
+      privateUrlPrefixes,
       config,
       keyring: await cursorKeyring(startup, config.cursorSecret),
       now: options.now ?? Date.now,
@@ -136,8 +138,9 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     );
     let url = '';
     let demoData: SeedSummary | undefined;
-    // The demo's built-in receiver exists only where a loopback endpoint may be registered.
-    const demoReceiver = config.allowPrivateDestinations && !config.production;
+    // The demo's built-in receiver, outside production: its own URLs are the one loopback
+    // destination allowed without HOLDFAST_ALLOW_PRIVATE_DESTINATIONS, so a plain start shows webhooks.
+    const demoReceiver = !config.production;
     if (config.role !== 'worker') {
       const app = buildApp(deps, demoReceiver ? { ready, rootRoutes: [demoReceiverRoutes] } : { ready });
       const server = createHonoServer(app.fetch, {
@@ -155,6 +158,12 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       const address = server.address() as AddressInfo;
       const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
       url = `http://${host}:${address.port}`;
+      if (demoReceiver) {
+        privateUrlPrefixes.push(`${url}${DEMO_RECEIVER_PREFIX}`);
+        // Bound to every address: `npm run seed` and browsers name it by loopback.
+        if (address.address === '0.0.0.0' || address.address === '::')
+          privateUrlPrefixes.push(`http://127.0.0.1:${address.port}${DEMO_RECEIVER_PREFIX}`);
+      }
       if (demoKey !== undefined && config.seedDemoData && (await databaseIsEmpty(api.db))) {
         // Through the API itself, over HTTP, as a client would: a failure leaves a working server.
         demoData = await seedDemoData({

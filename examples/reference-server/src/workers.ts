@@ -122,6 +122,7 @@ export function startWebhookWorkers(deps: Deps): Loop {
     ...(deps.listener ? { listener: deps.listener } : {}),
     ...(config.retrySchedule ? { schedule: config.retrySchedule } : {}),
     allowPrivateDestinations: config.allowPrivateDestinations,
+    ...(deps.privateUrlPrefixes ? { privateUrlPrefixes: deps.privateUrlPrefixes } : {}),
     production: config.production,
     disableAfterDays: config.disableAfterDays,
     now: deps.now,

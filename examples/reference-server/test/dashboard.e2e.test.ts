@@ -243,6 +243,11 @@ describe.skipIf(!hasChromium)('dashboard in Chromium (needs /usr/bin/chromium)',
       ['phone', PHONE],
     ] as const) {
       await page.setViewportSize(size);
+      // The card layout follows a media query's change event, which fires at the next frame:
+      // checking the layout before it measures the old one.
+      await page.evaluate(
+        () => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))),
+      );
       if (SCREENSHOTS)
         await page.screenshot({ path: new URL(`${width}-${name}.png`, ARTIFACTS).pathname, fullPage });
       const problems = await page.evaluate(layoutProblems, {

@@ -10,8 +10,8 @@ import { type Child, runCli, startServerProcess } from './process-harness';
 import { createStorage, type TestStorage } from './webhooks-harness';
 
 // Issue 32, "A demo worth opening": `npm start` on an empty database writes a small, realistic
-// data set through the API with the demo key (and, where private destinations are allowed,
-// endpoints on the server's built-in receiver with succeeded, retried and dead deliveries);
+// data set through the API with the demo key, and endpoints on the server's built-in receiver
+// (the one loopback destination allowed without a flag) with succeeded, retried and dead deliveries;
 // a second start, production mode and a database holding data never seed.
 
 /** The `data` of a list answer, as records. */
@@ -44,7 +44,6 @@ describe('the demo data set on npm start', () => {
     HOST: '127.0.0.1',
     HOLDFAST_SEED_DEMO_KEY: '1',
     HOLDFAST_SEED_DEMO_DATA: '1',
-    HOLDFAST_ALLOW_PRIVATE_DESTINATIONS: '1',
     HOLDFAST_RETRY_SCHEDULE: '300ms',
     ...extra,
   });
@@ -136,13 +135,13 @@ describe('npm run seed against a running server (embedded PGlite)', () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  it('seeds an empty database once, with endpoints only where private destinations are allowed, and refuses a second time', {
+  it('seeds an empty database once, endpoints on the built-in receiver without any flag, and refuses a second time', {
     timeout: 300_000,
   }, async () => {
     dir = await mkdtemp(join(tmpdir(), 'holdfast-seed-'));
     await seedPgliteDataDir(dir);
     const env = { DATABASE_URL: '', HOLDFAST_DATA_DIR: dir, HOLDFAST_SEED_DEMO_KEY: '0' };
-    server = await startServerProcess({ ...env, HOLDFAST_ALLOW_PRIVATE_DESTINATIONS: '1' });
+    server = await startServerProcess(env);
     const seedEnv = { ...env, HOLDFAST_URL: server.url ?? '' };
     const seed = (extra: Record<string, string> = {}) =>
       runCli([], { ...seedEnv, ...extra }, 'src/seed-cli.ts');

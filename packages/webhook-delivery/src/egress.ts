@@ -3,7 +3,7 @@ import { createServer, isIP, connect as netConnect, type Socket } from 'node:net
 import { type TLSSocket, connect as tlsConnect } from 'node:tls';
 import ipaddr from 'ipaddr.js';
 import { Agent, buildConnector, type Dispatcher } from 'undici';
-import { type DestinationOptions, forbiddenAddress, pinnedAgent, systemResolver } from './ssrf';
+import { type DestinationOptions, forbiddenAddress, pinnedAgent, privateHosts, systemResolver } from './ssrf';
 
 /**
  * Where deliveries leave from, so receivers can allowlist the sender: either local addresses of
@@ -120,7 +120,7 @@ async function pinnedAddresses(hostname: string, destination: DestinationOptions
   if (addresses.length === 0) {
     throw Object.assign(new Error(`${hostname} has no addresses`), { code: 'ENOTFOUND' });
   }
-  if (!destination.allowPrivateDestinations) {
+  if (!destination.allowPrivateDestinations && !privateHosts(destination).has(hostname)) {
     for (const address of addresses) {
       const why = forbiddenAddress(address);
       if (why) throw forbiddenError(why);
@@ -292,6 +292,7 @@ export function deliveryDispatchers(
     ...(options.allowPrivateDestinations !== undefined
       ? { allowPrivateDestinations: options.allowPrivateDestinations }
       : {}),
+    ...(options.privateUrlPrefixes ? { privateUrlPrefixes: options.privateUrlPrefixes } : {}),
     ...(options.resolve ? { resolve: options.resolve } : {}),
   };
   if (!options.egress) {

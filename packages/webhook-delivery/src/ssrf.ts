@@ -8,6 +8,12 @@ export type Resolver = (hostname: string) => Promise<string[]>;
 export interface DestinationOptions {
   /** Lift the private-address rules: local development and tests only. */
   allowPrivateDestinations?: boolean;
+  /**
+   * URL prefixes, each ending in `/`, allowed even at a private or loopback address (the
+   * port rule still holds): a development receiver such as `http://127.0.0.1:3000/demo/`,
+   * while every other destination keeps the rules.
+   */
+  privateUrlPrefixes?: readonly string[];
   /** Production mode: https only. */
   production?: boolean;
   /** DNS, injectable for tests. */
@@ -152,7 +158,8 @@ export async function checkDestination(
   if (!allowedPort(url)) return { ok: false, reason: 'only ports 80, 443 and 1024 to 65535 are allowed' };
   // The WHATWG parser has already turned decimal, hex and octal IPv4 forms into dotted quads.
   const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '');
-  if (options.allowPrivateDestinations) return { ok: true, url, addresses: [], resolved: false };
+  if (options.allowPrivateDestinations || allowedPrivately(url, options.privateUrlPrefixes))
+    return { ok: true, url, addresses: [], resolved: false };
   if (FORBIDDEN_NAME.test(host))
     return { ok: false, reason: `"${url.hostname}" names a local or internal host` };
   if (ipaddr.isValid(host)) {
@@ -173,6 +180,23 @@ export async function checkDestination(
   return { ok: true, url, addresses, resolved: addresses.length > 0 };
 }
 
+// The URL is parsed and normalised (no `..`, no default port), so a prefix cannot be escaped.
+function allowedPrivately(url: URL, prefixes: readonly string[] | undefined): boolean {
+  return prefixes?.some((prefix) => prefix.endsWith('/') && url.href.startsWith(prefix)) ?? false;
+}
+
+/**
+ * The host names of {@link DestinationOptions.privateUrlPrefixes}: a connection's address check
+ * knows only the host, and the whole URL was checked against the prefixes before it.
+ */
+export function privateHosts(options: DestinationOptions): ReadonlySet<string> {
+  const hosts = new Set<string>();
+  for (const prefix of options.privateUrlPrefixes ?? []) {
+    if (URL.canParse(prefix)) hosts.add(new URL(prefix).hostname.replace(/^\[|\]$/g, ''));
+  }
+  return hosts;
+}
+
 type LookupCallback = (
   error: NodeJS.ErrnoException | null,
   address: string | LookupAddress[],
@@ -186,6 +210,7 @@ type LookupCallback = (
  */
 export function pinnedAgent(options: DestinationOptions & { connectTimeoutMs?: number } = {}): Agent {
   const resolver = options.resolve ?? systemResolver;
+  const allowedHosts = privateHosts(options);
   return new Agent({
     connect: {
       timeout: options.connectTimeoutMs ?? 10_000,
@@ -196,7 +221,7 @@ export function pinnedAgent(options: DestinationOptions & { connectTimeoutMs?: n
               callback(Object.assign(new Error(`${hostname} has no addresses`), { code: 'ENOTFOUND' }), '');
               return;
             }
-            if (!options.allowPrivateDestinations) {
+            if (!options.allowPrivateDestinations && !allowedHosts.has(hostname)) {
               for (const address of addresses) {
                 if (forbiddenAddress(address)) {
                   // The message reaches the tenant's attempt log: no range, as at registration.

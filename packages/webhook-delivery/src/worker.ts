@@ -66,6 +66,8 @@ export interface DeliveryWorkerOptions {
   pollMs?: number;
   /** Local development and tests only: allow private and loopback destinations. */
   allowPrivateDestinations?: boolean;
+  /** URL prefixes allowed at private addresses, every other destination keeping the rules (`DestinationOptions`). */
+  privateUrlPrefixes?: readonly string[];
   /** Production mode: https destinations only. */
   production?: boolean;
   resolve?: Resolver;
@@ -138,6 +140,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions): DeliveryWo
   const destination = {
     allowPrivateDestinations: options.allowPrivateDestinations ?? false,
     production: options.production ?? false,
+    ...(options.privateUrlPrefixes ? { privateUrlPrefixes: options.privateUrlPrefixes } : {}),
     ...(options.resolve ? { resolve: options.resolve } : {}),
   };
   const dispatchers = deliveryDispatchers({

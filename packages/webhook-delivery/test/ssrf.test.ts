@@ -229,6 +229,25 @@ describe('checkDestination', () => {
       true,
     );
   });
+
+  it('lets through a private URL under an allowed prefix and nothing beside it', async () => {
+    const options = { privateUrlPrefixes: ['http://127.0.0.1:3000/demo/', 'http://10.0.0.1:3000/no-slash'] };
+    for (const [url, ok] of [
+      ['http://127.0.0.1:3000/demo/receiver/ok', true],
+      ['HTTP://127.0.0.1:3000/demo/', true],
+      ['http://127.0.0.1:3000/demo', false],
+      ['http://127.0.0.1:3000/demo/../v1/orders', false],
+      ['http://127.0.0.1:3000/demo%2F../v1', false],
+      ['http://127.0.0.1:3001/demo/receiver/ok', false],
+      ['http://127.0.0.2:3000/demo/receiver/ok', false],
+      ['http://user@127.0.0.1:3000/demo/receiver/ok', false],
+      // A prefix must end in `/`: one that does not allows nothing.
+      ['http://10.0.0.1:3000/no-slash', false],
+      ['http://10.0.0.1:3000/no-slash/x', false],
+    ] as const) {
+      expect((await checkDestination(url, { ...options, resolve })).ok, url).toBe(ok);
+    }
+  });
 });
 
 describe('forbiddenAddress', () => {
@@ -286,6 +305,25 @@ describe('pinnedAgent', () => {
       await agent.close();
     },
   );
+
+  it('connects to a name of an allowed private prefix and refuses other names at that address', async () => {
+    const loopback: Resolver = async () => ['127.0.0.1'];
+    const agent = pinnedAgent({
+      resolve: loopback,
+      privateUrlPrefixes: [`http://dev.example.test:${port}/demo/`],
+    });
+    const response = await request(`http://dev.example.test:${port}/demo/x`, {
+      dispatcher: agent,
+      method: 'POST',
+      body: '{}',
+    });
+    expect(response.statusCode).toBe(302);
+    await response.body.dump();
+    await expect(
+      request(`http://other.example.test:${port}/demo/x`, { dispatcher: agent, method: 'POST', body: '{}' }),
+    ).rejects.toThrow(/forbidden/);
+    await agent.close();
+  });
 
   it('never follows redirects', async () => {
     const agent = pinnedAgent({ allowPrivateDestinations: true });

@@ -1,7 +1,7 @@
 import type { App } from '../context';
 
-// The demo's built-in receiver: routes of the server itself, mounted only where private
-// destinations are allowed (a loopback URL is refused otherwise), so `npm start` can show
+// The demo's built-in receiver: routes of the server itself, mounted outside production, its
+// path the one loopback destination allowed there (`privateUrlPrefixes`), so `npm start` shows
 // deliveries that succeed, are retried and die without anything else running. Not part of the
 // API (absent from /openapi.json): it answers deliveries, nothing more.
 
@@ -17,8 +17,11 @@ export const DEMO_RECEIVER_BEHAVIOURS = {
 
 export type DemoBehaviour = keyof typeof DEMO_RECEIVER_BEHAVIOURS;
 
+/** The path every demo receiver is under. */
+export const DEMO_RECEIVER_PREFIX = '/demo/receiver/';
+
 /** The path of the receiver answering with `behaviour`. */
-export const demoReceiverPath = (behaviour: DemoBehaviour): string => `/demo/receiver/${behaviour}`;
+export const demoReceiverPath = (behaviour: DemoBehaviour): string => `${DEMO_RECEIVER_PREFIX}${behaviour}`;
 
 /** Mounts the receiver on `app`. `seen` remembers which messages the flaky one already failed once. */
 export function demoReceiverRoutes(app: App): void {

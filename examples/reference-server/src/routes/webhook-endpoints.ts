@@ -182,6 +182,7 @@ export function webhookEndpointRoutes(app: App, deps: Deps): void {
   const { db, transaction, keyring, config } = deps;
   const destination = {
     allowPrivateDestinations: config.allowPrivateDestinations,
+    ...(deps.privateUrlPrefixes ? { privateUrlPrefixes: deps.privateUrlPrefixes } : {}),
     production: config.production,
   };
   const missing = (id: string) => problem('not_found', { detail: `No webhook endpoint ${id}.` });
