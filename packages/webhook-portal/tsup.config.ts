@@ -1,3 +1,4 @@
 import { coreAndDoors, defineConfig, holdfastBuild } from '../../tsup.config.base';
 
-export default defineConfig(holdfastBuild(coreAndDoors));
+// shims: the CommonJS build gets an import.meta.url, which finds the portal's files beside dist/.
+export default defineConfig(holdfastBuild(coreAndDoors, { shims: true }));

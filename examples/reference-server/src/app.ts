@@ -5,15 +5,17 @@ import { notFoundProblem, onProblem, problemResponse, problemTypeBase } from '@h
 import { strictQueries } from '@holdfast/problem-details/openapi';
 import { missingBody } from '@holdfast/request-guards';
 import { jsonBody, refuseNul, requestId } from '@holdfast/request-guards/hono';
+import { portalPages } from '@holdfast/webhook-portal';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { validationHook } from './api/problem-responses';
 import type { App, AppEnv, Deps } from './context';
-import { dashboardRoutes, favicon } from './dashboard/index';
 import { databaseFailure } from './database-errors';
 import { destinationHint } from './destination-hint';
 import { renderDocs, servedOnce } from './docs';
+import { EVENT_TYPES } from './event-types';
+import { favicon } from './favicon';
 import { healthRoutes, type Readiness, readiness } from './health';
 import { secureHtml } from './html';
 import { observeRequests } from './observability/http-observer';
@@ -267,7 +269,13 @@ export function buildApp(deps: Deps, options: AppOptions = {}): App {
   );
   app.route('/problems', contractProblemPages());
   app.get('/dashboard/', (c) => c.redirect('/dashboard', 308));
-  app.route('/dashboard', dashboardRoutes());
+  // The portal's pages, signed in with an API key: the same /v1 any client calls, nothing private.
+  const dashboard = portalPages({ basePath: '/dashboard', apiBase: '/v1', eventTypes: EVENT_TYPES });
+  app.on(
+    ['GET', 'HEAD'],
+    ['/dashboard', '/dashboard/*'],
+    async (c, next) => (await dashboard(c.req.raw)) ?? next(),
+  );
   app.get('/favicon.ico', () => favicon());
   // A browser opening the server's root lands on the dashboard (the API reference is at /docs).
   app.get('/', (c) => c.redirect('/dashboard', 302));

@@ -21,3 +21,13 @@ export {
 } from './api/schemas';
 export type { Authorize, PortalCaller } from './caller';
 export { migrations } from './migrations';
+export {
+  createPortalSession,
+  type PortalPagesHandler,
+  type PortalPagesOptions,
+  type PortalSession,
+  type PortalSessionClaims,
+  type PortalSessionOptions,
+  portalPages,
+  portalSessionAuthorizer,
+} from './portal/index';

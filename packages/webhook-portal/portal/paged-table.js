@@ -9,9 +9,6 @@ import { errorBox } from './components.js';
 import { announce, h } from './dom.js';
 import { str } from './values.js';
 
-/** Narrower than a laptop: a list's columns no longer fit side by side. */
-const narrow = window.matchMedia('(max-width: 1000px)');
-
 /**
  * @typedef {{ label: string, cell: (row: Json) => Child | Child[], className?: string }} Column
  */
@@ -20,66 +17,20 @@ const narrow = window.matchMedia('(max-width: 1000px)');
  * A table over a cursor-paginated list: fetches the first page, then "Load more" appends the next
  * one with `cursor=<pageInfo.nextCursor>` and the same filters (a cursor is bound to them).
  *
- * Between phone and laptop widths (an 800 px iframe, say) the rows are cards (`.cards` in app.css);
+ * Between phone and laptop widths (an 800 px iframe, say) the rows are cards (app.css, by width);
  * with `cards`, at every width above a phone's.
  *
  * @param {{ path: string, query?: Record<string, string | undefined>, columns: Column[], caption: string,
  *   empty: string, rowKey?: (row: Json) => string | undefined, cards?: boolean }} options
  */
 export function pagedTable(options) {
-  const { columns } = options;
-  const tbody = h('tbody', {});
-  const table = h(
-    'table',
-    { class: 'data', role: 'table' },
-    h('caption', { class: 'visually-hidden' }, options.caption),
-    h(
-      'thead',
-      {},
-      h(
-        'tr',
-        { role: 'row' },
-        columns.map((c) => h('th', { scope: 'col', role: 'columnheader' }, c.label)),
-      ),
-    ),
-    tbody,
-  );
-  const status = h('p', { class: 'list-status muted' });
-  const errorSlot = h('div', {});
-  const more = h('button', { type: 'button', class: 'button secondary', hidden: true }, 'Load more');
-  const element = h(
-    'div',
-    { class: 'table-wrap' },
-    errorSlot,
-    table,
-    h('div', { class: 'list-footer' }, status, more),
-  );
-  // A class, not a second copy of the card rules in another media query. A width change after the
-  // view is gone drops the listener.
-  const setCards = () => element.classList.toggle('cards', options.cards === true || narrow.matches);
-  const onWidth = () => (element.isConnected ? setCards() : narrow.removeEventListener('change', onWidth));
-  narrow.addEventListener('change', onWidth);
-  setCards();
+  const { tbody, table, status, errorSlot, more, element } = tableShell(options);
+  /** @param {Json} row */
+  const renderRow = (row) => tableRow(options, row);
   /** @type {string | null} */
   let cursor = null;
   let count = 0;
   let generation = 0;
-
-  /** @param {Json} row */
-  const renderRow = (row) => {
-    const tr = h(
-      'tr',
-      { role: 'row', 'data-id': options.rowKey?.(row) ?? str(row.id) },
-      columns.map((c) =>
-        h(
-          'td',
-          { role: 'cell', 'data-label': c.label, class: c.className },
-          h('div', { class: 'cell' }, c.cell(row)),
-        ),
-      ),
-    );
-    return tr;
-  };
 
   /** @param {boolean} reset */
   const load = async (reset) => {
@@ -139,4 +90,57 @@ export function pagedTable(options) {
       }
     },
   };
+}
+
+/**
+ * The table, its footer (status and "Load more") and the frame around them, without rows.
+ * @param {{ columns: Column[], caption: string, cards?: boolean }} options
+ */
+function tableShell(options) {
+  const tbody = h('tbody', {});
+  const table = h(
+    'table',
+    { class: 'data', role: 'table' },
+    h('caption', { class: 'visually-hidden' }, options.caption),
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        { role: 'row' },
+        options.columns.map((c) => h('th', { scope: 'col', role: 'columnheader' }, c.label)),
+      ),
+    ),
+    tbody,
+  );
+  const status = h('p', { class: 'list-status muted' });
+  const errorSlot = h('div', {});
+  const more = h('button', { type: 'button', class: 'button secondary', hidden: true }, 'Load more');
+  const element = h(
+    'div',
+    { class: 'table-wrap' },
+    errorSlot,
+    table,
+    h('div', { class: 'list-footer' }, status, more),
+  );
+  if (options.cards === true) element.classList.add('cards');
+  return { tbody, table, status, errorSlot, more, element };
+}
+
+/**
+ * @param {{ columns: Column[], rowKey?: (row: Json) => string | undefined }} options
+ * @param {Json} row
+ */
+function tableRow(options, row) {
+  return h(
+    'tr',
+    { role: 'row', 'data-id': options.rowKey?.(row) ?? str(row.id) },
+    options.columns.map((c) =>
+      h(
+        'td',
+        { role: 'cell', 'data-label': c.label, class: c.className },
+        h('div', { class: 'cell' }, c.cell(row)),
+      ),
+    ),
+  );
 }

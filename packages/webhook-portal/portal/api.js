@@ -1,17 +1,19 @@
 // @ts-check
 /**
- * The API client: the public JSON API only (`/v1/...` with `Authorization: Bearer <key>`), with the
- * key from this tab's sessionStorage.
+ * The API client: the management API only (under the `holdfast-api-base` the server wrote into the
+ * shell, `/v1` on the reference server, with `Authorization: Bearer <token>`), with the API key or
+ * portal session token from this tab's sessionStorage.
  *
  * @typedef {import('./values.js').Json} Json
  * @typedef {{ data: Json[], pageInfo: { nextCursor: string | null, hasMore: boolean } }} Page
  * @typedef {{ field?: string, code?: string, detail?: string, pointer?: string }} FieldError
  */
 
+import { pageSetting } from './dom.js';
 import { obj, str } from './values.js';
 
 export const KEY_STORAGE = 'holdfast.dashboard.apiKey';
-const API_BASE = '/v1';
+const API_BASE = pageSetting('holdfast-api-base') || '/v1';
 export const PAGE_SIZE = 20;
 
 export class ApiError extends Error {
@@ -54,7 +56,7 @@ export function apiKey() {
 /**
  * Calls the public API. Problem documents (RFC 9457) become an `ApiError` that keeps the request id.
  *
- * @param {string} path under `/v1`
+ * @param {string} path under the API base (`/webhook-endpoints`)
  * @param {{ method?: string, query?: Record<string, string | undefined>, body?: unknown, key?: string }} [options]
  * @returns {Promise<{ status: number, data: unknown, requestId: string | undefined }>}
  */

@@ -62,3 +62,14 @@ export function announce(message) {
     announcer.textContent = message;
   }, 50);
 }
+
+/**
+ * A setting the server wrote into the shell as `<meta name="..." content="...">` (the page takes
+ * no inline script): `holdfast-api-base`, `holdfast-portal-base`.
+ * @param {string} name
+ * @returns {string}
+ */
+export function pageSetting(name) {
+  const meta = document.querySelector(`meta[name="${name}"]`);
+  return meta instanceof HTMLMetaElement ? meta.content : '';
+}

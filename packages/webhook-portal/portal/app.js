@@ -4,8 +4,9 @@
  * no build step. This module routes; each view is a module under `views/`.
  *
  * Rules every module keeps:
- * - It calls the public JSON API only (`/v1/...` with `Authorization: Bearer <key>`), through `api.js`.
- * - The API key lives in sessionStorage for this tab only: never in a URL, a cookie, localStorage
+ * - It calls the management API only (at the server's `holdfast-api-base`, with
+ *   `Authorization: Bearer <key or session token>`), through `api.js`.
+ * - The API key (or portal session token) lives in sessionStorage for this tab only: never in a URL, a cookie, localStorage
  *   or a log line.
  * - Every string from the API reaches the page through `textContent` or an attribute, never as
  *   markup (the page's CSP also enforces Trusted Types, so `innerHTML` with a string throws).
@@ -16,8 +17,9 @@
 import { apiKey, whenUnauthorized } from './api.js';
 import { refreshBanners } from './banners.js';
 import { announce, byId } from './dom.js';
+import { loadEventTypes } from './event-types.js';
 import { stopPolling } from './polling.js';
-import { renderSignIn, setChrome, signOut, whenSignedIn } from './session.js';
+import { adoptSessionFromUrl, renderSignIn, setChrome, signOut, whenSignedIn } from './session.js';
 import { deliveriesView } from './views/deliveries.js';
 import { deliveryView } from './views/delivery.js';
 import { endpointView } from './views/endpoint.js';
@@ -71,4 +73,5 @@ byId('sign-out').addEventListener('click', () => {
   announce('Signed out. The API key was removed from this tab.');
 });
 window.addEventListener('hashchange', () => void route());
-void route();
+adoptSessionFromUrl();
+void loadEventTypes().then(route);
