@@ -37,6 +37,11 @@ const ROWS: readonly { readonly bench: string; readonly script: string; readonly
     what: 'deliveries/s to a per-resource endpoint vs an unordered one, and beside a stuck resource',
   },
   {
+    bench: 'history',
+    script: 'run',
+    what: '10 million rows of finished history vs none: throughput, a lease round, the lists, a day of retention',
+  },
+  {
     bench: 'latency',
     script: 'run',
     what: "from an order's `201` to its webhook's arrival, `npm start` on PostgreSQL",

@@ -80,6 +80,7 @@ interface Row {
   type: string | null;
   payload: unknown;
   attempts: number;
+  received_at: string;
 }
 
 const DAY_MS = 86_400_000;
@@ -109,6 +110,16 @@ function describeFailure(error: unknown): string {
       ? '(message withheld)'
       : error.message.slice(0, 200);
   return code ? `${name} (SQLSTATE ${code}): ${message}` : `${name}: ${message}`;
+}
+
+/** PostgreSQL's "no partition of relation ... found for row" (a check violation, 23514). */
+function missingPartition(error: unknown): boolean {
+  return (
+    error instanceof Error &&
+    'code' in error &&
+    error.code === '23514' &&
+    /no partition of relation/.test(error.message)
+  );
 }
 
 function defaultId(): string {
@@ -158,7 +169,7 @@ export function postgresInbox(db: Db, options: PostgresInboxOptions = {}): Postg
       const payload = storableJson(event.payload);
       const type =
         typeof payload === 'object' && payload !== null && !Array.isArray(payload) ? payload.type : null;
-      const inserted = await db.query(sql.enqueue, [
+      const values = [
         `${target.scope} ${event.id}`,
         new Date(at + retentionMs).toISOString(),
         new Date(at).toISOString(),
@@ -169,7 +180,16 @@ export function postgresInbox(db: Db, options: PostgresInboxOptions = {}): Postg
         typeof type === 'string' && type.length > 0 ? type : null,
         JSON.stringify([payload]),
         toHex(event.body),
-      ]);
+      ];
+      let inserted: unknown[];
+      try {
+        inserted = await db.query(sql.enqueue, values);
+      } catch (error) {
+        // No partition holds today yet (the maintenance has not run): made here, then once more.
+        if (!missingPartition(error)) throw error;
+        await db.query(sql.createPartitions, [null, null, 1]);
+        inserted = await db.query(sql.enqueue, values);
+      }
       if (inserted.length > 0) return { duplicate: false, receipt: id };
       const [existing] = await db.query<{ id: string }>(sql.existing, [target.scope, event.id]);
       return existing ? { duplicate: true, receipt: existing.id } : { duplicate: true };
@@ -216,7 +236,7 @@ export function postgresInbox(db: Db, options: PostgresInboxOptions = {}): Postg
               await processOptions.handle?.(entry, tx, txDb);
               return { status: 'processed', resource: at?.resource ?? null };
             })();
-            await txDb.query(sql.done, [entry.id, outcome.status, outcome.resource]);
+            await txDb.query(sql.done, [entry.id, outcome.status, outcome.resource, leased.received_at]);
           });
         } catch (error) {
           // Nothing leased: the database failed before any entry, which is the caller's to see.
@@ -228,7 +248,7 @@ export function postgresInbox(db: Db, options: PostgresInboxOptions = {}): Postg
           log(`inbox: entry ${row.id} failed (attempt ${attempts}${failed ? ', set aside' : ''}): ${reason}`);
           // Recorded only while the entry is as it was leased: a processor that took it after
           // the rollback has the newer word.
-          await db.query(sql.failed, [row.id, attempts, reason, failed, 2 ** attempts]);
+          await db.query(sql.failed, [row.id, attempts, reason, failed, 2 ** attempts, row.received_at]);
         }
         if (leased === undefined) break;
         handled += 1;

@@ -1,3 +1,4 @@
+export { type InboxMaintenance, type InboxMaintenanceOptions, maintainInbox } from './inbox-partitions';
 export { migrations } from './migrations';
 export {
   type InboxEntry,

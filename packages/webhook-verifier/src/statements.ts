@@ -10,7 +10,9 @@ export type Statements = Record<
   | 'existing'
   | 'lease'
   | 'done'
-  | 'failed',
+  | 'failed'
+  | 'createPartitions'
+  | 'dropPartitions',
   string
 >;
 
@@ -47,33 +49,43 @@ export function statements(schema?: string): Statements {
     /**
      * $1..$3 as `claimDedup`, then $4 id, $5 scope, $6 tenant, $7 webhook id, $8 type, $9 the
      * payload as a one-element JSON array (a JSON null given alone would be SQL NULL), $10 the
-     * body in hex.
+     * body in hex. The inbox is partitioned by time, so no unique index can hold (scope, webhook
+     * id): the claim serializes enqueues of one id, and an entry still kept after its claim
+     * expired is found in the partitions (an index probe each).
      */
     enqueue: `with claim as (${claimDedup})
       insert into ${inbox} (id, scope, tenant, webhook_id, type, payload, body)
       select $4::text, $5::text, $6::text, $7::text, $8::text, ($9::text::jsonb -> 0), decode($10::text, 'hex')
       from claim
-      on conflict (scope, webhook_id) do nothing
+      where not exists (select 1 from ${inbox} i where i.scope = $5::text and i.webhook_id = $7::text)
       returning id`,
     /** $1 scope, $2 webhook id. */
     existing: `select id from ${inbox} where scope = $1::text and webhook_id = $2::text`,
-    /** $1 how many. */
-    lease: `select id, scope, tenant, webhook_id, type, payload, attempts from ${inbox}
+    /** $1 how many; `received_at` as ISO text, so the marks find the entry's partition alone. */
+    lease: `select id, scope, tenant, webhook_id, type, payload, attempts, to_json(received_at) #>> '{}' as received_at from ${inbox}
       where status = 'pending' and (next_attempt_at is null or next_attempt_at <= now())
       order by received_at, id
       limit $1::int
       for update skip locked`,
-    /** $1 id, $2 status, $3 resource. */
+    /** $1 id, $2 status, $3 resource, $4 received at. */
     done: `update ${inbox}
       set status = $2::text, resource = $3::text, attempts = attempts + 1, next_attempt_at = null,
         processed_at = date_trunc('milliseconds', now())
-      where id = $1::text`,
-    /** $1 id, $2 attempts (one more than when leased: the entry must still be as it was), $3 reason, $4 set aside, $5 seconds to the next attempt. */
+      where id = $1::text and received_at = $4::timestamptz`,
+    /** $1 id, $2 attempts (one more than when leased: the entry must still be as it was), $3 reason, $4 set aside, $5 seconds to the next attempt, $6 received at. */
     failed: `update ${inbox}
       set attempts = $2::int, last_error = $3::text,
         status = case when $4::boolean then 'failed' else 'pending' end,
         next_attempt_at = case when $4::boolean then null else now() + make_interval(secs => $5::double precision) end,
         processed_at = case when $4::boolean then date_trunc('milliseconds', now()) end
-      where id = $1::text and status = 'pending' and attempts = $2::int - 1`,
+      where id = $1::text and received_at = $6::timestamptz and status = 'pending' and attempts = $2::int - 1`,
+    /**
+     * $1 from, $2 to (null: the database's now for both), $3 days a partition spans: the names
+     * of the partitions made, as `name`.
+     */
+    createPartitions: `select name from ${name('holdfast_webhook_inbox_create_partitions')}(
+        coalesce($1::timestamptz, now()), coalesce($2::timestamptz, now()), $3::int) as name`,
+    /** $1 the instant partitions wholly before go: `name`, and `dropped` false when one was kept. */
+    dropPartitions: `select name, dropped from ${name('holdfast_webhook_inbox_drop_partitions')}($1::timestamptz)`,
   };
 }

@@ -1,0 +1,374 @@
+// bench/history: what a growing history of finished deliveries does to the sender. At each size
+// (HISTORY_SIZES rows of events, deliveries and attempts, over 30 days and 1,000 endpoints) in
+// a database of its own, one run measures: deliveries/s with one worker, outbox-insert-to-receipt
+// p99 at 200 events/s offered, one lease round (EXPLAIN ANALYZE BUFFERS of the statement the
+// worker sends) with 100,000 due over 1,000 endpoints, the deliveries list by endpoint and the
+// attempt log p99, and one day's retention. Usage:
+//   npm run bench:history                      # 0, 1M and 10M rows
+//   HISTORY_SIZES=0,100000 npm run bench:history
+// DATABASE_URL names the server (default postgres://postgres@127.0.0.1:5432/postgres); the bench
+// creates a database of its own there, HISTORY_DB (default holdfast_bench_history), for each size
+// and drops it after, never the one DATABASE_URL names. Ends with
+//   history: <size> rows: delivery <x>x of empty, lease <ms> ms <buffers> buffers, list p99 <ms> ms, retention of a day <ms> ms
+import { createServer } from 'node:http';
+import { paginate } from '@holdfast/cursor-pagination';
+import type { Db } from '@holdfast/db';
+import { migrate } from '@holdfast/db/migrate';
+import { fromPostgres, postgresListener } from '@holdfast/db/postgres';
+import * as delivery from '@holdfast/webhook-delivery';
+import postgres from 'postgres';
+import { deliverySort } from '../../examples/reference-server/src/api/webhook-schemas';
+import { summary } from '../summary';
+import { fillHistory, HISTORY_ACCOUNT, HISTORY_TYPE, historyDeliveryId } from './fill';
+
+const DAY_MS = 86_400_000;
+const SIZES = (process.env.HISTORY_SIZES ?? '0,1000000,10000000').split(',').map((s) => Number(s.trim()));
+const ENDPOINTS = Number(process.env.HISTORY_ENDPOINTS ?? 1_000);
+/** Deliveries per throughput round (to one endpoint), and rounds (the best is kept). */
+const TP_EVENTS = Number(process.env.TP_EVENTS ?? 5_000);
+const TP_ROUNDS = Number(process.env.TP_ROUNDS ?? 2);
+/** Offered events per second, and for how long, for the insert-to-receipt latency. */
+const RATE = Number(process.env.RATE ?? 200);
+const RATE_SECONDS = Number(process.env.RATE_SECONDS ?? 10);
+/** Due deliveries per history endpoint in the lease round's backlog (100 x 1,000 = 100,000). */
+const BACKLOG_PER_ENDPOINT = Number(process.env.BACKLOG_PER_ENDPOINT ?? 100);
+const LEASE_ROUNDS = Number(process.env.LEASE_ROUNDS ?? 5);
+const READS = Number(process.env.READS ?? 300);
+/** The worker as the reference server runs it by default. */
+const CONCURRENCY = 128;
+const PER_ENDPOINT = 200;
+/**
+ * The worker's lease statement, told from its other statements: it calls the lease function.
+ * A new lease function keeps working here as long as its name starts with `holdfast_lease_`.
+ */
+const LEASE_STATEMENT = /holdfast_lease_\w+\s*\(/;
+
+for (const size of SIZES) {
+  if (!Number.isSafeInteger(size) || size < 0) {
+    console.error(`bench/history: HISTORY_SIZES holds ${JSON.stringify(size)}, not a row count`);
+    process.exit(1);
+  }
+}
+const serverUrl = new URL(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres');
+const dbName = process.env.HISTORY_DB ?? 'holdfast_bench_history';
+if (!/^[a-z_][a-z0-9_]*$/.test(dbName) || `/${dbName}` === serverUrl.pathname) {
+  console.error(
+    `bench/history: HISTORY_DB ${JSON.stringify(dbName)} must be a plain identifier, not DATABASE_URL's database`,
+  );
+  process.exit(1);
+}
+const target = new URL(serverUrl);
+target.pathname = `/${dbName}`;
+const admin = postgres(serverUrl.toString(), { max: 1, onnotice: () => {} });
+
+// The receiver: 204 at once; counts per path, and the arrival of each latency event (`"n":<i>`).
+const counts = new Map<string, number>();
+const arrivals = new Map<number, number>();
+const server = createServer((req, res) => {
+  const key = req.url ?? '';
+  const chunks: Buffer[] = [];
+  req.on('data', (chunk: Buffer) => chunks.push(chunk));
+  req.on('end', () => {
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+    if (key === '/latency') {
+      const n = /"n":(\d+)/.exec(Buffer.concat(chunks).toString())?.[1];
+      if (n !== undefined && !arrivals.has(Number(n))) arrivals.set(Number(n), performance.now());
+    }
+    res.statusCode = 204;
+    res.end();
+  });
+});
+server.keepAliveTimeout = 60_000;
+const port = await new Promise<number>((resolve) =>
+  server.listen(0, '127.0.0.1', () => {
+    const address = server.address();
+    resolve(typeof address === 'object' && address ? address.port : 0);
+  }),
+);
+const receiver = (path: string) => `http://127.0.0.1:${port}/${path}`;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
+}
+const median = (values: readonly number[]) => percentile(values, 50);
+
+/** The retention function: the package's maintenance when it has one, else purgeDeliveryHistory. */
+function retentionFunction(): { name: string; run: (db: Db, now: number) => Promise<unknown> } {
+  const exports = delivery as unknown as Record<string, unknown>;
+  const name =
+    Object.keys(exports).find((key) => /^maintain/i.test(key) && typeof exports[key] === 'function') ??
+    'purgeDeliveryHistory';
+  const fn = exports[name] as (db: Db, options: Record<string, unknown>) => Promise<unknown>;
+  // Keeps 29 of the 30 filled days: the oldest day goes. The option names cover both.
+  return {
+    name,
+    run: (db, now) => fn(db, { now: () => now, olderThanMs: 29 * DAY_MS, retentionDays: 29 }),
+  };
+}
+
+interface Result {
+  rows: number;
+  fillSeconds: number;
+  perSecond: number;
+  latencyP99: number;
+  leaseMs: number;
+  leaseBuffers: number;
+  leased: number;
+  listP99: number;
+  attemptsP99: number;
+  retentionMs: number;
+  retentionName: string;
+}
+
+async function measure(rows: number): Promise<Result> {
+  await admin.unsafe(`drop database if exists ${dbName}`);
+  await admin.unsafe(`create database ${dbName}`);
+  const sql = postgres(target.toString(), { max: 10, onnotice: () => {} });
+  const listen = postgres(target.toString(), { max: 1, onnotice: () => {} });
+  const db = fromPostgres(sql);
+  try {
+    await migrate(db, delivery.migrations());
+    const endpointOptions = { allowPrivateDestinations: true, concurrencyMax: PER_ENDPOINT };
+    const history: string[] = [];
+    for (let i = 0; i < ENDPOINTS; i += 1) {
+      const { endpoint } = await delivery.createEndpoint(
+        db,
+        { account: HISTORY_ACCOUNT, url: receiver(`history/${i}`) },
+        endpointOptions,
+      );
+      history.push(endpoint.id);
+    }
+    const { endpoint: fast } = await delivery.createEndpoint(
+      db,
+      { account: 'acct_fast', url: receiver('fast'), eventTypes: ['bench.fast'] },
+      endpointOptions,
+    );
+    const { endpoint: timed } = await delivery.createEndpoint(
+      db,
+      { account: 'acct_fast', url: receiver('latency'), eventTypes: ['bench.latency'] },
+      endpointOptions,
+    );
+    void fast;
+    void timed;
+
+    const filledAt = Date.now();
+    const fillStart = performance.now();
+    const filled = await fillHistory(sql, { rows, endpoints: history, until: new Date(filledAt) });
+    await sql.unsafe('vacuum analyze');
+    const fillSeconds = (performance.now() - fillStart) / 1000;
+    console.log(
+      `  ${rows} rows: ${filled} each of events, deliveries, attempts in ${fillSeconds.toFixed(1)} s`,
+    );
+
+    const workerOptions = {
+      db,
+      listener: postgresListener(listen),
+      allowPrivateDestinations: true,
+      concurrency: CONCURRENCY,
+      perEndpointConcurrency: PER_ENDPOINT,
+      pollMs: 100,
+      onError: (error: unknown) => console.error('bench worker:', error),
+    };
+
+    // Deliveries per second, one worker: TP_EVENTS due in one commit, timed to the last arrival.
+    let perSecond = 0;
+    for (let round = 0; round < TP_ROUNDS; round += 1) {
+      const before = counts.get('/fast') ?? 0;
+      await sql.begin(async (tx) => {
+        for (let i = 0; i < TP_EVENTS; i += 1) {
+          await delivery.enqueueEvent(fromPostgres(tx), {
+            account: 'acct_fast',
+            type: 'bench.fast',
+            resourceId: `fast_${round}_${i}`,
+            object: { id: i },
+          });
+        }
+      });
+      const worker = delivery.createDeliveryWorker(workerOptions);
+      const start = performance.now();
+      worker.start();
+      // A round that cannot finish in 5 minutes counts what arrived by then.
+      const delivered = () => (counts.get('/fast') ?? 0) - before;
+      while (delivered() < TP_EVENTS && performance.now() - start < 300_000) await sleep(5);
+      const rate = delivered() / ((performance.now() - start) / 1000);
+      await worker.stop();
+      perSecond = Math.max(perSecond, rate);
+    }
+
+    // Outbox insert to receipt at RATE events/s offered, each event committed on its own.
+    arrivals.clear();
+    const sentAt = new Map<number, number>();
+    const worker = delivery.createDeliveryWorker(workerOptions);
+    worker.start();
+    const total = RATE * RATE_SECONDS;
+    const pacedStart = performance.now();
+    const inserts: Promise<unknown>[] = [];
+    for (let n = 0; n < total; n += 1) {
+      const due = pacedStart + (n * 1000) / RATE;
+      const wait = due - performance.now();
+      if (wait > 0) await sleep(wait);
+      sentAt.set(n, performance.now());
+      inserts.push(
+        delivery.enqueueEvent(db, {
+          account: 'acct_fast',
+          type: 'bench.latency',
+          resourceId: `lat_${n}`,
+          object: { n },
+        }),
+      );
+    }
+    await Promise.all(inserts);
+    const deadline = performance.now() + 30_000;
+    while (arrivals.size < total && performance.now() < deadline) await sleep(10);
+    await worker.stop();
+    const latencies = [...sentAt].map(([n, at]) => (arrivals.get(n) ?? Number.POSITIVE_INFINITY) - at);
+    const latencyP99 = percentile(latencies, 99);
+
+    // One lease round with 100,000 due over the 1,000 history endpoints: each lease statement the
+    // worker sends is run as EXPLAIN (ANALYZE, BUFFERS) in a transaction rolled back, and the
+    // worker is told nothing was due.
+    for (let i = 0; i < BACKLOG_PER_ENDPOINT; i += 1) {
+      await delivery.enqueueEvent(db, {
+        account: HISTORY_ACCOUNT,
+        type: 'backlog.due',
+        resourceId: `backlog_${i}`,
+        object: { id: i },
+      });
+    }
+    await sql.unsafe('analyze');
+    const rounds: { ms: number; buffers: number; leased: number }[] = [];
+    const explaining: Db = {
+      async query<Row>(text: string, values?: readonly unknown[]): Promise<Row[]> {
+        if (!LEASE_STATEMENT.test(text) || rounds.length >= LEASE_ROUNDS) return db.query<Row>(text, values);
+        const rolledBack = new Error('rolled back');
+        try {
+          await sql.begin(async (tx) => {
+            const [plan] = await tx.unsafe(`explain (analyze, buffers, format json) ${text}`, [
+              ...(values ?? []),
+            ] as never[]);
+            const [root] = (
+              plan as unknown as {
+                'QUERY PLAN': { Plan: Record<string, number>; 'Execution Time': number }[];
+              }
+            )['QUERY PLAN'];
+            if (root) {
+              rounds.push({
+                ms: root['Execution Time'],
+                buffers: (root.Plan['Shared Hit Blocks'] ?? 0) + (root.Plan['Shared Read Blocks'] ?? 0),
+                leased: root.Plan['Actual Rows'] ?? 0,
+              });
+            }
+            throw rolledBack;
+          });
+        } catch (error) {
+          if (error !== rolledBack) throw error;
+        }
+        return [];
+      },
+    };
+    const leaseWorker = delivery.createDeliveryWorker({ ...workerOptions, db: explaining, pollMs: 50 });
+    leaseWorker.start();
+    while (rounds.length < LEASE_ROUNDS) await sleep(20);
+    await leaseWorker.stop();
+    const leaseMs = median(rounds.map((r) => r.ms));
+    const leaseBuffers = median(rounds.map((r) => r.buffers));
+    const leased = median(rounds.map((r) => r.leased));
+
+    // The deliveries list of one endpoint (GET /v1/deliveries?endpoint=, first page, as the
+    // reference server runs it) and the attempt log of one delivery (listAttempts).
+    const keyring = { current: 'k1', keys: { k1: 'bench-history-cursor-key-of-32-bytes!!' } };
+    const listTimes: number[] = [];
+    const attemptTimes: number[] = [];
+    for (let i = 0; i < READS; i += 1) {
+      const endpoint = history[Math.floor(Math.random() * history.length)] ?? '';
+      let start = performance.now();
+      await paginate(db, {
+        from: 'holdfast_deliveries',
+        where: {
+          text: 'account_id = $1 and event_type = any($2::text[])',
+          values: [HISTORY_ACCOUNT, [HISTORY_TYPE, 'backlog.due']],
+        },
+        allowlist: deliverySort,
+        filterColumns: { endpoint: 'endpoint_id' },
+        filter: { endpoint },
+        binding: { account: HISTORY_ACCOUNT, resource: 'deliveries' },
+        keyring,
+      });
+      listTimes.push(performance.now() - start);
+      if (filled > 0) {
+        const id = historyDeliveryId(1 + Math.floor(Math.random() * filled));
+        start = performance.now();
+        const attempts = await delivery.listAttempts(db, { account: HISTORY_ACCOUNT, id });
+        attemptTimes.push(performance.now() - start);
+        if (attempts?.length !== 1)
+          throw new Error(`the attempt log of ${id} holds ${attempts?.length} attempts`);
+      }
+    }
+
+    // One day's retention: the oldest of the 30 filled days goes.
+    const retention = retentionFunction();
+    const retentionStart = performance.now();
+    await retention.run(db, filledAt);
+    const retentionMs = performance.now() - retentionStart;
+
+    return {
+      rows,
+      fillSeconds,
+      perSecond,
+      latencyP99,
+      leaseMs,
+      leaseBuffers,
+      leased,
+      listP99: percentile(listTimes, 99),
+      attemptsP99: attemptTimes.length > 0 ? percentile(attemptTimes, 99) : Number.NaN,
+      retentionMs,
+      retentionName: retention.name,
+    };
+  } finally {
+    await listen.end();
+    await sql.end();
+    await admin.unsafe(`drop database if exists ${dbName}`);
+  }
+}
+
+const label = (rows: number) =>
+  rows >= 1_000_000 && rows % 1_000_000 === 0
+    ? `${rows / 1_000_000}M`
+    : rows >= 1_000 && rows % 1_000 === 0
+      ? `${rows / 1_000}k`
+      : String(rows);
+
+const results: Result[] = [];
+try {
+  for (const rows of SIZES) {
+    console.log(`history: ${label(rows)} rows`);
+    results.push(await measure(rows));
+  }
+} finally {
+  server.close();
+  await admin.end();
+}
+
+const empty = results.find((r) => r.rows === 0);
+const ratio = (r: Result) => (empty ? r.perSecond / empty.perSecond : Number.NaN);
+console.log('');
+console.log(
+  '| Rows | Fill (s) | Deliveries/s, 1 worker | vs empty | Insert-to-receipt p99 at 200/s (ms) | Lease round (ms) | Buffers | Leased | List p99 (ms) | Attempt log p99 (ms) | Retention of a day (ms) |',
+);
+console.log('|---|---|---|---|---|---|---|---|---|---|---|');
+for (const r of results) {
+  console.log(
+    `| ${label(r.rows)} | ${r.fillSeconds.toFixed(0)} | ${r.perSecond.toFixed(0)} | ${ratio(r).toFixed(2)}x | ${r.latencyP99.toFixed(1)} | ${r.leaseMs.toFixed(1)} | ${r.leaseBuffers} | ${r.leased} | ${r.listP99.toFixed(1)} | ${r.attemptsP99.toFixed(1)} | ${r.retentionMs.toFixed(0)} |`,
+  );
+}
+const last = results.at(-1);
+if (last) {
+  console.log(`\nretention: ${last.retentionName}`);
+  summary(
+    import.meta.url,
+    `history: ${label(last.rows)} rows: delivery ${ratio(last).toFixed(2)}x of empty, lease ${last.leaseMs.toFixed(1)} ms ${last.leaseBuffers} buffers, list p99 ${last.listP99.toFixed(1)} ms, retention of a day ${last.retentionMs.toFixed(0)} ms`,
+  );
+}
+process.exit(0);
