@@ -63,7 +63,6 @@ export function fromPg(client: PgLike, options: PgOptions = {}): Db {
  */
 export function pgTransaction(pool: Pool, options: PgOptions = {}): Transaction<PoolClient> {
   return async <T>(work: (tx: PoolClient, db: Db) => Promise<T>): Promise<T> => {
-    const client = await pool.connect();
     let broken: Error | undefined;
     // A checked-out client's 'error' event has no listener of the pool's: a connection that dies
     // inside the transaction (a terminated backend) would end the process. Its statements reject
@@ -71,7 +70,7 @@ export function pgTransaction(pool: Pool, options: PgOptions = {}): Transaction<
     const onError = (error: Error) => {
       broken ??= error;
     };
-    client.on('error', onError);
+    const client = await checkout(pool, onError);
     try {
       await client.query('begin');
       const answer = await work(client, fromPg(client, options));
@@ -89,6 +88,24 @@ export function pgTransaction(pool: Pool, options: PgOptions = {}): Transaction<
       client.release(broken);
     }
   };
+}
+
+/**
+ * A client of `pool` with `onError` listening from the moment the pool hands it over. Awaiting
+ * `pool.connect()` and then listening leaves a gap: the message that ends a new connection's
+ * start-up and a terminated backend's error can arrive in one read, and the error is emitted
+ * before the await resumes, with no listener, which ends the process.
+ */
+function checkout(pool: Pool, onError: (error: Error) => void): Promise<PoolClient> {
+  return new Promise((resolve, reject) => {
+    pool.connect((error, client) => {
+      if (error || client === undefined) reject(error ?? new Error('the pool gave no client'));
+      else {
+        client.on('error', onError);
+        resolve(client);
+      }
+    });
+  });
 }
 
 /**
@@ -135,8 +152,7 @@ export function pgListener(pool: Pool): Listener {
       const attempt = async (): Promise<void> => {
         let held: PoolClient | undefined;
         try {
-          held = await pool.connect();
-          held.on('error', onError);
+          held = await checkout(pool, onError);
           held.on('notification', onNotification);
           client = held;
           await held.query(statement);
