@@ -106,9 +106,8 @@ describe.skipIf(!realPostgres)('a service on node-postgres (needs DATABASE_URL: 
     try {
       expect(await purgeDeliveryHistory(fromPg(purgePool))).toBe(0);
       const later = () => Date.now() + 40 * 86_400_000;
-      expect(await purgeDeliveryHistory(fromPg(purgePool), { now: later, batchSize: 2 })).toBe(
-        ids.length * 2,
-      );
+      // Retention drops whole partitions: today's events, deliveries and attempts, now 40 days old.
+      expect(await purgeDeliveryHistory(fromPg(purgePool), { now: later })).toBeGreaterThanOrEqual(3);
       const { rows } = await purgePool.query('select count(*)::int as n from holdfast_events');
       expect(rows[0]?.n).toBe(0);
     } finally {
