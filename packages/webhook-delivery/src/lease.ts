@@ -18,7 +18,7 @@ export interface LeasedRow {
 }
 
 export interface LeaseRequest {
-  /** This worker's id, written as the queue row's `lease_owner`. */
+  /** This worker's id, written as `lease_owner`. */
   owner: string;
   /** Deliveries wanted at most (the worker's free slots). */
   limit: number;
@@ -50,8 +50,8 @@ export interface LeaseRequest {
 /**
  * Leases due deliveries in one statement, fair across endpoints:
  *
- * 1. Up to `limit` endpoints with due work, in turn order (those of accounts under their
- *    `accountShare` first; an endpoint served goes to the back, ties fall randomly), whose pacing row is free
+ * 1. Up to `limit` endpoints with due work, in random order (those of accounts under their
+ *    `accountShare` first), whose pacing row is free
  *    (`FOR UPDATE SKIP LOCKED`: a worker never waits for another, and holds the row for this one
  *    statement only), that are not paused by a `Retry-After`, that have room under their
  *    adaptive limit (or an expired lease to take over), and that run fewer than
@@ -70,11 +70,8 @@ export interface LeaseRequest {
  * of this worker's `settled` attempts (answered, outcome not yet written) count as free, taken
  * from the leases in the statement's own snapshot: a place is freed when its
  * answer arrives, not when its outcome commits, and never twice. The scans
- * it needs are index probes bounded by the limit, never by the backlog or by the endpoints with
- * work: endpoints are walked in turn order (`holdfast_endpoint_queue`) until enough qualify, and
- * deliveries and their leases are read and written in `holdfast_delivery_queue`, never in the
- * delivery rows. The statement is the function `holdfast_lease_deliveries`, defined in
- * `migrations/006_queue.sql`.
+ * it needs are index probes bounded by the limit, never by the backlog. The statement is the
+ * function `holdfast_lease_deliveries`, defined once in `migrations/005_functions.sql`.
  */
 export async function leaseDue(queue: QueueDb, request: LeaseRequest): Promise<LeasedRow[]> {
   const { text, values } = leaseStatement(queue, request);
@@ -87,7 +84,7 @@ export async function leaseDue(queue: QueueDb, request: LeaseRequest): Promise<L
 
 /**
  * The lease statement of {@link leaseDue} and its values, not yet run (for EXPLAIN):
- * `holdfast_lease_deliveries` (`migrations/006_queue.sql`) with named arguments.
+ * `holdfast_lease_deliveries` (`migrations/005_functions.sql`) with named arguments.
  */
 export function leaseStatement(queue: QueueDb, request: LeaseRequest): { text: string; values: unknown[] } {
   const { at } = request;
@@ -152,8 +149,7 @@ export async function releaseLease(
  * released in one statement): `in_flight` becomes the leases counted plus the releases counted,
  * and a release committed later lowers the count by exactly what it cleared. Both steps are one
  * statement (a PL/pgSQL block), so no transaction spans two round trips. Cheap and rare (every
- * few seconds); it first runs {@link resumeWaitingLines}, and the block first moves the turns of
- * endpoints with nothing to lease now to when they next have something (`holdfast_queue_settle`).
+ * few seconds); it first runs {@link resumeWaitingLines}.
  */
 export async function reconcileInFlight(queue: QueueDb): Promise<void> {
   await resumeWaitingLines(queue);

@@ -87,7 +87,7 @@ async function round(explain: boolean): Promise<{ leased: number; plan: PlanNode
         },
       );
       // The notice of the statement inside the function (the other is the outer call's).
-      const inner = notices.find((n) => n.includes('holdfast_delivery_queue') && n.includes('settled'));
+      const inner = notices.find((n) => n.includes('holdfast_deliveries'));
       const plan = inner
         ? (JSON.parse(inner.slice(inner.indexOf('{'))) as { Plan: PlanNode }).Plan
         : undefined;
