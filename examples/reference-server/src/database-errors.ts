@@ -38,6 +38,10 @@ const UNAVAILABLE_STATES = new Set([
   '53300', // too_many_connections
   '53400', // configuration_limit_exceeded
   '58030', // io_error
+  // Transient by definition: the transaction was rolled back whole, and the same request
+  // succeeds when sent again.
+  '40P01', // deadlock_detected
+  '40001', // serialization_failure
 ]);
 
 const TIMEOUT_STATES = new Set([

@@ -44,6 +44,9 @@ describe('databaseFailure', () => {
     '25P03',
     '53300',
     '53400',
+    // rolled back whole, the same request succeeds again
+    '40P01',
+    '40001',
   ])('%s is unavailable', (code) => {
     expect(databaseFailure(coded(code))).toBe('unavailable');
   });
