@@ -5,6 +5,7 @@ import type { Db } from '@holdfast/db';
 import { type Migration, readMigrations } from '@holdfast/db/migrate';
 import { migrations as idempotencyMigrations } from '@holdfast/idempotency';
 import { migrations as deliveryMigrations } from '@holdfast/webhook-delivery';
+import { migrations as portalMigrations } from '@holdfast/webhook-portal';
 import { migrations as verifierMigrations } from '@holdfast/webhook-verifier/postgres';
 import type { Config } from './config';
 import { openPgDatabase, type PgDatabase } from './database';
@@ -124,6 +125,7 @@ export async function allMigrations(): Promise<Migration[]> {
     ...idempotencyMigrations(),
     ...deliveryMigrations(),
     ...verifierMigrations(),
+    ...portalMigrations(),
     ...(await serverMigrations()),
   ];
 }
