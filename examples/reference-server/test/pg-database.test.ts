@@ -118,7 +118,9 @@ describe.skipIf(!realPostgres)('on PostgreSQL (needs DATABASE_URL)', () => {
     );
     expect(new Set(pids).size).toBe(2);
     await test.sql`select pg_terminate_backend(pid) from unnest(${pids as number[]}::int[]) as pid`;
-    await expect.poll(() => idleErrors.length, { timeout: 10_000 }).toBeGreaterThan(0);
+    // Both errors, or the next query may still meet the second connection before the pool has
+    // heard of its end (a 503 in the server, and a false failure here).
+    await expect.poll(() => idleErrors.length, { timeout: 10_000 }).toBeGreaterThanOrEqual(pids.length);
     for (const error of idleErrors) expect(databaseFailure(error)).toBe('unavailable');
     const [after] = await database.db.query<{ one: number }>('select 1 as one');
     expect(after).toEqual({ one: 1 });
