@@ -17,7 +17,7 @@ import {
   schedulePurge,
 } from '../src/index';
 import { testApp } from './fixtures/app';
-import { freshKey, holding, manualClock, problemOf } from './helpers';
+import { deferred, freshKey, holding, manualClock, problemOf } from './helpers';
 
 let db: TestDatabase;
 let pool: pg.Pool | undefined;
@@ -231,14 +231,24 @@ describe.each(drivers)(
       async () => {
         const key = freshKey();
         let runs = 0;
+        // The one that runs holds the key until another has been refused: however slowly the
+        // others' connections open, they arrive while it runs (a request that waited would hang).
+        const refused = deferred();
         const run = () =>
           idempotent(driver.transaction(), request(key), async (tx, tdb) => {
             runs += 1;
-            await new Promise((resolve) => setTimeout(resolve, 100));
+            await refused.promise;
             await driver.write(tx, tdb, key, 500);
             return { status: 201, body: { runs } };
           });
-        const settled = await Promise.allSettled(Array.from({ length: 20 }, run));
+        const settled = await Promise.allSettled(
+          Array.from({ length: 20 }, () =>
+            run().catch((error: unknown) => {
+              refused.resolve();
+              throw error;
+            }),
+          ),
+        );
         expect(runs).toBe(1);
         const answered = settled.flatMap((one) => (one.status === 'fulfilled' ? [one.value] : []));
         expect(answered.filter((answer) => answer.headers.get('Idempotent-Replayed') === null)).toHaveLength(
