@@ -39,14 +39,15 @@ export interface Loop {
 }
 
 /**
- * Runs `tick` repeatedly: again at once while it reports work done, otherwise after `idleMs`.
- * One round at a time: the next starts only once the last has ended, so rounds never pile up.
- * Errors are logged and the loop carries on (a database restart must not end the worker).
+ * Runs `tick` repeatedly: again at once while it reports work done, otherwise after `idleMs`
+ * (a number, or a function asked after each round). One round at a time: the next starts only
+ * once the last has ended, so rounds never pile up. Errors are logged and the loop carries on
+ * (a database restart must not end the worker).
  */
 export function startLoop(
   name: string,
   tick: () => Promise<number>,
-  idleMs: number,
+  idleMs: number | (() => number),
   log: (message: string) => void,
 ): Loop {
   let stopped = false;
@@ -64,7 +65,7 @@ export function startLoop(
       if (handled > 0) continue;
       await new Promise<void>((resolve) => {
         wake = resolve;
-        timer = setTimeout(resolve, idleMs);
+        timer = setTimeout(resolve, typeof idleMs === 'number' ? idleMs : idleMs());
       });
     }
   })();
@@ -133,17 +134,33 @@ export function startWebhookWorkers(deps: Deps): Loop {
     onAttempt: observeAttempt(deps.metrics, deps.now),
     ...(config.egress ? { egress: config.egress } : {}),
   });
-  worker.start();
+  // The delivery worker starts once the first maintenance has run (whatever its outcome): the
+  // partitions of the coming days exist before it leases, and that run's locks meet no worker.
+  let stopping = false;
+  let started = false;
+  const startWorker = () => {
+    if (stopping || started) return;
+    started = true;
+    worker.start();
+  };
   const inbox = startInboxProcessor({ database: deps });
+  // A run that gave up waiting for a lock (the tables busy) is tried again in a minute.
+  let retrySoon = false;
   const purge = startLoop(
     'delivery history maintenance',
     async () => {
       // Partitions ahead and whole partitions behind the retention, each step its own short
       // transaction under the loops' statement timeout.
-      await maintainDeliveryHistory(limitedDb(deps), {
-        now: deps.now,
-        retentionDays: config.deliveryRetentionDays,
-      });
+      retrySoon = false;
+      try {
+        const done = await maintainDeliveryHistory(limitedDb(deps), {
+          now: deps.now,
+          retentionDays: config.deliveryRetentionDays,
+        });
+        retrySoon = done.busy;
+      } finally {
+        startWorker();
+      }
       // Inbound ids past their retention: the receiver's inbox still refuses them twice.
       await deps.transaction(async (_tx, db) => {
         await limitStatements(db);
@@ -151,11 +168,12 @@ export function startWebhookWorkers(deps: Deps): Loop {
       });
       return 0;
     },
-    60 * 60 * 1000,
+    () => (retrySoon ? 60 * 1000 : 60 * 60 * 1000),
     (message) => console.error(message),
   );
   return {
     async stop() {
+      stopping = true;
       await Promise.all([worker.stop(), inbox.stop(), purge.stop()]);
     },
   };

@@ -31,6 +31,12 @@ export interface HistoryMaintenance {
    * unfinished delivery; `busy`: its table's lock was not had in time).
    */
   readonly kept: { partition: string; reason: 'unfinished' | 'busy' }[];
+  /**
+   * Whether a step gave up waiting for a lock (a table busy with long reads or writes): what it
+   * had to make or drop is left for the next run, which should then come soon (in a minute,
+   * not an hour).
+   */
+  readonly busy: boolean;
 }
 
 /** One partition of the history tables and its time range (epoch ms; null for a default partition). */
@@ -65,7 +71,15 @@ function positive(name: string, value: number | undefined, fallback: number): nu
  * event of a delivery still kept, or an attempt of an unfinished delivery stays until a later
  * run finds it free, so a delivery retrying for days is never lost. Runs one short
  * transaction per table and step, one maintenance at a time per schema; run it from a periodic job (hourly is
- * plenty), with the same `schema` as the worker.
+ * plenty, and once before the workers start), with the same `schema` as the worker, each
+ * statement in a transaction of its own.
+ *
+ * It never holds back the workers and writers for long, nor makes one of them a deadlock's
+ * victim: when the partitions ahead exist and no row waits in a default partition (the usual
+ * run) it takes no lock that anything but another maintenance waits for; otherwise it takes its
+ * locks before its work, in the lease's order (the endpoints, a table, then its partitions), and
+ * waits at most a tenth of a second for each, far less than PostgreSQL waits before it looks for
+ * a deadlock, then gives up (`busy`) and leaves the work to the next run.
  *
  * @throws TypeError when a number of days is not a whole number (of at least 1, or 0 for `aheadDays`).
  * @example
@@ -84,10 +98,10 @@ export async function maintainDeliveryHistory(
   const now = (options.now ?? Date.now)();
   const statements = storeStatements(options.schema);
   // One table a statement (a transaction of its own), deliveries before their events.
-  const created: { made: string }[] = [];
+  const created: { partition: string | null; action: string }[] = [];
   for (const table of TABLES)
     created.push(
-      ...(await db.query<{ made: string }>(statements.historyEnsure, [
+      ...(await db.query<{ partition: string | null; action: string }>(statements.historyEnsure, [
         table,
         new Date(now).toISOString(),
         new Date(now + aheadDays * DAY_MS).toISOString(),
@@ -103,7 +117,7 @@ export async function maintainDeliveryHistory(
       ])),
     );
   return {
-    created: created.map((row) => row.made),
+    created: created.flatMap((row) => (row.action === 'created' && row.partition ? [row.partition] : [])),
     dropped: expired.filter((row) => row.action === 'dropped').map((row) => row.partition),
     kept: expired
       .filter((row) => row.action !== 'dropped')
@@ -111,6 +125,7 @@ export async function maintainDeliveryHistory(
         partition: row.partition,
         reason: row.action === 'kept: busy' ? 'busy' : 'unfinished',
       })),
+    busy: created.some((row) => row.action === 'busy') || expired.some((row) => row.action === 'kept: busy'),
   };
 }
 

@@ -88,7 +88,7 @@ interface Tables {
   readonly filterMatch: string;
   /** When a delivery id says it was made (migration 007), null for ids that do not say. */
   readonly createdAt: string;
-  readonly historyEnsure: string;
+  readonly historyPrepare: string;
   readonly historyExpire: string;
   readonly historyPartitions: string;
   /**
@@ -115,7 +115,7 @@ function tables(schema: string | undefined): Tables {
     orderSequence: literal(q('holdfast_delivery_order')),
     filterMatch: q('holdfast_filter_match'),
     createdAt: q('holdfast_delivery_created_at'),
-    historyEnsure: q('holdfast_history_ensure'),
+    historyPrepare: q('holdfast_history_prepare'),
     historyExpire: q('holdfast_history_expire'),
     historyPartitions: q('holdfast_history_partitions'),
     channel: wakeChannelSql(schema),
@@ -399,11 +399,12 @@ select sequence::text as sequence from holdfast_event_seq`,
 
     /**
      * $1 history table, $2 from, $3 to, $4 days: partitions of $4 days covering [$2, $3), after
-     * moving rows out of the table's default partition (migration 007); the partitions made.
+     * moving rows out of the table's default partition (migration 008); the partitions made
+     * (`created`), or one row `busy` when a lock was not had in time.
      */
-    historyEnsure: `select made from ${t.historyEnsure}($1::text, $2::timestamptz, $3::timestamptz, $4::int) as made`,
+    historyEnsure: `select partition, action from ${t.historyPrepare}($1::text, $2::timestamptz, $3::timestamptz, $4::int)`,
 
-    /** $1 history table, $2 cutoff: its partitions wholly before it, dropped or kept (migration 007). */
+    /** $1 history table, $2 cutoff: its partitions wholly before it, dropped or kept (migration 008). */
     historyExpire: `select partition, action from ${t.historyExpire}($1::text, $2::timestamptz)`,
 
     /** The history tables' partitions with their bounds (epoch ms; null for a default). */
