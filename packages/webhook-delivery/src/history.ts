@@ -62,6 +62,25 @@ function positive(name: string, value: number | undefined, fallback: number): nu
   return n;
 }
 
+/** How many more times a step that gave up for want of a lock is run, each after a short pause. */
+const RETRIES = 2;
+const BUSY = new Set(['busy', 'kept: busy']);
+
+/**
+ * Runs `step` (one statement) again while it reports a lock not had, up to {@link RETRIES}
+ * times after a pause (a lock held by a short statement is free by then; the statement holds
+ * no lock meanwhile); returns what every run made or dropped and the last run's other rows.
+ */
+async function retried<Row extends { action: string }>(step: () => Promise<Row[]>): Promise<Row[]> {
+  const done: Row[] = [];
+  for (let attempt = 0; ; attempt++) {
+    const rows = await step();
+    if (attempt === RETRIES || !rows.some((row) => BUSY.has(row.action))) return [...done, ...rows];
+    done.push(...rows.filter((row) => row.action === 'created' || row.action === 'dropped'));
+    await new Promise((resolve) => setTimeout(resolve, 100 * (attempt + 1)));
+  }
+}
+
 /**
  * Keeps the sender's history (events, deliveries, attempts: tables partitioned by time) within
  * its retention without deleting a row: makes the partitions of the coming `aheadDays`, moves
@@ -79,7 +98,8 @@ function positive(name: string, value: number | undefined, fallback: number): nu
  * run) it takes no lock that anything but another maintenance waits for; otherwise it takes its
  * locks before its work, in the lease's order (the endpoints, a table, then its partitions), and
  * waits at most a tenth of a second for each, far less than PostgreSQL waits before it looks for
- * a deadlock, then gives up (`busy`) and leaves the work to the next run.
+ * a deadlock, then gives up; a step that gave up runs again twice after a short pause, and if
+ * it still could not, the run reports `busy` and leaves the work to the next run.
  *
  * @throws TypeError when a number of days is not a whole number (of at least 1, or 0 for `aheadDays`).
  * @example
@@ -101,20 +121,24 @@ export async function maintainDeliveryHistory(
   const created: { partition: string | null; action: string }[] = [];
   for (const table of TABLES)
     created.push(
-      ...(await db.query<{ partition: string | null; action: string }>(statements.historyEnsure, [
-        table,
-        new Date(now).toISOString(),
-        new Date(now + aheadDays * DAY_MS).toISOString(),
-        partitionDays,
-      ])),
+      ...(await retried(() =>
+        db.query<{ partition: string | null; action: string }>(statements.historyEnsure, [
+          table,
+          new Date(now).toISOString(),
+          new Date(now + aheadDays * DAY_MS).toISOString(),
+          partitionDays,
+        ]),
+      )),
     );
   const expired: { partition: string; action: string }[] = [];
   for (const table of TABLES)
     expired.push(
-      ...(await db.query<{ partition: string; action: string }>(statements.historyExpire, [
-        table,
-        new Date(now - retentionDays * DAY_MS).toISOString(),
-      ])),
+      ...(await retried(() =>
+        db.query<{ partition: string; action: string }>(statements.historyExpire, [
+          table,
+          new Date(now - retentionDays * DAY_MS).toISOString(),
+        ]),
+      )),
     );
   return {
     created: created.flatMap((row) => (row.action === 'created' && row.partition ? [row.partition] : [])),
