@@ -1,11 +1,25 @@
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import { childDatabaseUrl, createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
-import { type Browser, type BrowserContext, chromium, type Locator, type Page } from 'playwright-core';
-import { Webhook } from 'standardwebhooks';
+import { createTestDatabase, type TestDatabase } from '@holdfast/pg/testing';
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer } from '../src/server';
+import {
+  CHROMIUM,
+  EMBEDDED,
+  isRecord,
+  LAPTOP,
+  launchChromium,
+  layoutProblems,
+  type Receiver,
+  replayFromDeadLetters,
+  rotateSecretOf,
+  saveRefusedFilter,
+  sendTestEvent,
+  startReceiver,
+  TIME_FORMAT,
+  until,
+} from '../../../packages/webhook-portal/test/journeys';
+import { startDashboardServer } from './dashboard-server';
 
 /**
  * The dashboard in a real browser (Debian's Chromium through playwright-core) against the real
@@ -18,7 +32,6 @@ import { startServer } from '../src/server';
  * suite several seconds of CPU, so they are taken only when someone will look at them).
  */
 
-const CHROMIUM = '/usr/bin/chromium';
 const hasChromium = existsSync(CHROMIUM);
 const ARTIFACTS = new URL('../test-results/dashboard/', import.meta.url);
 const SCREENSHOTS = process.env.HOLDFAST_SCREENSHOTS === '1';
@@ -32,154 +45,7 @@ const PLANTED = '<img src=x onerror="window.planted=true"> & </pre>';
 
 const KEY = 'hf_test_dashboardE2eKey0123456789abcdef';
 const ACCOUNT = 'acct_dashboardE2e';
-const LAPTOP = { width: 1280, height: 800 };
-/** The width of a portal embedded in another product's page. */
-const EMBEDDED = { width: 800, height: 800 };
 const PHONE = { width: 375, height: 812 };
-/** The dashboard's one time format (values.js `formatTime`), on every page and the chart's axis. */
-const TIME_FORMAT = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC$/;
-
-/**
- * What a person would see as broken in the page at its current width, as sentences (empty when
- * none). Runs in the page: the page is wider than the viewport, a table is wider than its frame, a
- * time is written in another format (or by a locale-formatted date picker), a URL wraps inside one
- * of its parts, row actions stack more than two lines high. With `phone`, the last two are not
- * checked: on a phone a long URL part may break anywhere, and actions stack in a card.
- */
-function layoutProblems({ phone, timeFormat }: { phone: boolean; timeFormat: string }): string[] {
-  const problems: string[] = [];
-  const root = document.documentElement;
-  if (root.scrollWidth !== window.innerWidth)
-    problems.push(`the page is ${root.scrollWidth} px wide in a ${window.innerWidth} px viewport`);
-  for (const wrap of document.querySelectorAll<HTMLElement>('.table-wrap')) {
-    const table = wrap.querySelector('table');
-    if (table !== null && !table.hidden && table.offsetWidth > wrap.clientWidth)
-      problems.push(`a table is ${table.offsetWidth} px wide in its ${wrap.clientWidth} px frame`);
-  }
-  for (const el of document.querySelectorAll('time, [data-axis], table.health-table tbody th')) {
-    const text = el.textContent ?? '';
-    if (!new RegExp(timeFormat).test(text)) problems.push(`a time reads "${text}"`);
-  }
-  for (const input of document.querySelectorAll('input[type="datetime-local"], input[type="date"]'))
-    problems.push(`#${input.id} is a date picker in the browser's own format`);
-  const copy = document.body.cloneNode(true);
-  if (copy instanceof HTMLElement) {
-    for (const block of copy.querySelectorAll('pre.json-block, pre.body-prefix')) block.remove();
-    const month = '(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)';
-    const other = new RegExp(
-      `\\b${month} \\d|\\d ${month}\\b|\\b\\d{1,2}/\\d{1,2}/\\d{2,4}\\b|\\d:\\d{2}(?::\\d{2})? ?[AP]M\\b`,
-    ).exec(copy.textContent ?? '');
-    if (other !== null) problems.push(`a time in another format: "${other[0]}"`);
-  }
-  if (phone) return problems;
-  const lines = (rects: Iterable<DOMRect>): number =>
-    new Set([...rects].filter((r) => r.width > 0).map((r) => Math.round(r.top))).size;
-  for (const url of document.querySelectorAll('.url')) {
-    for (const node of url.childNodes) {
-      if (node.nodeType !== Node.TEXT_NODE) continue;
-      const range = document.createRange();
-      range.selectNodeContents(node);
-      if (lines(range.getClientRects()) > 1)
-        problems.push(`the URL part "${node.textContent}" wraps mid-word`);
-    }
-  }
-  for (const actions of document.querySelectorAll('.row-actions')) {
-    const high = lines([...actions.children].map((c) => c.getBoundingClientRect()));
-    if (high > 2) problems.push(`row actions stacked ${high} lines high`);
-  }
-  return problems;
-}
-
-interface Receipt {
-  webhookId: string | undefined;
-  answered: number;
-  verified: boolean;
-}
-
-/** A local receiver that answers 500 until it is switched healthy, then verifies and answers 200. */
-interface Receiver {
-  url: string;
-  healthy: boolean;
-  secret: string | undefined;
-  receipts: Receipt[];
-  close(): Promise<void>;
-}
-
-function headerRecord(headers: IncomingHttpHeaders): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (typeof value === 'string') out[name] = value;
-    else if (Array.isArray(value)) out[name] = value.join(', ');
-  }
-  return out;
-}
-
-async function startReceiver(): Promise<Receiver> {
-  const receiver: Receiver = {
-    url: '',
-    healthy: false,
-    secret: undefined,
-    receipts: [],
-    close: async () => {},
-  };
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const headers = headerRecord(req.headers);
-      const webhookId = headers['webhook-id'];
-      if (!receiver.healthy) {
-        receiver.receipts.push({ webhookId, answered: 500, verified: false });
-        res.writeHead(500, { 'Content-Type': 'text/plain' });
-        res.end('receiver down: simulated outage');
-        return;
-      }
-      let verified = false;
-      try {
-        if (receiver.secret !== undefined) {
-          new Webhook(receiver.secret).verify(Buffer.concat(chunks).toString('utf8'), headers);
-          verified = true;
-        }
-      } catch {
-        verified = false;
-      }
-      const answered = verified ? 200 : 401;
-      receiver.receipts.push({ webhookId, answered, verified });
-      res.writeHead(answered, { 'Content-Type': 'text/plain' });
-      res.end(verified ? 'ok: received' : 'signature did not verify');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('the receiver has no TCP address');
-  receiver.url = `http://127.0.0.1:${address.port}/webhooks`;
-  receiver.close = () =>
-    new Promise<void>((resolve, reject) => {
-      server.closeAllConnections();
-      server.close((error) => (error ? reject(error) : resolve()));
-    });
-  return receiver;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** Repeats `refresh` until `check` holds: the UI polls the API the way a person presses Refresh. */
-async function until(
-  what: string,
-  check: () => Promise<boolean>,
-  refresh: () => Promise<void>,
-  timeoutMs = 45_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check()) return;
-    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
-    await refresh();
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
 
 describe.skipIf(!hasChromium)('dashboard in Chromium (needs /usr/bin/chromium)', () => {
   let db: TestDatabase | undefined;
@@ -273,34 +139,13 @@ describe.skipIf(!hasChromium)('dashboard in Chromium (needs /usr/bin/chromium)',
     await mkdir(ARTIFACTS, { recursive: true });
     receiver = await startReceiver();
     db = await createTestDatabase({ max: 1 });
-    server = await startServer({
-      // The PGlite this test process shares, or a schema of the real PostgreSQL.
-      ...(realPostgres ? {} : { database: db }),
-      env: {
-        PORT: '0',
-        HOST: '127.0.0.1',
-        HOLDFAST_DATA_DIR: 'memory://',
-        HOLDFAST_API_KEYS: JSON.stringify([{ key: KEY, account: ACCOUNT, scopes: ['*'] }]),
-        HOLDFAST_RETRY_SCHEDULE: '200ms,200ms',
-        HOLDFAST_ALLOW_PRIVATE_DESTINATIONS: '1',
-        // The paging case needs more endpoints than a page holds (20), above the default quota of 16.
-        HOLDFAST_MAX_ENDPOINTS: '40',
-        DATABASE_URL: realPostgres ? childDatabaseUrl(db) : '',
-      },
-    });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    server = await startDashboardServer(
+      db,
+      { key: KEY, account: ACCOUNT },
+      // The paging case needs more endpoints than a page holds (20), above the default quota of 16.
+      { HOLDFAST_MAX_ENDPOINTS: '40' },
+    );
+    browser = await launchChromium();
     context = await browser.newContext({
       viewport: LAPTOP,
       colorScheme: 'light',
@@ -589,11 +434,7 @@ describe.skipIf(!hasChromium)('dashboard in Chromium (needs /usr/bin/chromium)',
       refresh,
     );
     receiver.healthy = true;
-    await main()
-      .getByRole('button', { name: `Replay delivery ${dead}` })
-      .click();
-    const notice = main().getByRole('status').filter({ hasText: 'Replay queued' });
-    await notice.waitFor();
+    const notice = await replayFromDeadLetters(page, dead);
     expect(await notice.getByRole('link', { name: dead }).getAttribute('href')).toBe(`#/deliveries/${dead}`);
     // Gone from the view at once, not left behind as "pending" with an active Replay.
     expect(await main().locator(`tr[data-id="${dead}"]`).count()).toBe(0);
@@ -729,12 +570,7 @@ describe.skipIf(!hasChromium)('dashboard in Chromium (needs /usr/bin/chromium)',
       .toContain('The filter is not valid JSON');
     expect(await filter.getAttribute('aria-invalid')).toBe('true');
     // JSON the server refuses: its validation error names the place.
-    await filter.fill('{ "data.object.plan": { "$regex": "^pro" } }');
-    await main().getByRole('button', { name: 'Save changes' }).click();
-    await expect
-      .poll(() => main().getByRole('alert').textContent())
-      .toContain('filter.data.object.plan.$regex');
-    expect(await main().getByRole('alert').textContent()).toMatch(/HTTP 400/);
+    await saveRefusedFilter(page);
     await shoot('endpoint-filter-error');
     // A valid filter (with a real null, which must never show as stray text).
     const valid = { 'data.object.plan': { $in: ['pro', 'team'] }, 'data.object.canceledAt': null };
@@ -749,13 +585,8 @@ describe.skipIf(!hasChromium)('dashboard in Chromium (needs /usr/bin/chromium)',
     await page.goto(`${server.url}/dashboard#/endpoints/${endpointId}`);
     await main().getByRole('heading', { name: 'Endpoint health', level: 1 }).waitFor();
     await expect.poll(() => main().locator('.filter-slot pre.json-block').textContent()).toContain('"$in"');
-    const type = main().getByLabel('Event type');
-    await expect.poll(() => type.locator('option').allTextContents()).toContain('subscription.created');
-    await type.selectOption('subscription.created');
     const before = receiver.receipts.length;
-    await main().getByRole('button', { name: 'Send test event' }).click();
-    const landed = main().getByRole('status').filter({ hasText: 'Test delivery' });
-    await expect.poll(() => landed.locator('.badge').textContent(), { timeout: 30_000 }).toBe('succeeded');
+    const landed = await sendTestEvent(page, 'subscription.created');
     await expect
       .poll(() => main().locator('.test-attempts li').first().textContent())
       .toMatch(/^HTTP 200 in \d+ ms$/);
@@ -816,14 +647,7 @@ describe.skipIf(!hasChromium)('dashboard in Chromium (needs /usr/bin/chromium)',
 
   it('rotates a secret, edits, disables, enables and deletes an endpoint (the delete by keyboard)', async () => {
     const row = main().locator(`tr[data-id="${extra.id}"]`);
-    await row.getByRole('button', { name: /^Rotate secret of / }).click();
-    await page
-      .getByRole('dialog', { name: 'Rotate the signing secret?' })
-      .getByRole('button', { name: 'Rotate secret' })
-      .click();
-    const secretField = page.getByRole('textbox', { name: 'Signing secret' });
-    await secretField.waitFor();
-    const rotated = await secretField.inputValue();
+    const rotated = await rotateSecretOf(page, row);
     expect(rotated).toMatch(/^whsec_/);
     expect(rotated).not.toBe(extra.secret);
     await shoot('endpoint-rotated');

@@ -54,6 +54,31 @@ export function apiKey() {
 }
 
 /**
+ * What a portal session token says about itself (its mode, whether it is read-only), for the
+ * page's chrome only: the server checks the signature and refuses what the session may not do.
+ * @param {string | null} token
+ * @returns {{ livemode: boolean, readOnly: boolean } | undefined}
+ */
+export function sessionClaims(token) {
+  const payload = token?.startsWith('hfps_') ? token.slice(5).split('.')[0] : undefined;
+  if (payload === undefined) return undefined;
+  try {
+    const json = JSON.parse(atob(payload.replaceAll('-', '+').replaceAll('_', '/')));
+    return { livemode: json.l === true, readOnly: json.r === true };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether this tab's caller is a read-only portal session: the views then leave out the
+ * controls that write (the API would refuse them with 403 anyway).
+ */
+export function readOnly() {
+  return sessionClaims(apiKey())?.readOnly === true;
+}
+
+/**
  * Calls the public API. Problem documents (RFC 9457) become an `ApiError` that keeps the request id.
  *
  * @param {string} path under the API base (`/webhook-endpoints`)

@@ -5,7 +5,7 @@
  * a server) and is removed from the address bar at once.
  */
 
-import { ApiError, api, apiKey, KEY_STORAGE } from './api.js';
+import { ApiError, api, apiKey, KEY_STORAGE, sessionClaims } from './api.js';
 import { resetBanners } from './banners.js';
 import { errorBox } from './components.js';
 import { byId, h } from './dom.js';
@@ -38,22 +38,6 @@ export function adoptSessionFromUrl() {
     sessionStorage.setItem(KEY_STORAGE, token);
   } catch {
     // Storage unavailable: the page shows the sign-in form instead.
-  }
-}
-
-/**
- * What a session token says about itself, for the header's badge only (the server checks it).
- * @param {string} token
- * @returns {{ livemode: boolean, readOnly: boolean } | undefined}
- */
-function sessionClaims(token) {
-  const payload = token.startsWith('hfps_') ? token.slice(5).split('.')[0] : undefined;
-  if (payload === undefined) return undefined;
-  try {
-    const json = JSON.parse(atob(payload.replaceAll('-', '+').replaceAll('_', '/')));
-    return { livemode: json.l === true, readOnly: json.r === true };
-  } catch {
-    return undefined;
   }
 }
 

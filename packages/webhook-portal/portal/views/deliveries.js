@@ -9,7 +9,7 @@
  *   base: string }} Filters
  */
 
-import { api, asPage } from '../api.js';
+import { api, asPage, readOnly } from '../api.js';
 import { pageHeading, refreshButton } from '../components.js';
 import { attemptCount, deliveryEventType, replayButton } from '../delivery-parts.js';
 import { append, byId, h } from '../dom.js';
@@ -58,7 +58,10 @@ export function deliveriesView(route, mode) {
     empty: f.deadLetters
       ? 'No dead letters. Deliveries that run out of retries, or are refused for good, appear here.'
       : 'No deliveries match.',
-    columns: deliveryColumns(urls, f.deadLetters ? (id) => onReplayed(list, replayed, id) : undefined),
+    columns: deliveryColumns(
+      urls,
+      f.deadLetters && !readOnly() ? (id) => onReplayed(list, replayed, id) : undefined,
+    ),
   });
   main.replaceChildren();
   append(main, [

@@ -9,7 +9,7 @@
  *   lastSeen?: string | undefined }} DeliveryPage
  */
 
-import { api } from '../api.js';
+import { api, readOnly } from '../api.js';
 import { errorBox, pageHeading, refreshButton } from '../components.js';
 import { attemptCount, deliveryEventType, replayButton } from '../delivery-parts.js';
 import { announce, byId, h } from '../dom.js';
@@ -155,7 +155,7 @@ function renderSummary(page, d) {
     deliveryFacts(d, endpoint, eventId),
     // Replay is for deliveries that gave up or are failing; a pending or succeeded one has
     // nothing to replay. Absent rather than null: replaceChildren would print "null".
-    ...(str(d.status) === 'dead' || str(d.status) === 'failed'
+    ...((str(d.status) === 'dead' || str(d.status) === 'failed') && !readOnly()
       ? [
           h(
             'div',

@@ -9,7 +9,7 @@
  *   list: PagedTable, openForm: (existing?: Json) => void }} EndpointsPage
  */
 
-import { api } from '../api.js';
+import { api, readOnly } from '../api.js';
 import { confirmDialog, copyButton, errorBox } from '../components.js';
 import { announce, h } from '../dom.js';
 import { secretPanel } from '../secret-panel.js';
@@ -115,7 +115,6 @@ function rowButton(text, ariaLabel, onclick, kind = 'secondary') {
  */
 function rowActions(page, ep) {
   const id = str(ep.id) ?? '';
-  const disabled = str(ep.status) === 'disabled';
   const label = str(ep.url) ?? id;
   /** @param {string} href @param {string} ariaLabel @param {string} text */
   const link = (href, ariaLabel, text) =>
@@ -125,6 +124,19 @@ function rowActions(page, ep) {
     { class: 'row-actions' },
     link(`#/deliveries?endpoint=${encodeURIComponent(id)}`, `Deliveries to ${label}`, 'Deliveries'),
     link(`#/endpoints/${encodeURIComponent(id)}`, `Health of ${label}`, 'Health'),
+    ...(readOnly() ? [] : writeActions(page, ep)),
+  );
+}
+
+/**
+ * The row's controls that change the endpoint, left out for a read-only session.
+ * @param {EndpointsPage} page
+ * @param {Json} ep
+ */
+function writeActions(page, ep) {
+  const disabled = str(ep.status) === 'disabled';
+  const label = str(ep.url) ?? str(ep.id) ?? '';
+  return [
     rowButton('Edit', `Edit ${label}`, () => page.openForm(ep)),
     h(
       'button',
@@ -138,7 +150,7 @@ function rowActions(page, ep) {
     ),
     rowButton('Rotate secret', `Rotate secret of ${label}`, () => void rotate(page, ep)),
     rowButton('Delete', `Delete ${label}`, () => void remove(page, ep), 'danger'),
-  );
+  ];
 }
 
 /**

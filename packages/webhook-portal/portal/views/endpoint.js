@@ -9,7 +9,7 @@
  *   filterSlot: HTMLElement, testType: HTMLSelectElement }} EndpointPage
  */
 
-import { api } from '../api.js';
+import { api, readOnly } from '../api.js';
 import { errorBox, pageHeading, refreshButton } from '../components.js';
 import { announce, byId, h } from '../dom.js';
 import { KNOWN_EVENT_TYPES } from '../event-types.js';
@@ -71,8 +71,8 @@ export function endpointView(id, params) {
     windowLinks(id, period),
     page.chartSlot,
     page.filterSlot,
-    test.form,
-    recoverForm(id),
+    // A read-only session sends no test event and recovers nothing: the forms are left out.
+    ...(readOnly() ? [] : [test.form, recoverForm(id)]),
   );
   main.querySelector('h1')?.focus();
   void load();

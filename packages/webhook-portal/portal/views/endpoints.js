@@ -7,6 +7,7 @@
  * @typedef {import('./endpoint-rows.js').EndpointsPage} EndpointsPage
  */
 
+import { readOnly } from '../api.js';
 import { refreshButton } from '../components.js';
 import { byId, h } from '../dom.js';
 import { pagedTable } from '../paged-table.js';
@@ -42,7 +43,10 @@ export function endpointsView(_route) {
     cards: true,
     columns: endpointColumns(page),
   });
-  const add = h('button', { type: 'button', class: 'button', onclick: () => openForm() }, 'Add endpoint');
+  // A read-only session sees no control that writes.
+  const add = readOnly()
+    ? undefined
+    : h('button', { type: 'button', class: 'button', onclick: () => openForm() }, 'Add endpoint');
   document.title = 'Webhook endpoints · Holdfast dashboard';
   main.replaceChildren(
     h(
