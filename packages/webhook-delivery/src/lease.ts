@@ -71,7 +71,7 @@ export interface LeaseRequest {
  * from the leases in the statement's own snapshot: a place is freed when its
  * answer arrives, not when its outcome commits, and never twice. The scans
  * it needs are index probes bounded by the limit, never by the backlog. The statement is the
- * function `holdfast_lease_deliveries`, defined once in `migrations/005_functions.sql`.
+ * function `holdfast_lease_deliveries`, defined in `migrations/005_functions.sql` and replaced by `migrations/009_queue.sql`.
  */
 export async function leaseDue(queue: QueueDb, request: LeaseRequest): Promise<LeasedRow[]> {
   const { text, values } = leaseStatement(queue, request);
@@ -84,7 +84,7 @@ export async function leaseDue(queue: QueueDb, request: LeaseRequest): Promise<L
 
 /**
  * The lease statement of {@link leaseDue} and its values, not yet run (for EXPLAIN):
- * `holdfast_lease_deliveries` (`migrations/005_functions.sql`) with named arguments.
+ * `holdfast_lease_deliveries` (`migrations/009_queue.sql`) with named arguments.
  */
 export function leaseStatement(queue: QueueDb, request: LeaseRequest): { text: string; values: unknown[] } {
   const { at } = request;
