@@ -50,8 +50,11 @@ export interface LeaseRequest {
 /**
  * Leases due deliveries in one statement, fair across endpoints:
  *
- * 1. Up to `limit` endpoints with due work, in random order (those of accounts under their
- *    `accountShare` first), whose pacing row is free
+ * 0. Wakes are applied: endpoints whose turn a writer found later than its new delivery come
+ *    back into the rounds.
+ * 1. Up to `limit` endpoints with due work, in turn order (the longest waiting first, ties in
+ *    random order, those of accounts under their `accountShare` first; a served endpoint goes to
+ *    the back, and the walk stops once it has `limit`), whose pacing row is free
  *    (`FOR UPDATE SKIP LOCKED`: a worker never waits for another, and holds the row for this one
  *    statement only), that are not paused by a `Retry-After`, that have room under their
  *    adaptive limit (or an expired lease to take over), and that run fewer than
@@ -61,7 +64,8 @@ export interface LeaseRequest {
  *    and an equal part of `limit` (an equal part per account, split among its endpoints), oldest
  *    due first, each `FOR UPDATE SKIP LOCKED`; what each account may take within its
  *    `accountShare` first, the rest only in slots left over (work-conserving).
- * 3. The pacing rows are charged (in-flight places, tokens) and the deliveries leased, returning
+ * 3. The pacing rows are charged (in-flight places, tokens) and the deliveries leased (on their
+ *    queue rows, `holdfast_delivery_queue`, never on the delivery rows), returning
  *    the endpoint and event columns the attempts need: the whole round is one round trip.
  *
  * An endpoint's in-flight count is the places charged in its locked pacing row minus the places
@@ -70,8 +74,9 @@ export interface LeaseRequest {
  * of this worker's `settled` attempts (answered, outcome not yet written) count as free, taken
  * from the leases in the statement's own snapshot: a place is freed when its
  * answer arrives, not when its outcome commits, and never twice. The scans
- * it needs are index probes bounded by the limit, never by the backlog. The statement is the
- * function `holdfast_lease_deliveries`, defined once in `migrations/005_functions.sql`.
+ * it needs are index probes bounded by the limit, never by the backlog nor by the number of
+ * endpoints with work. The statement is the
+ * function `holdfast_lease_deliveries`, defined in `migrations/005_functions.sql` and replaced by `migrations/009_queue.sql`.
  */
 export async function leaseDue(queue: QueueDb, request: LeaseRequest): Promise<LeasedRow[]> {
   const { text, values } = leaseStatement(queue, request);
@@ -84,7 +89,7 @@ export async function leaseDue(queue: QueueDb, request: LeaseRequest): Promise<L
 
 /**
  * The lease statement of {@link leaseDue} and its values, not yet run (for EXPLAIN):
- * `holdfast_lease_deliveries` (`migrations/005_functions.sql`) with named arguments.
+ * `holdfast_lease_deliveries` (`migrations/009_queue.sql`) with named arguments.
  */
 export function leaseStatement(queue: QueueDb, request: LeaseRequest): { text: string; values: unknown[] } {
   const { at } = request;

@@ -35,7 +35,7 @@ const DEADLOCK = '40P01';
  * the lease statements lock, so workers in several processes do not queue behind each other.
  * Only leases this worker still owns are released: one taken over after an expiry belongs to
  * its new owner, whose own outcome releases it. The statement is the function
- * `holdfast_write_outcomes`, defined once in `migrations/005_functions.sql`.
+ * `holdfast_write_outcomes`, defined in `migrations/005_functions.sql` and replaced by `migrations/009_queue.sql`.
  */
 export async function writeOutcomes(
   queue: QueueDb,

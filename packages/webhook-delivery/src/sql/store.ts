@@ -83,6 +83,10 @@ interface Tables {
   readonly deliveries: string;
   readonly attempts: string;
   readonly notifications: string;
+  /** Endpoints' turns in lease rounds (migration 009). */
+  readonly turns: string;
+  /** Unfinished deliveries with their leases (migration 009). */
+  readonly queue: string;
   /** `nextval`'s argument: the ordering sequence's name as a string literal. */
   readonly orderSequence: string;
   readonly filterMatch: string;
@@ -112,6 +116,8 @@ function tables(schema: string | undefined): Tables {
     deliveries: q('holdfast_deliveries'),
     attempts: q('holdfast_delivery_attempts'),
     notifications: q('holdfast_notifications'),
+    turns: q('holdfast_endpoint_queue'),
+    queue: q('holdfast_delivery_queue'),
     orderSequence: literal(q('holdfast_delivery_order')),
     filterMatch: q('holdfast_filter_match'),
     createdAt: q('holdfast_delivery_created_at'),
@@ -200,7 +206,8 @@ select sequence::text as sequence from holdfast_event_seq`,
      * description changes, $6 the description, $7 status (null: kept), $8 whether the rate
      * changes, $9 the rate, $10 whether the filter changes, $11 the filter (JSON text), $12
      * ordering (null: kept), $13 at. Re-enabling clears the failure streak; any status change
-     * clears the reason it was disabled.
+     * clears the reason it was disabled. A status change moves the endpoint's turn in lease rounds
+     * (enabled: first in the next round, whatever the workers' clock; disabled: never).
      */
     updateEndpoint: `
     with u as (
@@ -218,14 +225,25 @@ select sequence::text as sequence from holdfast_event_seq`,
         updated_at = $13::timestamptz
       where id = $1::text and account_id = $2::text and deleted_at is null
       returning *
+    ),
+    turned as (
+      update ${t.turns} r set turn = case when $7::text = 'active' then '-infinity'::timestamptz
+                                          else 'infinity'::timestamptz end
+      from u where r.endpoint_id = u.id and $7::text is not null
     )
     ${withPacing('u')}`,
 
-    /** $1 id, $2 account, $3 at. */
+    /** $1 id, $2 account, $3 at. Its queued deliveries are never leased: lease rounds pass it by. */
     deleteEndpoint: `
-    update ${t.endpoints} set deleted_at = $3::timestamptz, status = 'disabled', updated_at = $3::timestamptz
-    where id = $1::text and account_id = $2::text and deleted_at is null
-    returning id`,
+    with d as (
+      update ${t.endpoints} set deleted_at = $3::timestamptz, status = 'disabled', updated_at = $3::timestamptz
+      where id = $1::text and account_id = $2::text and deleted_at is null
+      returning id
+    ),
+    turned as (
+      update ${t.turns} r set turn = 'infinity' from d where r.endpoint_id = d.id
+    )
+    select id from d`,
 
     /**
      * $1 id, $2 account, $3 until when the old key signs, $4 a new v1a key, $5 its public key,
@@ -264,21 +282,30 @@ select sequence::text as sequence from holdfast_event_seq`,
     order by a.created_at, a.id`,
 
     /**
-     * $1 id, $2 account, $3 at, $4 the release stripe. `old` locks the row first: a lease
-     * statement leasing it meanwhile is waited for, and the lease it wrote is what `in_flight`
-     * reads. A running attempt (a live lease) leaves it alone; an expired lease is dropped with
+     * $1 id, $2 account, $3 at, $4 the release stripe. `old` locks the delivery row, then its
+     * queue row (where its lease is; the lock order of migration 009): a lease statement leasing
+     * it meanwhile is waited for, and the lease it wrote is what `in_flight` reads. A running attempt (a live lease) leaves it alone; an expired lease is dropped with
      * its place in the endpoint's in-flight count. A finished delivery of an ordered endpoint
      * takes a new place at the back of its line, under the resource's sequence row lock, as a new
      * event's delivery does, and waits behind an unfinished one of its line.
      */
     replayDelivery: `
-    with old as (
-      select id, created_at, endpoint_id, lease_expires_at is not null as leased,
-             coalesce(lease_expires_at > $3::timestamptz, false) as in_flight, lease_expires_at,
-             ordering_key, status in ('succeeded', 'dead') as finished
+    with locked as (
+      select id, created_at, endpoint_id, lease_expires_at, ordering_key, status
       from ${t.deliveries} d
       where id = $1::text and account_id = $2::text and ${createdAtOf(t, 'd.created_at', '$1::text')}
       for update
+    ),
+    old as (
+      select d.id, d.created_at, d.endpoint_id, l.lease_expires_at is not null as leased,
+             coalesce(l.lease_expires_at > $3::timestamptz, false) as in_flight, l.lease_expires_at,
+             d.ordering_key, d.status in ('succeeded', 'dead') as finished
+      from locked d
+      left join lateral (
+        select q.lease_expires_at from ${t.queue} q where q.delivery_id = d.id for update
+      ) q on true
+      -- A lease written by hand on the delivery row counts too.
+      cross join lateral (select coalesce(q.lease_expires_at, d.lease_expires_at) as lease_expires_at) l
     ),
     line as (
       select r.resource_id from ${t.sequences} r, old
@@ -322,16 +349,27 @@ select sequence::text as sequence from holdfast_event_seq`,
      */
     recover: `
     with found as (
-      select id, created_at, ordering_key, ordering_pos, status = 'dead' and ordering_key is not null as rejoins
-      from ${t.deliveries}
-      where account_id = $1::text and endpoint_id = $2::text
-        and status in ('dead', 'failed')
-        and lease_expires_at is null
-        and ($3::text[] is null or event_type = any($3::text[]))
-        and created_at >= $4::timestamptz and created_at < $5::timestamptz
-      order by created_at, id
+      select d.id, d.created_at, d.ordering_key, d.ordering_pos, d.status = 'dead' and d.ordering_key is not null as rejoins
+      from ${t.deliveries} d
+      where d.account_id = $1::text and d.endpoint_id = $2::text
+        and d.status in ('dead', 'failed')
+        and d.lease_expires_at is null
+        and not exists (
+          select 1 from ${t.queue} q where q.delivery_id = d.id and q.lease_expires_at is not null)
+        and ($3::text[] is null or d.event_type = any($3::text[]))
+        and d.created_at >= $4::timestamptz and d.created_at < $5::timestamptz
+      order by d.created_at, d.id
       limit $6::int
-      for update
+      for update of d
+    ),
+    -- The failed ones' queue rows, locked after their delivery rows (the lock order of migration
+    -- 009) and read as they are now: one a worker leased since this statement's snapshot is left
+    -- to its attempt.
+    free as (
+      select q.delivery_id from ${t.queue} q
+      where q.delivery_id = any(array(select found.id from found)) and q.lease_expires_at is null
+      order by q.delivery_id
+      for update of q
     ),
     lines as (
       select r.resource_id from ${t.sequences} r
@@ -359,6 +397,7 @@ select sequence::text as sequence from holdfast_event_seq`,
     from found left join places on places.id = found.id
     where d.id = found.id and d.created_at = found.created_at
       and d.created_at >= $4::timestamptz and d.created_at < $5::timestamptz
+      and (d.status = 'dead' or d.id in (select free.delivery_id from free))
     returning d.id`,
 
     /**

@@ -15,9 +15,10 @@ export function workerStatements(schema?: string) {
   const endpoints = q('holdfast_webhook_endpoints');
   const pacing = q('holdfast_endpoint_pacing');
   const releases = q('holdfast_endpoint_releases');
+  const queue = q('holdfast_delivery_queue');
   return {
     /**
-     * The lease function (`migrations/005_functions.sql`) with named arguments; one round trip a round.
+     * The lease function (`migrations/009_queue.sql`) with named arguments; one round trip a round.
      * It commits without waiting for its WAL to reach disk (`synchronous_commit` off for this
      * transaction only): it is on every webhook's path, between the outbox's commit and the
      * send, and a flush there adds the disk's fsync, and its stalls, to every delivery. Losing it
@@ -35,19 +36,34 @@ export function workerStatements(schema?: string) {
         p_running_ids => $8::text[], p_running_n => $9::int[], p_settled_ids => $10::text[],
         p_settled_counts => $11::int[], p_account_share => $12::int, p_account_ids => $13::text[],
         p_account_n => $14::int[]) l`,
-    /** $1 until, $2 ids, $3 owner. */
+    /**
+     * $1 until, $2 ids, $3 owner. Leases live on the queue rows (migration 009), locked in id
+     * order and nothing locked after them.
+     */
     renew: `
-      update ${deliveries} set lease_expires_at = $1::timestamptz
-      where id = any($2::text[]) and lease_owner = $3::text`,
-    /** $1 id, $2 owner, $3 stripe: the lease and its in-flight place, in one statement. */
+      update ${queue} q set lease_expires_at = $1::timestamptz
+      from (
+        select delivery_id from ${queue} where delivery_id = any($2::text[]) and lease_owner = $3::text
+        order by delivery_id for update
+      ) mine
+      where q.delivery_id = mine.delivery_id and q.lease_owner = $3::text`,
+    /**
+     * $1 id, $2 owner, $3 stripe: the lease and its in-flight place, in one statement; the
+     * delivery is leasable again, so its endpoint's turn comes no later than its due time (a
+     * `for key share` check or a wake, migration 009: never a wait on another writer).
+     */
     release: `
       with released as (
-        update ${deliveries} set lease_owner = null, lease_expires_at = null
-        where id = $1::text and lease_owner = $2::text
-        returning endpoint_id
+        update ${queue} set lease_owner = null, lease_expires_at = null
+        where delivery_id = $1::text and lease_owner = $2::text
+        returning endpoint_id, next_attempt_at
+      ),
+      woken as (
+        select ${q('holdfast_queue_wake')}(r.endpoint_id, r.next_attempt_at) from released r
+        where r.next_attempt_at is not null
       )
       insert into ${releases} (endpoint_id, stripe, released)
-      select endpoint_id, $3::int, 1 from released
+      select endpoint_id, $3::int, 1 from released, (select count(*) from woken) w
       on conflict (endpoint_id, stripe) do update set released = ${releases}.released + 1`,
     /**
      * Recounts in-flight places: one statement whose two steps each see a snapshot of their own
@@ -61,6 +77,7 @@ export function workerStatements(schema?: string) {
       declare locked text[];
       begin
         perform set_config('synchronous_commit', 'off', true);
+        perform ${q('holdfast_queue_settle')}(now(), 1000);
         select array_agg(l.endpoint_id) into locked from (
           select p.endpoint_id from ${pacing} p
           where p.in_flight <> coalesce(
@@ -69,9 +86,8 @@ export function workerStatements(schema?: string) {
           for update of p skip locked) l;
         if locked is null then return; end if;
         update ${pacing} p set in_flight = (
-          select count(*) from ${deliveries} d
-          where d.endpoint_id = p.endpoint_id and d.lease_expires_at is not null
-            and d.status in ('pending', 'failed'))
+          select count(*) from ${queue} d
+          where d.endpoint_id = p.endpoint_id and d.lease_expires_at is not null)
           + coalesce((select sum(r.released) from ${releases} r where r.endpoint_id = p.endpoint_id), 0)
         where p.endpoint_id = any(locked);
       end
@@ -104,7 +120,7 @@ export function workerStatements(schema?: string) {
     goneEndpoints: `
       select id from ${endpoints}
       where id = any($1::text[]) and (status <> 'active' or deleted_at is not null)`,
-    /** The outcome function (`migrations/005_functions.sql`), one array per column of the batch. */
+    /** The outcome function (`migrations/009_queue.sql`), one array per column of the batch. */
     writeOutcomes: `
       select 1 as written from ${q('holdfast_write_outcomes')}(
         p_owner => $1::text, p_stripe => $2::int, p_max => $3::int, p_ids => $4::text[],
@@ -135,16 +151,15 @@ export function workerStatements(schema?: string) {
       where id = $1::text and disable_warned_at is null returning id`,
     queueDepth: `
       select
-        (select count(*)::int from ${deliveries} d join ${endpoints} e on e.id = d.endpoint_id
-          where d.status in ('pending', 'failed') and d.next_attempt_at <= now()
+        (select count(*)::int from ${queue} d join ${endpoints} e on e.id = d.endpoint_id
+          where d.next_attempt_at <= now()
             and (d.lease_expires_at is null or d.lease_expires_at < now())
             and e.status = 'active' and e.deleted_at is null) as due,
-        (select count(*)::int from ${deliveries}
-          where status in ('pending', 'failed') and lease_expires_at >= now()) as in_flight,
+        (select count(*)::int from ${queue} where lease_expires_at >= now()) as in_flight,
         (select count(*)::int from ${deliveries} where status = 'dead') as dead,
         (select extract(epoch from now() - min(d.next_attempt_at))::float8
-          from ${deliveries} d join ${endpoints} e on e.id = d.endpoint_id
-          where d.status in ('pending', 'failed') and d.next_attempt_at <= now()
+          from ${queue} d join ${endpoints} e on e.id = d.endpoint_id
+          where d.next_attempt_at <= now()
             and e.status = 'active' and e.deleted_at is null) as oldest`,
     throttled: `
       select endpoint_id, concurrency_limit::float8 as concurrency_limit from ${pacing}
