@@ -174,13 +174,3 @@ create index if not exists holdfast_subscriptions_status_desc_created_asc
   on holdfast_subscriptions (account_id, (array_position(array['active', 'past_due', 'canceled']::text[], status::text)) desc nulls last, created_at asc nulls last, id desc nulls last);
 create index if not exists holdfast_subscriptions_status_desc_created_desc
   on holdfast_subscriptions (account_id, (array_position(array['active', 'past_due', 'canceled']::text[], status::text)) desc nulls last, created_at desc nulls last, id desc nulls last);
-
--- The addresses webhooks are sent from, as last published at /webhook-source-addresses: one row.
--- updated_at is when this list was first published; a start with the same list keeps it, a start
--- with another list moves it and notifies every account.
-create table if not exists holdfast_webhook_source_addresses (
-  id boolean primary key default true check (id),
-  addresses text[] not null,
-  updated_at timestamptz(3) not null
-);
-

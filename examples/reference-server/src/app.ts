@@ -1,7 +1,15 @@
 import { dbApiKeyStore, scopeFor } from '@holdfast/api-keys';
 import { apiKeyAuth, requireScope } from '@holdfast/api-keys/hono';
-import { clipEcho, problem } from '@holdfast/problem-details';
-import { notFoundProblem, onProblem, problemResponse, problemTypeBase } from '@holdfast/problem-details/hono';
+import { databaseFailure } from '@holdfast/db';
+import { migrationReadiness, type Readiness } from '@holdfast/db/migrate';
+import { clipEcho, errorLine, problem } from '@holdfast/problem-details';
+import {
+  notFoundProblem,
+  onProblem,
+  problemResponse,
+  problemTypeBase,
+  servedOnce,
+} from '@holdfast/problem-details/hono';
 import { strictQueries } from '@holdfast/problem-details/openapi';
 import { missingBody } from '@holdfast/request-guards';
 import { jsonBody, refuseNul, requestId } from '@holdfast/request-guards/hono';
@@ -11,15 +19,13 @@ import type { MiddlewareHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { validationHook } from './api/problem-responses';
 import type { App, AppEnv, Deps } from './context';
-import { databaseFailure } from './database-errors';
 import { destinationHint } from './destination-hint';
-import { renderDocs, servedOnce } from './docs';
+import { renderDocs } from './docs';
 import { EVENT_TYPES } from './event-types';
 import { favicon } from './favicon';
-import { healthRoutes, type Readiness, readiness } from './health';
+import { healthRoutes } from './health';
 import { secureHtml } from './html';
 import { observeRequests } from './observability/http-observer';
-import { errorLine } from './observability/logger';
 import { finalizeDocument } from './openapi';
 import { contractProblemPages } from './problem-pages';
 import { PROBLEM_TYPE_BASE } from './problems';
@@ -224,7 +230,7 @@ export function buildApp(deps: Deps, options: AppOptions = {}): App {
     await deps.db.query('select 1');
     return c.json({ status: 'ok' });
   });
-  healthRoutes(app, options.ready ?? readiness(deps.db, []));
+  healthRoutes(app, options.ready ?? migrationReadiness(deps.db, []));
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearerAuth', {
     type: 'http',
     scheme: 'bearer',

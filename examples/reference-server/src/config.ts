@@ -1,6 +1,8 @@
 import { resolve } from 'node:path';
 import { parseBearer } from '@holdfast/api-keys';
+import type { RateLimitConfig } from '@holdfast/rate-limit';
 import { type EgressOptions, egressSourceRanges, parseRetrySchedule } from '@holdfast/webhook-delivery';
+import type { WindowQuota } from '@holdfast/webhook-portal';
 
 /** One key from `HOLDFAST_API_KEYS` (CONTRACT section 3). */
 export interface SeedKey {
@@ -9,7 +11,6 @@ export interface SeedKey {
   readonly scopes: readonly string[];
 }
 
-/** How many requests per window a key may make, with a burst allowance (CONTRACT section 9). */
 /** How hard this process's delivery worker pushes. */
 export interface DeliveryLimits {
   /** Attempts in flight in this process (`HOLDFAST_DELIVERY_CONCURRENCY`, default 128). */
@@ -79,12 +80,6 @@ export interface DatabaseLimits {
   readonly healthPort: number | undefined;
 }
 
-export interface RateLimitConfig {
-  readonly limit: number;
-  readonly windowMs: number;
-  readonly burst: number;
-}
-
 /** Which loops this process runs: the HTTP API, the background workers, or both. */
 export type Role = 'all' | 'api' | 'worker';
 
@@ -148,12 +143,6 @@ export interface Config {
   readonly egress: EgressOptions | undefined;
   /** Quotas of the webhook-endpoint actions that make the sender send (CONTRACT section 12). */
   readonly endpointQuotas: EndpointQuotas;
-}
-
-/** A count per fixed window of one endpoint, kept in the database (exact across API processes). */
-export interface WindowQuota {
-  readonly limit: number;
-  readonly windowMs: number;
 }
 
 /** The per-endpoint quotas of test events and recoveries, and how much one recovery re-queues. */

@@ -10,6 +10,14 @@ import type { Metrics } from './observability/metrics';
 /** Who is calling, from `apiKeyAuth()`: every query scopes by its `account` (the tenant). */
 export type { Principal } from '@holdfast/api-keys';
 
+/**
+ * How long one list statement may run before PostgreSQL cancels it (answered 503 with
+ * Retry-After, as every statement timeout is). Shorter than the API's statement timeout: every
+ * accepted sort reads an index and answers in milliseconds (bench/pagination), so a list still
+ * running after this long is one that would hold a connection other tenants need.
+ */
+export const LIST_STATEMENT_TIMEOUT_MS = 2_000;
+
 /** Hono's environment for every route of the reference server. */
 export interface AppEnv {
   Variables: {

@@ -4,11 +4,11 @@ import type { Keyring } from '@holdfast/cursor-pagination';
 import type { Db } from '@holdfast/db';
 import { type Migration, readMigrations } from '@holdfast/db/migrate';
 import { migrations as idempotencyMigrations } from '@holdfast/idempotency';
+import { openPgDatabase, type PgDatabase } from '@holdfast/pg/node-postgres';
 import { migrations as deliveryMigrations } from '@holdfast/webhook-delivery';
 import { migrations as portalMigrations } from '@holdfast/webhook-portal';
 import { migrations as verifierMigrations } from '@holdfast/webhook-verifier/postgres';
 import type { Config } from './config';
-import { openPgDatabase, type PgDatabase } from './database';
 
 const MIGRATIONS_DIR = new URL('../migrations/', import.meta.url);
 

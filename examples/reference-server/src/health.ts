@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Db } from '@holdfast/db';
+import type { Readiness } from '@holdfast/db/migrate';
 import { problem } from '@holdfast/problem-details';
 import { notFoundProblem, onProblem } from '@holdfast/problem-details/hono';
 import { problemResponsesFor } from '@holdfast/problem-details/openapi';
@@ -11,43 +11,9 @@ import { json } from './api/fields';
 import type { App, AppEnv } from './context';
 
 // CONTRACT section 11, "Health": /livez is the process, /readyz the database (it answers and
-// every migration this build expects is applied). No key, no rate limit: registered on the root
-// app beside /healthz, and on HOLDFAST_HEALTH_PORT alone for a process that serves no API.
-
-/** Why the process is not ready, or undefined when it is. */
-export type Readiness = () => Promise<string | undefined>;
-
-/** How long /readyz waits for the database before answering 503 (a connect can take 30 s). */
-const READY_WITHIN_MS = 2000;
-
-/**
- * The readiness of `db`: it answers within {@link READY_WITHIN_MS}, and `holdfast_migrations`
- * holds every id of `expected` (a process older or newer than its database is not ready).
- *
- * @example
- * ```ts
- * const ready = readiness(db, (await allMigrations()).map((m) => m.id));
- * ```
- */
-export function readiness(db: Db, expected: readonly string[]): Readiness {
-  return async () => {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise<string>((resolve) => {
-      timer = setTimeout(() => resolve('the database did not answer in time'), READY_WITHIN_MS);
-    });
-    const check = (async () => {
-      const rows = await db.query<{ id: string }>('select id from holdfast_migrations');
-      const applied = new Set(rows.map((row) => row.id));
-      const missing = expected.filter((id) => !applied.has(id));
-      return missing.length === 0 ? undefined : `${missing.length} migration(s) not applied`;
-    })().catch(() => 'the database cannot be reached');
-    try {
-      return await Promise.race([check, late]);
-    } finally {
-      clearTimeout(timer);
-    }
-  };
-}
+// every migration this build expects is applied: `migrationReadiness` of @holdfast/db). No key,
+// no rate limit: registered on the root app beside /healthz, and on HOLDFAST_HEALTH_PORT alone
+// for a process that serves no API.
 
 const Status = z
   .object({ status: z.literal('ok').meta({ description: 'Always `ok`.' }) })
@@ -87,7 +53,7 @@ const readyz = createRoute({
  *
  * @example
  * ```ts
- * healthRoutes(app, readiness(db, ids));
+ * healthRoutes(app, migrationReadiness(db, ids));
  * ```
  */
 export function healthRoutes(app: App, ready: Readiness): void {
@@ -113,7 +79,7 @@ export interface HealthServer {
  *
  * @example
  * ```ts
- * const health = await serveHealth(readiness(db, ids), 9465, '127.0.0.1');
+ * const health = await serveHealth(migrationReadiness(db, ids), 9465, '127.0.0.1');
  * await health.close();
  * ```
  */

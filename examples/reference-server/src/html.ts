@@ -1,4 +1,4 @@
-import { HTML_PAGE_CSP, htmlPage } from './reference/index';
+import { HTML_PAGE_CSP, htmlPage } from '@holdfast/problem-details';
 
 /** The server's HTML pages (`/docs`, `/problems`): a self-contained page titled `… · Holdfast`. */
 export function page(title: string, body: string): string {

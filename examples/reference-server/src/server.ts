@@ -2,21 +2,21 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createKey, dbApiKeyStore, keyAccounts } from '@holdfast/api-keys';
 import type { Db, Transaction } from '@holdfast/db';
-import { migrate } from '@holdfast/db/migrate';
+import { migrate, migrationReadiness } from '@holdfast/db/migrate';
 import { pgListener } from '@holdfast/db/pg';
 import { fromPostgres, postgresTransaction } from '@holdfast/db/postgres';
 import { schedulePurge } from '@holdfast/idempotency';
 import type { Database } from '@holdfast/pg';
+import type { PgDatabase } from '@holdfast/pg/node-postgres';
 import { createHonoServer } from '@holdfast/request-guards/node';
 import type pg from 'pg';
 import { buildApp } from './app';
 import { type Config, loadConfig } from './config';
 import type { Database as DbAccess, Deps } from './context';
-import type { PgDatabase } from './database';
 import { allMigrations, cursorKeyring, openPgPools, type Pools } from './db';
 import { DEMO_RECEIVER_PREFIX, demoReceiverRoutes } from './demo/receiver';
 import { databaseIsEmpty, httpApiCall, type SeedSummary, seedDemoData } from './demo/seed';
-import { type HealthServer, readiness, serveHealth } from './health';
+import { type HealthServer, serveHealth } from './health';
 import { startOperations } from './operations';
 import { PROBLEM_TYPE_BASE } from './problems';
 import { startSettlementWorker } from './settlement';
@@ -132,7 +132,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       log: ops.log,
       metrics: ops.metrics,
     };
-    const ready = readiness(
+    const ready = migrationReadiness(
       api.db,
       migrations.map((migration) => migration.id),
     );

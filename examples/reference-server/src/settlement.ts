@@ -1,6 +1,8 @@
+import { startLoop } from '@holdfast/db';
+import { errorLine } from '@holdfast/problem-details';
 import type { Database } from './context';
 import { settleDuePayments } from './resources/payments/repository';
-import { LOOP_STATEMENT_TIMEOUT_MS, startLoop } from './workers';
+import { LOOP_STATEMENT_TIMEOUT_MS } from './workers';
 
 /**
  * Settles `processing` payments when due (the background half of POST /v1/payments' 202).
@@ -19,10 +21,9 @@ export function startSettlementWorker(options: {
   readonly idleMs?: number;
   readonly log?: (message: string) => void;
 }): { stop(): Promise<void> } {
-  return startLoop(
-    'payment settlement',
-    () => settleDuePayments(options.database, options.now(), LOOP_STATEMENT_TIMEOUT_MS),
-    options.idleMs ?? 500,
-    options.log ?? ((message) => console.error(message)),
-  );
+  const log = options.log ?? ((message) => console.error(message));
+  return startLoop(() => settleDuePayments(options.database, options.now(), LOOP_STATEMENT_TIMEOUT_MS), {
+    idleMs: options.idleMs ?? 500,
+    onError: (error) => log(`payment settlement: ${errorLine(error, false)}`),
+  });
 }

@@ -1,10 +1,10 @@
-import type { Db } from '@holdfast/db';
+import { type Db, type Loop, startLoop } from '@holdfast/db';
+import { errorLine } from '@holdfast/problem-details';
 import { createDeliveryWorker, maintainDeliveryHistory } from '@holdfast/webhook-delivery';
 import { postgresDedupStore } from '@holdfast/webhook-verifier/postgres';
 import type { Database, Deps } from './context';
 import { processInbox } from './inbox';
 import { observeAttempt } from './observability/delivery-attempts';
-import { errorLine } from './observability/logger';
 
 /**
  * How long one statement of a background loop may run on PostgreSQL (the workers' pool has no
@@ -33,52 +33,6 @@ function limitedDb(database: Database, ms = LOOP_STATEMENT_TIMEOUT_MS): Db {
   };
 }
 
-/** A background loop that can be stopped; `stop` waits for the round in flight. */
-export interface Loop {
-  stop(): Promise<void>;
-}
-
-/**
- * Runs `tick` repeatedly: again at once while it reports work done, otherwise after `idleMs`
- * (a number, or a function asked after each round). One round at a time: the next starts only
- * once the last has ended, so rounds never pile up. Errors are logged and the loop carries on
- * (a database restart must not end the worker).
- */
-export function startLoop(
-  name: string,
-  tick: () => Promise<number>,
-  idleMs: number | (() => number),
-  log: (message: string) => void,
-): Loop {
-  let stopped = false;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let wake: (() => void) | undefined;
-  const done = (async () => {
-    while (!stopped) {
-      let handled = 0;
-      try {
-        handled = await tick();
-      } catch (error) {
-        log(`${name}: ${errorLine(error, false)}`);
-      }
-      if (stopped) break;
-      if (handled > 0) continue;
-      await new Promise<void>((resolve) => {
-        wake = resolve;
-        timer = setTimeout(resolve, typeof idleMs === 'number' ? idleMs : idleMs());
-      });
-    }
-  })();
-  return {
-    async stop() {
-      stopped = true;
-      if (timer) clearTimeout(timer);
-      wake?.();
-      await done;
-    },
-  };
-}
-
 export interface InboxProcessorOptions {
   readonly database: Database;
   /** How long to wait when the inbox is empty. @defaultValue 250 */
@@ -97,12 +51,11 @@ export interface InboxProcessorOptions {
  * ```
  */
 export function startInboxProcessor(options: InboxProcessorOptions): Loop {
-  return startLoop(
-    'inbox processor',
-    () => processInbox(options.database, 50, options.log),
-    options.idleMs ?? 250,
-    options.log ?? ((message) => console.error(message)),
-  );
+  const log = options.log ?? ((message) => console.error(message));
+  return startLoop(() => processInbox(options.database, 50, log), {
+    idleMs: options.idleMs ?? 250,
+    onError: (error) => log(`inbox processor: ${errorLine(error, false)}`),
+  });
 }
 
 /**
@@ -147,7 +100,6 @@ export function startWebhookWorkers(deps: Deps): Loop {
   // A run that gave up waiting for a lock (the tables busy) is tried again in a minute.
   let retrySoon = false;
   const purge = startLoop(
-    'delivery history maintenance',
     async () => {
       // Partitions ahead and whole partitions behind the retention, each step its own short
       // transaction under the loops' statement timeout.
@@ -168,8 +120,10 @@ export function startWebhookWorkers(deps: Deps): Loop {
       });
       return 0;
     },
-    () => (retrySoon ? 60 * 1000 : 60 * 60 * 1000),
-    (message) => console.error(message),
+    {
+      idleMs: () => (retrySoon ? 60 * 1000 : 60 * 60 * 1000),
+      onError: (error) => console.error(`delivery history maintenance: ${errorLine(error, false)}`),
+    },
   );
   return {
     async stop() {

@@ -1,8 +1,8 @@
+import { databaseFailure } from '@holdfast/db';
+import { openPgDatabase, type PgDatabase } from '@holdfast/pg/node-postgres';
 import { childDatabaseUrl, createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config';
-import { openPgDatabase, type PgDatabase } from '../src/database';
-import { databaseFailure } from '../src/database-errors';
 import { openPgPools } from '../src/db';
 
 // The server's node-postgres pools: on embedded PGlite and on PostgreSQL, statements and

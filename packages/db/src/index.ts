@@ -50,6 +50,9 @@ export interface Listener {
   listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
 }
 
+export { type DatabaseFailure, databaseFailure } from './database-failure';
 export { fromHex, toHex } from './hex';
+export { type Loop, type LoopOptions, startLoop } from './loop';
 export { type GuardedJob, unlessRunning } from './periodic';
 export { statementName } from './statement-name';
+export { withStatementTimeout } from './statement-timeout';

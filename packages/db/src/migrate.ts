@@ -259,3 +259,4 @@ export function qualify(schema?: string): (table: string) => string {
   const prefix = `${identifier(schema, 'schema')}.`;
   return (table) => `${prefix}${table}`;
 }
+export { migrationReadiness, type Readiness, type ReadinessOptions } from './readiness';

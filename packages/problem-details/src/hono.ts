@@ -4,6 +4,7 @@ import type { Router } from 'hono/router';
 import type { RouterRoute } from 'hono/types';
 import { fromUnknown } from './from-unknown';
 import { allowedBy, checkTypeBase, notFoundOrNotAllowed, problemForStatus } from './http';
+import { errorLine } from './loggable-error';
 import type { ProblemContext, ProblemError } from './problem-error';
 
 declare module 'hono' {
@@ -88,24 +89,12 @@ function toProblem(error: unknown): ProblemError {
   return fromUnknown(error);
 }
 
-/**
- * What the default log prints of an error: its name, `code` and message (cut to 300 characters)
- * and its call frames, never its other properties. A driver's error carries the failing row and
- * the query's parameters in those (postgres.js: `detail`, `parameters`), which are request data.
- */
-function describe(error: unknown): string {
-  if (!(error instanceof Error)) return `a thrown ${typeof error}`;
-  const code = 'code' in error && typeof error.code === 'string' ? ` (${error.code})` : '';
-  const frames = (error.stack ?? '').split('\n').filter((line) => line.startsWith('    at '));
-  return [`${error.name}${code}: ${error.message.slice(0, 300)}`, ...frames].join('\n');
-}
-
 interface OnProblemOptions {
   /**
    * Called with the original error of every 5xx, for the server's own logs (never the
-   * response). @defaultValue logs to `console.error` with the request id, the route, and the
-   * error's name, code, message and frames (never its other properties: a database error's row
-   * detail and parameters stay out of the log)
+   * response). @defaultValue logs to `console.error` with the request id, the route, and
+   * `errorLine(error)`: the error's name, code, message and frames, never its other properties
+   * (a database error's row detail and parameters stay out of the log)
    */
   log?: (error: unknown, c: Context) => void;
 }
@@ -124,7 +113,7 @@ export function onProblem(options: OnProblemOptions = {}): ErrorHandler {
     options.log ??
     ((error: unknown, c: Context) => {
       console.error(
-        `[${c.get('requestId') ?? '-'}] ${c.req.method} ${c.req.routePath} failed: ${describe(error)}`,
+        `[${c.get('requestId') ?? '-'}] ${c.req.method} ${c.req.routePath} failed: ${errorLine(error)}`,
       );
     });
   return (error, c) => {
@@ -170,3 +159,4 @@ export function notFoundProblem(app?: RoutedApp): NotFoundHandler {
   };
 }
 export { problemPages } from './problem-pages';
+export { servedOnce } from './served-once';

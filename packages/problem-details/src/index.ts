@@ -8,7 +8,9 @@ export {
   problem,
 } from './catalogue';
 export { fromUnknown } from './from-unknown';
+export { escapeHtml, HTML_PAGE_CSP, htmlPage } from './html-page';
 export { toProblemResponse } from './http';
+export { errorLine, type LoggedError, loggableError } from './loggable-error';
 export {
   type FieldError,
   isProblemError,
@@ -17,4 +19,11 @@ export {
   type ProblemDocument,
   ProblemError,
 } from './problem-error';
+export {
+  type JsonValue,
+  type OpenApiDocument,
+  type ReferenceOptions,
+  type ReferenceSection,
+  renderReference,
+} from './reference';
 export { fromZodError } from './zod';

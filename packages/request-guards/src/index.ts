@@ -1,6 +1,8 @@
 export { type AddressCap, limitConnectionsPerAddress } from './address-cap';
 export { withBackpressure } from './backpressure';
 export { answerClientErrors, httpFramingProblems } from './client-error';
+export { currencyCodes, isCurrency, minorUnits } from './currency';
+export { type EntityTag, type IfMatch, ifMatchHeader, ifMatchHolds, parseIfMatch } from './if-match';
 export { type JsonBodyOptions, jsonBodyReader } from './json-body';
 export { missingBody, noFieldsBody, noFieldsProblem } from './no-fields';
 export { nulProblem } from './nul';

@@ -19,3 +19,4 @@ export { type SortParameterObject, type SortParameterSchema, sortParameter } fro
 export { orderBy, type SortExpression, sortExpressions } from './order-by';
 export { parseSort, type SortProblem, type SortResult } from './parse-sort';
 export { sortDefinitions, sortProblems } from './problems';
+export { statusSorts } from './status-sorts';

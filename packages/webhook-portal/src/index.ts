@@ -9,16 +9,30 @@ export {
 export type { ManagementLimits, WebhookManagementOptions } from './api/options';
 export { managementDefinitions } from './api/problems';
 export type { WindowQuota } from './api/quota';
+export { receivingWebhooksSection } from './api/receiving-docs';
 export {
   AttemptSchema,
   DELIVERY_STATUSES,
   deliverySort,
   type EventTypeSchemas,
   endpointSort,
+  idParam,
+  json,
+  livemode,
+  timestamp,
   WebhookEndpointSchema,
   WebhookEndpointWithSecretSchema,
   webhookSchemas,
 } from './api/schemas';
+export {
+  describeSourceAddresses,
+  publishSourceAddresses,
+  readSourceAddresses,
+  SOURCE_ADDRESSES_CHANGED,
+  type SourceAddresses,
+  SourceAddressesSchema,
+  type SourceAddressStore,
+} from './api/source-addresses';
 export type { Authorize, PortalCaller } from './caller';
 export { migrations } from './migrations';
 export {

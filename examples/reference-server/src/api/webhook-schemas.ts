@@ -24,17 +24,6 @@ z.globalRegistry.add(concurrency, {
   description: (concurrency.description ?? '').replace(/\.$/, ' (CONTRACT section 10).'),
 });
 
-/** An opaque id with the given prefix, for path parameters. */
-export function idParam(prefix: string, description: string) {
-  return z.object({
-    id: z
-      .string()
-      .min(1)
-      .max(255)
-      .meta({ description, example: `${prefix}_2x8Kd0qLw1Yc7VnR4sT9uA`, param: { name: 'id', in: 'path' } }),
-  });
-}
-
 export const INBOUND_STATUSES = ['pending', 'processed', 'stale', 'ignored', 'failed'] as const;
 
 export const InboundEventSchema = z

@@ -1,5 +1,6 @@
 import { paginate } from '@holdfast/cursor-pagination';
 import { listQueryShape, pageSchema } from '@holdfast/cursor-pagination/zod';
+import { withStatementTimeout } from '@holdfast/db';
 import { noFieldsBody } from '@holdfast/request-guards';
 import { refuseFields } from '@holdfast/request-guards/hono';
 import { defineSortAllowlist } from '@holdfast/sort-allowlist';
@@ -13,7 +14,6 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { ManagementApp } from './app-types';
 import { scopeList } from './docs';
 import { authorizeEndpointAction } from './endpoint-scope';
-import { withListTimeout } from './list-timeout';
 import type { Management } from './options';
 import { problemResponses } from './problem-responses';
 import { problem } from './problems';
@@ -136,7 +136,7 @@ export function deliveryRoutes(app: ManagementApp, m: Management): void {
     const principal = c.get('portalCaller');
     const { account, livemode } = principal;
     const query = c.req.valid('query');
-    const page = await withListTimeout(m, (tx) =>
+    const page = await withStatementTimeout(m.transaction, m.listTimeoutMs, (tx) =>
       paginate(tx, {
         from: 'holdfast_deliveries',
         where: {

@@ -1,4 +1,4 @@
-import { defineSortAllowlist, type SortAllowlist } from '@holdfast/sort-allowlist';
+import { defineSortAllowlist, type SortAllowlist, statusSorts } from '@holdfast/sort-allowlist';
 import { checkFilter, FILTER_LIMITS } from '@holdfast/webhook-delivery';
 import { z } from '@hono/zod-openapi';
 import type { EventTypeScopes } from './event-types';
@@ -32,17 +32,6 @@ export function idParam(
       .max(255)
       .meta({ description, example: `${prefix}_2x8Kd0qLw1Yc7VnR4sT9uA`, param: { name: 'id', in: 'path' } }),
   });
-}
-
-/**
- * Every sort over `others` and `status` that an index serves: each alone, and status first
- * followed by one of the others.
- */
-function statusSorts(others: readonly string[]): string[] {
-  const both = (key: string) => [key, `-${key}`];
-  const single = [...others, 'status'].flatMap(both);
-  const pairs = both('status').flatMap((status) => others.flatMap(both).map((other) => `${status},${other}`));
-  return [...single, ...pairs];
 }
 
 export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed', 'dead'] as const;
@@ -85,40 +74,40 @@ const ORDERING = z.enum(['none', 'per-resource']).meta({
     "per-resource: deliveries with the same ordering key (the id of the resource the event is about, data.object.id) are attempted one at a time, in the order their events were created; the next waits until the one before it succeeded or went dead (a dead one stops blocking its resource; replaying it later sends it after what is queued, out of order). Other resources are not held back; the events' sequence lets a receiver see a gap. none (default): deliveries are attempted side by side, in no order.",
 });
 
-export const WebhookEndpointSchema: z.ZodObject<
-  {
-    id: z.ZodString;
-    livemode: z.ZodBoolean;
-    url: z.ZodString;
-    description: z.ZodNullable<z.ZodString>;
-    eventTypes: z.ZodArray<z.ZodString>;
-    status: z.ZodEnum<{
-      active: 'active';
-      disabled: 'disabled';
-    }>;
-    maxPerSecond: z.ZodNullable<z.ZodNumber>;
-    signatureScheme: z.ZodEnum<{
-      v1: 'v1';
-      v1a: 'v1a';
-    }>;
-    publicKey: z.ZodNullable<z.ZodString>;
-    filter: z.ZodNullable<z.ZodRecord<z.ZodString, z.ZodUnknown>>;
-    concurrency: z.ZodObject<
-      {
-        current: z.ZodNumber;
-        max: z.ZodNumber;
-      },
-      z.core.$strip
-    >;
-    ordering: z.ZodEnum<{
-      none: 'none';
-      'per-resource': 'per-resource';
-    }>;
-    createdAt: z.ZodISODateTime;
-    updatedAt: z.ZodISODateTime;
-  },
-  z.core.$strip
-> = z
+/** The fields of a webhook endpoint as answered, with or without its secret. */
+type EndpointShape = {
+  id: z.ZodString;
+  livemode: z.ZodBoolean;
+  url: z.ZodString;
+  description: z.ZodNullable<z.ZodString>;
+  eventTypes: z.ZodArray<z.ZodString>;
+  status: z.ZodEnum<{
+    active: 'active';
+    disabled: 'disabled';
+  }>;
+  maxPerSecond: z.ZodNullable<z.ZodNumber>;
+  signatureScheme: z.ZodEnum<{
+    v1: 'v1';
+    v1a: 'v1a';
+  }>;
+  publicKey: z.ZodNullable<z.ZodString>;
+  filter: z.ZodNullable<z.ZodRecord<z.ZodString, z.ZodUnknown>>;
+  concurrency: z.ZodObject<
+    {
+      current: z.ZodNumber;
+      max: z.ZodNumber;
+    },
+    z.core.$strip
+  >;
+  ordering: z.ZodEnum<{
+    none: 'none';
+    'per-resource': 'per-resource';
+  }>;
+  createdAt: z.ZodISODateTime;
+  updatedAt: z.ZodISODateTime;
+};
+
+export const WebhookEndpointSchema: z.ZodObject<EndpointShape, z.core.$strip> = z
   .object({
     id: z.string().meta({ example: 'we_2x8Kd0qLw1Yc7VnR4sT9uA' }),
     livemode,
@@ -157,38 +146,7 @@ export const WebhookEndpointSchema: z.ZodObject<
   .meta({ id: 'WebhookEndpoint' });
 
 export const WebhookEndpointWithSecretSchema: z.ZodObject<
-  {
-    id: z.ZodString;
-    livemode: z.ZodBoolean;
-    url: z.ZodString;
-    description: z.ZodNullable<z.ZodString>;
-    eventTypes: z.ZodArray<z.ZodString>;
-    status: z.ZodEnum<{
-      active: 'active';
-      disabled: 'disabled';
-    }>;
-    maxPerSecond: z.ZodNullable<z.ZodNumber>;
-    signatureScheme: z.ZodEnum<{
-      v1: 'v1';
-      v1a: 'v1a';
-    }>;
-    publicKey: z.ZodNullable<z.ZodString>;
-    filter: z.ZodNullable<z.ZodRecord<z.ZodString, z.ZodUnknown>>;
-    concurrency: z.ZodObject<
-      {
-        current: z.ZodNumber;
-        max: z.ZodNumber;
-      },
-      z.core.$strip
-    >;
-    ordering: z.ZodEnum<{
-      none: 'none';
-      'per-resource': 'per-resource';
-    }>;
-    createdAt: z.ZodISODateTime;
-    updatedAt: z.ZodISODateTime;
-    secret: z.ZodOptional<z.ZodString>;
-  },
+  EndpointShape & { secret: z.ZodOptional<z.ZodString> },
   z.core.$strip
 > = WebhookEndpointSchema.extend({
   secret: z.string().optional().meta({

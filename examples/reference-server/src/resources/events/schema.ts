@@ -1,9 +1,9 @@
 import { listQueryShape, pageSchema } from '@holdfast/cursor-pagination/zod';
 import { defineSortAllowlist } from '@holdfast/sort-allowlist';
 import { createRoute, z } from '@hono/zod-openapi';
-import { json } from '../../api/fields';
+import { idParam, json } from '../../api/fields';
 import { problemResponses } from '../../api/problem-responses';
-import { EventSchema, idParam } from '../../api/webhook-schemas';
+import { EventSchema } from '../../api/webhook-schemas';
 
 const tags = ['Events'];
 

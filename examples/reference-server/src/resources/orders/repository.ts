@@ -1,14 +1,12 @@
 import { isLive } from '@holdfast/api-keys';
 import type { Keyring } from '@holdfast/cursor-pagination';
 import { paginate } from '@holdfast/cursor-pagination';
-import type { Db } from '@holdfast/db';
-import { opaqueId } from '@holdfast/request-guards';
+import { type Db, withStatementTimeout } from '@holdfast/db';
+import { type IfMatch, ifMatchHolds, opaqueId } from '@holdfast/request-guards';
 import { eventWrites } from '@holdfast/webhook-delivery';
 import type postgres from 'postgres';
-import type { Database } from '../../context';
-import { type IfMatch, ifMatchHolds } from '../../if-match';
+import { type Database, LIST_STATEMENT_TIMEOUT_MS } from '../../context';
 import { isoTime } from '../../iso-time';
-import { withListTimeout } from '../../list-timeout';
 import { emit } from '../../outbox';
 import { problem } from '../../problems';
 import {
@@ -180,7 +178,7 @@ export function listOrders(
   account: string,
   query: ListQuery & { readonly status?: string | undefined },
 ) {
-  return withListTimeout(database, (tx) =>
+  return withStatementTimeout(database.transaction, LIST_STATEMENT_TIMEOUT_MS, (tx) =>
     paginate(tx, {
       from: 'holdfast_orders',
       where: { text: 'account_id = $1', values: [account] },
@@ -304,7 +302,7 @@ export async function listRefunds(
 ) {
   const [order] = await database.db.query(SELECT_ORDER, [id, account]);
   if (!order) throw notFound();
-  return withListTimeout(database, (tx) =>
+  return withStatementTimeout(database.transaction, LIST_STATEMENT_TIMEOUT_MS, (tx) =>
     paginate(tx, {
       from: 'holdfast_refunds',
       where: { text: 'account_id = $1 and order_id = $2', values: [account, id] },

@@ -1,10 +1,10 @@
 import { idempotentStatement } from '@holdfast/idempotency';
 import { withIdempotency } from '@holdfast/idempotency/hono';
+import { ifMatchHeader } from '@holdfast/request-guards';
 import { refuseFields } from '@holdfast/request-guards/hono';
 import { z } from '@hono/zod-openapi';
 import { answerRoute } from '../../api/answer-route';
 import type { App, Deps } from '../../context';
-import { ifMatchHeader } from '../../if-match';
 import {
   cancelOrder,
   createRefund,

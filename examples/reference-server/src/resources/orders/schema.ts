@@ -1,11 +1,18 @@
 import { listQueryShape, pageSchema } from '@holdfast/cursor-pagination/zod';
 import { noFieldsBody } from '@holdfast/request-guards';
-import { defineSortAllowlist } from '@holdfast/sort-allowlist';
+import { defineSortAllowlist, statusSorts } from '@holdfast/sort-allowlist';
 import { createRoute, z } from '@hono/zod-openapi';
-import { currency, json, livemode, locationHeader, metadata, minorUnits, timestamp } from '../../api/fields';
-import { statusSorts } from '../../api/indexed-sorts';
+import {
+  currency,
+  idParam,
+  json,
+  livemode,
+  locationHeader,
+  metadata,
+  minorUnits,
+  timestamp,
+} from '../../api/fields';
 import { problemResponses } from '../../api/problem-responses';
-import { idParam } from '../../api/webhook-schemas';
 
 // Orders and their refunds: the API's shapes (zod, which validates and documents) and the
 // OpenAPI operations. The SQL and the state machine are in repository.ts, the routes in routes.ts.

@@ -1,9 +1,8 @@
 import { listQueryShape, pageSchema } from '@holdfast/cursor-pagination/zod';
 import { defineSortAllowlist } from '@holdfast/sort-allowlist';
 import { createRoute, z } from '@hono/zod-openapi';
-import { json, livemode, locationHeader, timestamp } from '../../api/fields';
+import { idParam, json, livemode, locationHeader, timestamp } from '../../api/fields';
 import { problemResponses } from '../../api/problem-responses';
-import { idParam } from '../../api/webhook-schemas';
 
 // Payment methods (CONTRACT section 5): descriptive card details only, never a card number.
 // A card whose last4 is 0002 is declined when charged (the test-card convention), so the

@@ -1,10 +1,10 @@
 import { paginate } from '@holdfast/cursor-pagination';
+import { withStatementTimeout } from '@holdfast/db';
 import { withIdempotency } from '@holdfast/idempotency/hono';
 import { problem } from '@holdfast/problem-details';
 import { z } from '@hono/zod-openapi';
 import { answerRoute } from '../../api/answer-route';
-import type { App, Deps } from '../../context';
-import { withListTimeout } from '../../list-timeout';
+import { type App, type Deps, LIST_STATEMENT_TIMEOUT_MS } from '../../context';
 import { findPayment, insertPayment, toPayment } from './repository';
 import { CreatePaymentSchema, createPayment, getRoute, listRoute, paymentSort } from './schema';
 
@@ -25,7 +25,7 @@ export function paymentRoutes(app: App, deps: Deps): void {
   app.openapi(listRoute, async (c) => {
     const { account } = c.get('principal');
     const query = c.req.valid('query');
-    const page = await withListTimeout(deps, (tx) =>
+    const page = await withStatementTimeout(deps.transaction, LIST_STATEMENT_TIMEOUT_MS, (tx) =>
       paginate(tx, {
         from: 'holdfast_payments',
         where: { text: 'account_id = $1', values: [account] },

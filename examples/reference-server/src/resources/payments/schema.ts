@@ -1,10 +1,8 @@
 import { listQueryShape, pageSchema } from '@holdfast/cursor-pagination/zod';
-import { defineSortAllowlist } from '@holdfast/sort-allowlist';
+import { defineSortAllowlist, statusSorts } from '@holdfast/sort-allowlist';
 import { createRoute, z } from '@hono/zod-openapi';
-import { currency, json, livemode, locationHeader, minorUnits, timestamp } from '../../api/fields';
-import { statusSorts } from '../../api/indexed-sorts';
+import { currency, idParam, json, livemode, locationHeader, minorUnits, timestamp } from '../../api/fields';
 import { problemResponses } from '../../api/problem-responses';
-import { idParam } from '../../api/webhook-schemas';
 
 // Payments (CONTRACT sections 5 and 7). POST requires Idempotency-Key; the insert, the event
 // and the stored answer commit in one transaction. The simulated processor's rules, documented

@@ -1,7 +1,7 @@
 import { paginate } from '@holdfast/cursor-pagination';
+import { withStatementTimeout } from '@holdfast/db';
 import { refuseFields } from '@holdfast/request-guards/hono';
-import type { App, Deps } from '../../context';
-import { withListTimeout } from '../../list-timeout';
+import { type App, type Deps, LIST_STATEMENT_TIMEOUT_MS } from '../../context';
 import {
   cancelSubscription,
   findSubscription,
@@ -32,7 +32,7 @@ export function subscriptionRoutes(app: App, deps: Deps): void {
   app.openapi(listRoute, async (c) => {
     const { account } = c.get('principal');
     const query = c.req.valid('query');
-    const page = await withListTimeout(deps, (tx) =>
+    const page = await withStatementTimeout(deps.transaction, LIST_STATEMENT_TIMEOUT_MS, (tx) =>
       paginate(tx, {
         from: 'holdfast_subscriptions',
         where: { text: 'account_id = $1', values: [account] },

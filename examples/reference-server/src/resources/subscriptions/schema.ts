@@ -1,11 +1,9 @@
 import { listQueryShape, pageSchema } from '@holdfast/cursor-pagination/zod';
 import { noFieldsBody } from '@holdfast/request-guards';
-import { defineSortAllowlist } from '@holdfast/sort-allowlist';
+import { defineSortAllowlist, statusSorts } from '@holdfast/sort-allowlist';
 import { createRoute, z } from '@hono/zod-openapi';
-import { json, livemode, locationHeader, metadata, timestamp } from '../../api/fields';
-import { statusSorts } from '../../api/indexed-sorts';
+import { idParam, json, livemode, locationHeader, metadata, timestamp } from '../../api/fields';
 import { problemResponses } from '../../api/problem-responses';
-import { idParam } from '../../api/webhook-schemas';
 
 // Subscriptions (CONTRACT section 5): created `active` (or `past_due` when the payment method
 // is a declined test card ending in 0002), changed by PATCH while not canceled, ended by

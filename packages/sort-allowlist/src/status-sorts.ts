@@ -10,6 +10,7 @@
  *
  * @example
  * ```ts
+ * defineSortAllowlist({ fields, id: { column: 'id' }, indexed: statusSorts(['createdAt']) });
  * statusSorts(['createdAt']); // ['createdAt', '-createdAt', 'status', '-status', 'status,createdAt', ...]
  * ```
  */

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { currencyCodes, isCurrency, minorUnits } from '../src/currency/index';
+import { currencyCodes, isCurrency, minorUnits } from '../src/index';
 
 describe('isCurrency', () => {
   it.each(['EUR', 'USD', 'JPY', 'KWD', 'UYW', 'XCG', 'ZWG'])('accepts the active code %s', (code) => {

@@ -1,12 +1,10 @@
-import type { Db } from '@holdfast/db';
-import { fromPostgres, postgresTransaction } from '@holdfast/db/postgres';
 import { createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LIST_STATEMENT_TIMEOUT_MS, withListTimeout } from '../src/list-timeout';
+import { type Db, withStatementTimeout } from '../src/index';
+import { fromPostgres, postgresTransaction } from '../src/postgres';
 
-// A list's statements run under their own statement timeout, never looser than the
-// connection's: a list still running past it is cancelled (57014, answered 503 with
-// Retry-After by the app), and the setting ends with the list's transaction. PGlite enforces
+// Statements run under their own statement timeout, never looser than the connection's: one
+// still running past it is cancelled (57014), and the setting ends with the transaction. PGlite enforces
 // no statement timeout, so what it can show is only that the setting is scoped.
 
 let db: TestDatabase;
@@ -22,16 +20,14 @@ const timeoutOf = async (on: Db) => {
   );
   return Number(row?.ms);
 };
-const database = () => ({ db: fromPostgres(db.sql), transaction: postgresTransaction(db.sql) });
+const LIMIT = 2000;
+const transaction = () => postgresTransaction(db.sql);
 
-describe('withListTimeout', () => {
-  it('sets the list timeout for the list only', async () => {
+describe('withStatementTimeout', () => {
+  it('sets the timeout for the transaction only', async () => {
     const before = await timeoutOf(fromPostgres(db.sql));
-    const inside = await withListTimeout(database(), (tx) => timeoutOf(tx));
-    if (realPostgres)
-      expect(inside).toBe(
-        before === 0 ? LIST_STATEMENT_TIMEOUT_MS : Math.min(before, LIST_STATEMENT_TIMEOUT_MS),
-      );
+    const inside = await withStatementTimeout(transaction(), LIMIT, (tx) => timeoutOf(tx));
+    if (realPostgres) expect(inside).toBe(before === 0 ? LIMIT : Math.min(before, LIMIT));
     expect(await timeoutOf(fromPostgres(db.sql))).toBe(before);
   });
 
@@ -46,15 +42,15 @@ describe('withListTimeout', () => {
         ['1999', 1999],
       ] as const) {
         await db.sql`select set_config('statement_timeout', ${set}, false)`;
-        expect(await withListTimeout(database(), (tx) => timeoutOf(tx), 2000), set).toBe(ms);
+        expect(await withStatementTimeout(transaction(), 2000, (tx) => timeoutOf(tx)), set).toBe(ms);
       }
     } finally {
       await db.sql`select set_config('statement_timeout', ${String(before)}, false)`;
     }
   });
 
-  it.skipIf(!realPostgres)('cancels a list statement that runs past the list timeout', async () => {
-    const run = withListTimeout(database(), (tx) => tx.query('select pg_sleep(2)'), 50);
+  it.skipIf(!realPostgres)('cancels a statement that runs past the timeout', async () => {
+    const run = withStatementTimeout(transaction(), 50, (tx) => tx.query('select pg_sleep(2)'));
     await expect(run).rejects.toMatchObject({ code: '57014' });
     // The connection is usable again, under its own setting.
     expect(await db.sql`select 1 as one`).toEqual([{ one: 1 }]);
@@ -64,10 +60,15 @@ describe('withListTimeout', () => {
     const before = await timeoutOf(fromPostgres(db.sql));
     await db.sql`set statement_timeout = 50`;
     try {
-      const run = withListTimeout(database(), (tx) => tx.query('select pg_sleep(2)'), 60_000);
+      const run = withStatementTimeout(transaction(), 60_000, (tx) => tx.query('select pg_sleep(2)'));
       await expect(run).rejects.toMatchObject({ code: '57014' });
     } finally {
       await db.sql`select set_config('statement_timeout', ${String(before)}, false)`;
     }
+  });
+
+  it('refuses a timeout that is not a positive integer, before any statement', async () => {
+    for (const ms of [0, -1, 1.5, Number.NaN])
+      await expect(withStatementTimeout(transaction(), ms, async () => 1)).rejects.toThrow(RangeError);
   });
 });

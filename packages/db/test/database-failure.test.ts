@@ -4,10 +4,10 @@ import { isProblemError, problem } from '@holdfast/problem-details';
 import pg from 'pg';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { databaseFailure } from '../src/database-errors';
+import { databaseFailure } from '../src/index';
 
-// The one classifier behind the crash converter's 503 (database-faults.test.ts, "backends
-// terminated under load", once got a 500 internal_error): every shape a database that is down,
+// The one classifier behind a crash converter's 503 (the reference server's
+// database-faults.test.ts, "backends terminated under load", once got a 500 internal_error): every shape a database that is down,
 // going away or slow takes is a 503 with Retry-After, and nothing else is.
 
 const coded = (code: string, message = `failed: ${code}`) => Object.assign(new Error(message), { code });
@@ -89,6 +89,13 @@ describe('databaseFailure', () => {
     const conflict = problem('version_conflict', { cause: coded('ECONNRESET') });
     expect(isProblemError(conflict) && conflict.status).toBe(409);
     expect(databaseFailure(conflict)).toBeUndefined();
+    // Any error with a 4xx status, not only a problem of @holdfast/problem-details.
+    expect(
+      databaseFailure(Object.assign(new Error('gone'), { status: 410, cause: coded('57P01') })),
+    ).toBeUndefined();
+    expect(
+      databaseFailure(Object.assign(new Error('bad gateway'), { status: 502, cause: coded('57P01') })),
+    ).toBe('unavailable');
   });
 
   it.each([

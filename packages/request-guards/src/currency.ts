@@ -1,3 +1,4 @@
+// Currency codes for money in a JSON body (an amount in integer minor units plus its code).
 // ISO 4217: the active alphabetic codes of the maintenance agency's list one
 // (https://www.six-group.com/en/products-services/financial-information/data-standards.html,
 // amendment 179, 2025), with the number of minor units of each. Funds codes and precious

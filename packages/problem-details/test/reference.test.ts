@@ -1,13 +1,7 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  escapeHtml,
-  HTML_PAGE_CSP,
-  htmlPage,
-  type OpenApiDocument,
-  renderReference,
-} from '../src/reference/index';
+import { escapeHtml, HTML_PAGE_CSP, htmlPage, type OpenApiDocument, renderReference } from '../src/index';
 
 const document: OpenApiDocument = {
   openapi: '3.1.0',

@@ -1,5 +1,3 @@
-import { isProblemError } from '@holdfast/problem-details';
-
 /**
  * What a database failure means for the client: `unavailable` (the database cannot be reached
  * or dropped the connection: retry after a few seconds), `timed_out` (a statement or lock
@@ -81,14 +79,22 @@ function classify(code: string | undefined): DatabaseFailure | undefined {
   return undefined;
 }
 
+// An error that carries an HTTP status below 500 (an RFC 9457 problem built from a lost lease,
+// say) is already the client's answer, whatever caused it.
+function isClientAnswer(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null || !('status' in error)) return false;
+  return typeof error.status === 'number' && error.status >= 400 && error.status < 500;
+}
+
 /**
- * The one classifier of database failures, for the crash converter (503 with Retry-After
+ * The one classifier of database failures, for a crash converter (503 with Retry-After
  * instead of 500): postgres.js connection codes, node-postgres's connection messages (it gives
  * those no code), socket errors, SQLSTATE class 08 and the
  * shutdown, start-up and capacity states, statement and lock timeouts. An error that wraps
  * another (`cause`, as a rethrow or a problem built from it does) or gathers several
  * (`AggregateError`, as a connection tried on IPv4 and IPv6 does) is judged by what it holds;
- * a problem of status below 500 is its own answer, whatever caused it.
+ * an error with a `status` from 400 to 499 (a client problem) is its own answer, whatever
+ * caused it.
  *
  * @example
  * ```ts
@@ -104,8 +110,7 @@ export function databaseFailure(error: unknown): DatabaseFailure | undefined {
     const current = queue.shift();
     if (seen.has(current)) continue;
     seen.add(current);
-    // A client problem (a 409 built from a lost lease, say) is already its answer.
-    if (isProblemError(current) && current.status < 500) return undefined;
+    if (isClientAnswer(current)) return undefined;
     const found = classify(codeOf(current)) ?? messageFailure(current);
     if (found) return found;
     if (current instanceof AggregateError) queue.push(...current.errors);

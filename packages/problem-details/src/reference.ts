@@ -1,10 +1,16 @@
-import { escapeHtml, htmlPage } from './html';
+import { escapeHtml, htmlPage } from './html-page';
 
 /** A JSON value, as the renderer walks the document. */
-export type Json = null | boolean | number | string | readonly Json[] | { readonly [key: string]: Json };
+export type JsonValue =
+  | null
+  | boolean
+  | number
+  | string
+  | readonly JsonValue[]
+  | { readonly [key: string]: JsonValue };
 
 /** An OpenAPI 3.1 document, as JSON (`app.getOpenAPI31Document(...)`, or parsed from a file). */
-export type OpenApiDocument = { readonly [key: string]: Json };
+export type OpenApiDocument = { readonly [key: string]: JsonValue };
 
 /** A section of the page beside the operations: its navigation entry and its HTML. */
 export interface ReferenceSection {
@@ -24,16 +30,16 @@ export interface ReferenceOptions {
   readonly layout?: (title: string, body: string) => string;
 }
 
-const isObject = (value: Json | undefined): value is OpenApiDocument =>
+const isObject = (value: JsonValue | undefined): value is OpenApiDocument =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 
-function text(value: Json | undefined): string {
+function text(value: JsonValue | undefined): string {
   return typeof value === 'string' ? value : '';
 }
 
-function schemaLink(schema: Json | undefined): string {
+function schemaLink(schema: JsonValue | undefined): string {
   if (!isObject(schema)) return '';
   const ref = text(schema.$ref);
   if (ref) {

@@ -1,4 +1,4 @@
-import { problem } from './problems';
+import { problem } from '@holdfast/problem-details';
 
 /** One entity tag: `opaque` keeps its double quotes, as an `ETag` value does. */
 export interface EntityTag {
@@ -60,6 +60,11 @@ export function parseIfMatch(value: string): IfMatch | undefined {
  * Whether `ifMatch` holds for a resource whose current strong ETag is `current`: `*` always (the
  * resource exists), else a listed tag equal to it by strong comparison (section 8.8.3.2: neither
  * weak, same opaque-tag). A weak tag never matches.
+ *
+ * @example
+ * ```ts
+ * ifMatchHolds({ any: false, tags: [{ weak: false, opaque: '"3"' }] }, '"3"'); // true
+ * ```
  */
 export function ifMatchHolds(ifMatch: IfMatch, current: string): boolean {
   return ifMatch.any || ifMatch.tags.some((tag) => !tag.weak && tag.opaque === current);
@@ -68,6 +73,11 @@ export function ifMatchHolds(ifMatch: IfMatch, current: string): boolean {
 /**
  * The `If-Match` header of a request, parsed; absent is `undefined`. A value outside the grammar
  * is 400 `validation_failed` naming the header, before any database work.
+ *
+ * @example
+ * ```ts
+ * const ifMatch = ifMatchHeader(c.req.header('if-match')); // throws 400 for `"a", *`
+ * ```
  */
 export function ifMatchHeader(value: string | undefined): IfMatch | undefined {
   if (value === undefined) return undefined;

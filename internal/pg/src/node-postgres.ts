@@ -1,10 +1,13 @@
 import type { Db, Transaction } from '@holdfast/db';
 import { fromPg, pgTransaction } from '@holdfast/db/pg';
-import { servePgliteDataDir } from '@holdfast/pg';
 import pg from 'pg';
+import { servePgliteDataDir } from './index';
+
+// The connector on node-postgres (the reference server's driver, and any example's that serves
+// the packages through @holdfast/db/pg), on a real PostgreSQL or the same embedded PGlite.
 
 /**
- * One node-postgres pool of the server, whichever engine is behind it: the driver the server
+ * One node-postgres pool, whichever engine is behind it: the driver the reference server
  * runs on because a backend terminated under it (`pg_terminate_backend`, a restart, a proxy
  * cutting the connection) rejects that connection's queries and the pool replaces it, and the
  * process goes on.

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ifMatchHolds, parseIfMatch } from '../src/if-match';
+import { ifMatchHolds, parseIfMatch } from '../src/index';
 
 // The reference: RFC 9110's ABNF written as regular expressions. If-Match = "*" / #entity-tag,
 // entity-tag = [ %s"W/" ] DQUOTE *etagc DQUOTE, etagc = %x21 / %x23-7E / obs-text, and the list

@@ -1,1 +1,0 @@
-export { currencyCodes, isCurrency, minorUnits } from './iso-4217';
