@@ -66,4 +66,32 @@ describe('startLoop', () => {
     await loop.stop();
     expect(calls).toBe(1);
   });
+
+  it('asks an idleMs function after each idle round: a short wait after a busy round, a long one after', async () => {
+    const asked: number[] = [];
+    let calls = 0;
+    let third: () => void = () => {};
+    const reached = new Promise<void>((resolve) => {
+      third = resolve;
+    });
+    const loop = startLoop(
+      async () => {
+        calls += 1;
+        return 0;
+      },
+      {
+        // The first two idle rounds say "busy, soon" (0 ms); then an hour, longer than the test.
+        idleMs: () => {
+          const wait = calls < 3 ? 0 : 3_600_000;
+          asked.push(wait);
+          if (wait > 0) third();
+          return wait;
+        },
+        onError: () => {},
+      },
+    );
+    await reached;
+    await loop.stop();
+    expect([calls, asked]).toEqual([3, [0, 0, 3_600_000]]);
+  });
 });
