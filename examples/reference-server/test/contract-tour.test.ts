@@ -748,10 +748,15 @@ describe('the contract, every operation of /openapi.json', () => {
         await t.server.transaction(async (_tx, tx) => {
           await tx.query(`lock table ${table} in exclusive mode`);
           first = api('POST', path, { body, headers });
-          // Once the first request waits for the lock, it has claimed its key and is running.
+          // Once the first request waits for the lock holding its key's advisory lock, it has
+          // claimed the key and is running. (The settlement worker waits on the payments table
+          // too, every round, holding no key: counting it sent the second request too early.)
           await eventually(async () => {
             const [row] = await t.server.db.query<{ waiting: number }>(
-              'select count(*)::int as waiting from pg_locks where relation = $1::regclass and not granted',
+              `select count(*)::int as waiting from pg_locks w
+               where w.relation = $1::regclass and not w.granted
+                 and exists (select from pg_locks a
+                             where a.pid = w.pid and a.locktype = 'advisory' and a.granted)`,
               [table],
             );
             return row && row.waiting > 0 ? true : undefined;
