@@ -25,6 +25,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { packTarballs, ROOT } from '../scripts/tarballs';
@@ -87,7 +88,11 @@ function start(
   env: NodeJS.ProcessEnv,
   log: string[],
 ): { child: ChildProcess; ready: Promise<{ url: string; key: string }> } {
-  const child = spawn(join(ROOT, 'node_modules', '.bin', 'tsx'), ['service.ts'], {
+  // Node itself with tsx's loader, not the tsx command: the command relays SIGTERM and, when the
+  // child does not acknowledge it within 30 ms (an event loop busy on a loaded machine), kills it
+  // (exit 143), so the graceful stop under test never ran.
+  const loader = pathToFileURL(join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
+  const child = spawn(process.execPath, ['--import', loader, 'service.ts'], {
     cwd: dir,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
