@@ -191,12 +191,17 @@ export async function claimKey(db: Db, sql: Statements, input: ClaimInput): Prom
     if (row.claimed) return { outcome: 'claimed' };
     // A live committed answer (or a live unanswered lease) speaks for itself.
     if (row.fingerprint !== null && row.live) return resultOf(row) ?? { outcome: 'claimed' };
-    // Another transaction runs with the key: its request is this one, or another.
-    if (!row.got)
+    // Another transaction runs with the key: its request is this one, or another. "Another"
+    // is also what the probe sees when the holder committed between this statement's snapshot
+    // and its probe (its locks gone, its answer not yet visible): so that answer is asked again,
+    // and 422 stands only once it repeats.
+    if (!row.got) {
+      if (!row.same_running && attempt < SETTLE_ATTEMPTS - 1) continue;
       return {
         outcome: 'running',
         fingerprint: row.same_running ? input.fingerprint : `other:${input.fingerprint}`,
       };
+    }
     // The lock was free and the key still not claimable: what it saw changed; run again.
   }
   throw new Error(`idempotency claim did not settle after ${SETTLE_ATTEMPTS} attempts`);

@@ -39,6 +39,20 @@ async function notify(
   if (row && context.notifier) await context.notifier.notify(account, toNotification(row));
 }
 
+/** Disables an active endpoint with its notification, in one statement; the notifier is told after. */
+async function disable(
+  context: HealthContext,
+  account: string,
+  endpointId: string,
+  atIso: string,
+  reason: 'gone' | 'failing',
+  message: string,
+): Promise<void> {
+  const { db, sql } = context.queue;
+  const [row] = await db.query(sql.disable, [endpointId, atIso, reason, opaqueId('ntf'), account, message]);
+  if (row && context.notifier) await context.notifier.notify(account, toNotification(row));
+}
+
 /**
  * The failure side of an endpoint's health: 410 disables it at once; otherwise
  * the failure streak starts, the account is warned a day before the disabling, then it is
@@ -59,17 +73,14 @@ export async function recordFailure(
   const atIso = new Date(at).toISOString();
   if (outcome === 'succeeded') return;
   if (outcome === 'gone') {
-    const [updated] = await db.query(sql.disable, [endpointId, atIso, 'gone']);
-    if (updated) {
-      await notify(
-        context,
-        account,
-        endpointId,
-        'webhook_endpoint.disabled',
-        `Webhook endpoint ${endpointId} (${url}) answered 410 Gone and has been disabled. Re-enable it to resume deliveries.`,
-        null,
-      );
-    }
+    await disable(
+      context,
+      account,
+      endpointId,
+      atIso,
+      'gone',
+      `Webhook endpoint ${endpointId} (${url}) answered 410 Gone and has been disabled. Re-enable it to resume deliveries.`,
+    );
     return;
   }
   const [endpoint] = await db.query<{ failing_since_ms: number; disable_warned_ms: number | null }>(
@@ -98,16 +109,13 @@ export async function recordFailure(
     at >= since + context.disableAfterMs &&
     at >= endpoint.disable_warned_ms + DAY_MS
   ) {
-    const [disabled] = await db.query(sql.disable, [endpointId, atIso, 'failing']);
-    if (disabled) {
-      await notify(
-        context,
-        account,
-        endpointId,
-        'webhook_endpoint.disabled',
-        `Webhook endpoint ${endpointId} (${url}) was disabled after failing every delivery since ${new Date(since).toISOString()}.`,
-        null,
-      );
-    }
+    await disable(
+      context,
+      account,
+      endpointId,
+      atIso,
+      'failing',
+      `Webhook endpoint ${endpointId} (${url}) was disabled after failing every delivery since ${new Date(since).toISOString()}.`,
+    );
   }
 }

@@ -135,10 +135,20 @@ export function workerStatements(schema?: string) {
       values ($1::text, $2::text, $3::text, $4::text, $5::text, $6::timestamptz, $7::timestamptz)
       returning id, type, message, endpoint_id,
         to_json(disable_at)#>>'{}' as disable_at, to_json(created_at)#>>'{}' as created_at`,
-    /** $1 endpoint, $2 at, $3 reason: disables an active endpoint. */
+    /**
+     * $1 endpoint, $2 at, $3 reason, $4 notification id, $5 account, $6 message: disables an
+     * active endpoint and writes its notification in the same statement (never one without
+     * the other, and a reader that sees the endpoint disabled sees the notification).
+     */
     disable: `
-      update ${endpoints} set status = 'disabled', disabled_reason = $3::text, updated_at = $2::timestamptz
-      where id = $1::text and status = 'active' returning id`,
+      with disabled as (
+        update ${endpoints} set status = 'disabled', disabled_reason = $3::text, updated_at = $2::timestamptz
+        where id = $1::text and status = 'active' returning id)
+      insert into ${q('holdfast_notifications')} (id, account_id, type, endpoint_id, message, disable_at, created_at)
+      select $4::text, $5::text, 'webhook_endpoint.disabled', d.id, $6::text, null, $2::timestamptz
+      from disabled d
+      returning id, type, message, endpoint_id,
+        to_json(disable_at)#>>'{}' as disable_at, to_json(created_at)#>>'{}' as created_at`,
     /** $1 endpoint, $2 at: starts (or keeps) an active endpoint's failure streak. */
     failing: `
       update ${endpoints} set failing_since = coalesce(failing_since, $2::timestamptz)
