@@ -23,11 +23,17 @@ export async function startReferenceServer(
   });
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
+    const read = (chunk: Buffer) => {
       out += chunk.toString('utf8');
       const match = /listening on (http:\/\/[^\s]+)/.exec(out);
-      if (match?.[1]) resolve(match[1]);
-    });
+      if (!match?.[1]) return;
+      // Once listening, the request log is only drained: kept and searched, it would grow the
+      // bench's work with every line, slow its reading, and block the server on a full pipe.
+      child.stdout?.off('data', read);
+      child.stdout?.resume();
+      resolve(match[1]);
+    };
+    child.stdout?.on('data', read);
     child.once('exit', (code) => reject(new Error(`the server exited (${code}) before listening`)));
   });
   return { child, url };
@@ -64,12 +70,16 @@ export async function startThroughNpm(env: Record<string, string>): Promise<NpmS
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const started = await new Promise<{ url: string; demoKey: string | undefined }>((resolve, reject) => {
     let out = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
+    const read = (chunk: Buffer) => {
       out += chunk.toString('utf8');
       const url = /listening on (http:\/\/[^\s]+)/.exec(out)?.[1];
       // The banner is one write: the key, if any, is in it with the URL.
-      if (url && /\n\s*$/.test(out)) resolve({ url, demoKey: /save it now:\s+(\S+)/.exec(out)?.[1] });
-    });
+      if (!url || !/\n\s*$/.test(out)) return;
+      // From here the request log is only drained (see startReferenceServer).
+      child.stdout?.off('data', read);
+      resolve({ url, demoKey: /save it now:\s+(\S+)/.exec(out)?.[1] });
+    };
+    child.stdout?.on('data', read);
     child.once('exit', (code) => reject(new Error(`npm start exited (${code}) before listening`)));
   });
   // Keep draining the request log, or the server blocks on a full pipe.

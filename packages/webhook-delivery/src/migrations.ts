@@ -7,8 +7,8 @@ import { type Migration, sqlMigrations } from '@holdfast/db/migrate';
  * (`003_ordering`), the indexes of lists sorted by status (`004_status_sorts`), the functions
  * the hot statements call (`005_functions`), and the history tables partitioned by time with the
  * functions that keep their partitions (`007_partitions`, see `maintainDeliveryHistory`), those
- * functions' locks (`008_history_locks`), and the queue of unfinished work that lease rounds read
- * (`009_queue`). Ids are `@holdfast/webhook-delivery/NNN_name`.
+ * functions' locks (`008_history_locks`), the queue of unfinished work that lease rounds read
+ * (`009_queue`), and the adaptive limit's increase out of the outcome statement (`010_pacing`). Ids are `@holdfast/webhook-delivery/NNN_name`.
  * `schema` puts every table in that schema (created when missing); give the same `schema` to
  * every function of the package and to the worker.
  *

@@ -29,13 +29,14 @@ const DEADLOCK = '40P01';
 /**
  * Writes a batch of outcomes in one statement: every attempt row,
  * every delivery's new state and lease release, the success side of endpoint health, the places
- * released counted in this worker's release stripe, and the pacing row only where something
- * changes: its adaptive limit (halved on overload, +1 per `limit` fast successes while under the
- * ceiling) or a `Retry-After` pause. In steady state no outcome statement touches the pacing row
- * the lease statements lock, so workers in several processes do not queue behind each other.
- * Only leases this worker still owns are released: one taken over after an expiry belongs to
- * its new owner, whose own outcome releases it. The statement is the function
- * `holdfast_write_outcomes`, defined in `migrations/005_functions.sql` and replaced by `migrations/009_queue.sql`.
+ * released counted in this worker's release stripe, and the pacing row only on a sign of
+ * overload (the adaptive limit halved) or a `Retry-After` pause. Only leases this worker still
+ * owns are released: one taken over after an expiry belongs to its new owner, whose own outcome
+ * releases it. The statement is the function `holdfast_write_outcomes`, defined in
+ * `migrations/005_functions.sql` and last replaced by `migrations/010_pacing.sql`.
+ * Then, for endpoints under their ceiling, the additive increase (+1 per `limit` fast
+ * successes) in a statement of its own that commits without waiting for the flush, so the
+ * pacing rows lease rounds need are never held through the outcomes' durable commit.
  */
 export async function writeOutcomes(
   queue: QueueDb,
@@ -69,7 +70,7 @@ export async function writeOutcomes(
   for (let tries = 1; ; tries += 1) {
     try {
       await queue.db.query(queue.sql.writeOutcomes, values);
-      return;
+      break;
     } catch (error) {
       // Two workers' batches can lock the same rows in different orders; PostgreSQL
       // breaks the cycle by failing one, which simply writes again.
@@ -77,4 +78,21 @@ export async function writeOutcomes(
       if (code !== DEADLOCK || tries >= 5) throw error;
     }
   }
+  const fast = fastByEndpoint(batch);
+  if (fast.size > 0)
+    await queue.db.query(queue.sql.paceOutcomes, [
+      perEndpoint,
+      pgArray([...fast.keys()]),
+      pgArray([...fast.values()]),
+    ]);
+}
+
+/** Each endpoint's fast successes in a batch; none for an endpoint the batch found overloaded (its limit halves). */
+function fastByEndpoint(batch: readonly AttemptResult[]): Map<string, number> {
+  const congested = new Set(batch.filter((r) => r.congested).map((r) => r.row.endpoint_id));
+  const fast = new Map<string, number>();
+  for (const r of batch)
+    if (r.fast && !congested.has(r.row.endpoint_id))
+      fast.set(r.row.endpoint_id, (fast.get(r.row.endpoint_id) ?? 0) + 1);
+  return fast;
 }

@@ -1,11 +1,13 @@
+import type { Db } from '@holdfast/db';
 import { fromPostgres } from '@holdfast/db/postgres';
-import { createTestDatabase, type TestDatabase } from '@holdfast/pg/testing';
+import { createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEndpoint, migrations } from '../src/index';
 import { leaseDue } from '../src/lease';
 import { writeOutcomes } from '../src/outcomes';
 import { type EndpointPacing, nextLimit, pickRound, roundCandidates, roundParts } from '../src/pacing';
+import { workerStatements } from '../src/sql/worker';
 import { endPools, pgQueue } from './fixtures/db';
 import { dueDeliveries } from './fixtures/queue';
 
@@ -305,4 +307,86 @@ describe('the outcome statement', () => {
       { numRuns: 25 },
     );
   });
+
+  // Two connections at once: PostgreSQL only (PGlite has one session).
+  it.skipIf(!realPostgres)(
+    'leases from an endpoint under its ceiling while a batch of its fast successes is being committed',
+    async () => {
+      const [id] = await arrange({
+        ceiling: 8,
+        share: 8,
+        limit: 8,
+        endpoints: [
+          {
+            limit: 2,
+            charged: 0,
+            released: 0,
+            pausedMs: null,
+            maxPerSecond: null,
+            tokens: null,
+            tokensAgo: 0,
+            due: 3,
+            running: 0,
+            pausedHere: false,
+          },
+        ],
+      });
+      const round = (limit: number) =>
+        leaseDue(pgQueue(db), {
+          owner: 'wrk_rule',
+          limit,
+          perEndpoint: 8,
+          at: new Date(AT),
+          leaseMs: 60_000,
+          paused: [],
+          endpointShare: 8,
+          running: new Map(),
+        });
+      const [first] = await round(1);
+      if (!first) throw new Error('nothing leased');
+      const sql = workerStatements();
+      let leasedMeanwhile: number | undefined;
+      // The outcome statement runs in a transaction held open (as a slow commit holds it) while
+      // a round runs on another connection: the round must not find the endpoint's pacing row
+      // locked. The increase that follows the outcomes is checked to have happened after.
+      await db.sql.begin(async (tx) => {
+        const txDb = fromPostgres(tx);
+        const inTx: Db = {
+          async query<Row>(text: string, values?: readonly unknown[]): Promise<Row[]> {
+            const rows = await txDb.query<Row>(text, values);
+            if (text === sql.writeOutcomes) leasedMeanwhile = (await round(1)).length;
+            return rows;
+          },
+        };
+        await writeOutcomes(
+          { db: inTx, sql },
+          {
+            owner: 'wrk_rule',
+            stripe: 1,
+            perEndpoint: 8,
+            batch: [
+              {
+                row: first,
+                status: 204,
+                error: null,
+                prefix: '',
+                outcome: 'succeeded',
+                nextStatus: 'succeeded',
+                nextAttemptAt: null,
+                started: AT,
+                finished: AT + 1,
+                congested: false,
+                fast: true,
+                pauseUntil: null,
+              },
+            ],
+          },
+        );
+      });
+      expect(leasedMeanwhile).toBe(1);
+      const [pacing] = await db.sql<{ limit: number }[]>`
+        select concurrency_limit as limit from holdfast_endpoint_pacing where endpoint_id = ${id ?? ''}`;
+      expect(pacing?.limit).toBeCloseTo(nextLimit(2, 8, { congested: false, fast: 1 }), 5);
+    },
+  );
 });

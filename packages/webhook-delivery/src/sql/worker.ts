@@ -120,7 +120,7 @@ export function workerStatements(schema?: string) {
     goneEndpoints: `
       select id from ${endpoints}
       where id = any($1::text[]) and (status <> 'active' or deleted_at is not null)`,
-    /** The outcome function (`migrations/009_queue.sql`), one array per column of the batch. */
+    /** The outcome function (`migrations/010_pacing.sql`), one array per column of the batch. */
     writeOutcomes: `
       select 1 as written from ${q('holdfast_write_outcomes')}(
         p_owner => $1::text, p_stripe => $2::int, p_max => $3::int, p_ids => $4::text[],
@@ -129,6 +129,16 @@ export function workerStatements(schema?: string) {
         p_prefixes => $11::text[], p_finished => $12::timestamptz[], p_next_statuses => $13::text[],
         p_next_attempts => $14::timestamptz[], p_congested => $15::bool[], p_fast => $16::bool[],
         p_pause_until => $17::timestamptz[])`,
+    /**
+     * $1 ceiling, $2 endpoint ids, $3 fast successes of each: the additive increase
+     * (`migrations/010_pacing.sql`), after the outcomes commit. It commits without waiting for
+     * the flush, so the pacing rows it locks, which lease rounds pass over while locked, are held
+     * for the statement only; a lost increase leaves a limit a little lower, nothing else.
+     */
+    paceOutcomes: `
+      with holdfast_async_commit as materialized (select set_config('synchronous_commit', 'off', true))
+      select 1 as paced from holdfast_async_commit,
+        ${q('holdfast_pace_outcomes')}(p_max => $1::int, p_endpoint_ids => $2::text[], p_fast => $3::int[])`,
     /** $1 id, $2 account, $3 type, $4 endpoint, $5 message, $6 disable at, $7 created at. */
     notification: `
       insert into ${q('holdfast_notifications')} (id, account_id, type, endpoint_id, message, disable_at, created_at)
