@@ -159,12 +159,25 @@ export function workerStatements(schema?: string) {
       from disabled d
       returning id, type, message, endpoint_id,
         to_json(disable_at)#>>'{}' as disable_at, to_json(created_at)#>>'{}' as created_at`,
-    /** $1 endpoint, $2 at: starts (or keeps) an active endpoint's failure streak. */
+    /**
+     * $1 endpoint, $2 at: starts (or keeps) an active endpoint's failure streak. A streak already
+     * started is only read: rewriting the row after every failing batch made a new row version
+     * (and WAL) each time for nothing. A streak another worker starts meanwhile reads as `$2`.
+     */
     failing: `
-      update ${endpoints} set failing_since = coalesce(failing_since, $2::timestamptz)
-      where id = $1::text and status = 'active'
-      returning (extract(epoch from failing_since) * 1000)::float8 as failing_since_ms,
-        (extract(epoch from disable_warned_at) * 1000)::float8 as disable_warned_ms`,
+      with streak as materialized (
+        select failing_since, disable_warned_at from ${endpoints} where id = $1::text and status = 'active'
+      ),
+      started as (
+        update ${endpoints} set failing_since = $2::timestamptz
+        where id = $1::text and status = 'active' and failing_since is null
+          and exists (select 1 from streak where streak.failing_since is null)
+        returning failing_since, disable_warned_at
+      )
+      select (extract(epoch from coalesce(s.failing_since, c.failing_since, $2::timestamptz)) * 1000)::float8
+               as failing_since_ms,
+             (extract(epoch from coalesce(s.disable_warned_at, c.disable_warned_at)) * 1000)::float8 as disable_warned_ms
+      from streak c left join started s on true`,
     /** $1 endpoint, $2 at: the one warning before disabling. */
     warned: `
       update ${endpoints} set disable_warned_at = $2::timestamptz
