@@ -11,8 +11,8 @@
 -- Now the outcome statement locks a pacing row only for a sign of overload (halving the limit),
 -- a `Retry-After` pause or a new ceiling, as before rare. The increase is its own statement,
 -- `holdfast_pace_outcomes`, run after the outcomes commit, without waiting for the flush: it
--- locks only pacing rows, in endpoint order, holding nothing else, and a lost increase (a crash
--- before the flush) only leaves a limit a little lower.
+-- locks only pacing rows, in endpoint order, holding nothing else and waiting for none, and a
+-- lost increase (a crash before the flush) only leaves a limit a little lower.
 
 -- A batch of outcomes, as in 009, but the pacing row is locked only for overload, a pause or a
 -- new ceiling (the increase is `holdfast_pace_outcomes`). `p_fast` is still taken, unused, so a
@@ -120,25 +120,37 @@ $fn$;
 
 -- Grows the limits of endpoints under their ceiling `p_max` by `p_fast / limit` each (the fast
 -- successes of a batch whose outcomes are written). Locks only those pacing rows, in endpoint
--- order; the caller commits without waiting for the WAL flush.
+-- order, `skip locked`: it never waits (a lease round holding a row is not waited for, nor is
+-- another worker's increase) and returns the endpoints it passed over, whose counts the caller
+-- carries to its next batch. The caller commits without waiting for the WAL flush.
 create or replace function holdfast_pace_outcomes(p_max integer, p_endpoint_ids text[], p_fast integer[])
-returns void
+returns table (endpoint_id text)
 language plpgsql volatile
 set search_path from current
 set jit = off
 as $fn$
+#variable_conflict use_column
 begin
-  update holdfast_endpoint_pacing p set
-    concurrency_limit = least(p_max, least(coalesce(p.concurrency_limit, p_max), p_max)
-                                     + f.fast::real / greatest(1, least(coalesce(p.concurrency_limit, p_max), p_max)))
-  from (
-    select l.endpoint_id, f.fast
+  return query
+  with wanted as materialized (
+    select f.endpoint_id, f.fast
     from unnest(p_endpoint_ids, p_fast) as f (endpoint_id, fast)
     join holdfast_endpoint_pacing l on l.endpoint_id = f.endpoint_id
     where f.fast > 0 and coalesce(l.concurrency_limit, p_max) < p_max
+  ),
+  locked as materialized (
+    select l.endpoint_id from holdfast_endpoint_pacing l
+    where l.endpoint_id in (select w.endpoint_id from wanted w)
     order by l.endpoint_id
-    for update of l
-  ) f
-  where p.endpoint_id = f.endpoint_id;
+    for update of l skip locked
+  ),
+  grown as (
+    update holdfast_endpoint_pacing p set
+      concurrency_limit = least(p_max, least(coalesce(p.concurrency_limit, p_max), p_max)
+                                       + w.fast::real / greatest(1, least(coalesce(p.concurrency_limit, p_max), p_max)))
+    from wanted w
+    where p.endpoint_id = w.endpoint_id and p.endpoint_id in (select locked.endpoint_id from locked)
+  )
+  select w.endpoint_id from wanted w where w.endpoint_id not in (select locked.endpoint_id from locked);
 end
 $fn$;

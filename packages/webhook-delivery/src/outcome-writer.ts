@@ -59,6 +59,8 @@ export class OutcomeWriter {
   #timer: ReturnType<typeof setTimeout> | undefined;
   #flushing: Promise<void> = Promise.resolve();
   readonly #settling = new Set<Promise<void>>();
+  /** Fast successes whose increase found the pacing row locked (see `writeOutcomes`). */
+  readonly #carry = new Map<string, number>();
 
   constructor(options: OutcomeWriterOptions) {
     this.#options = options;
@@ -97,7 +99,13 @@ export class OutcomeWriter {
     if (this.#pending.length > 0) this.#schedule(false);
     const { queue, owner, stripe, perEndpoint } = this.#options;
     try {
-      await writeOutcomes(queue, { owner, stripe, perEndpoint, batch: batch.map((b) => b.result) });
+      await writeOutcomes(queue, {
+        owner,
+        stripe,
+        perEndpoint,
+        batch: batch.map((b) => b.result),
+        carry: this.#carry,
+      });
     } catch (error) {
       for (const entry of batch) entry.failed(error);
       return;

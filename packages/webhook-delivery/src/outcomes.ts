@@ -36,7 +36,8 @@ const DEADLOCK = '40P01';
  * `migrations/005_functions.sql` and last replaced by `migrations/010_pacing.sql`.
  * Then, for endpoints under their ceiling, the additive increase (+1 per `limit` fast
  * successes) in a statement of its own that commits without waiting for the flush, so the
- * pacing rows lease rounds need are never held through the outcomes' durable commit.
+ * pacing rows lease rounds need are never held through the outcomes' durable commit. It waits
+ * for no lock: an endpoint whose row is locked is passed over and its count kept in `carry`.
  */
 export async function writeOutcomes(
   queue: QueueDb,
@@ -45,7 +46,15 @@ export async function writeOutcomes(
     stripe,
     perEndpoint,
     batch,
-  }: { owner: string; stripe: number; perEndpoint: number; batch: readonly AttemptResult[] },
+    carry,
+  }: {
+    owner: string;
+    stripe: number;
+    perEndpoint: number;
+    batch: readonly AttemptResult[];
+    /** Fast successes whose increase found the pacing row locked, per endpoint: added to this batch's, then replaced by what this batch passes over. */
+    carry?: Map<string, number>;
+  },
 ): Promise<void> {
   const column = (pick: (r: AttemptResult) => string | number | boolean | null) => pgArray(batch.map(pick));
   const values = [
@@ -78,19 +87,25 @@ export async function writeOutcomes(
       if (code !== DEADLOCK || tries >= 5) throw error;
     }
   }
-  const fast = fastByEndpoint(batch);
-  if (fast.size > 0)
-    await queue.db.query(queue.sql.paceOutcomes, [
-      perEndpoint,
-      pgArray([...fast.keys()]),
-      pgArray([...fast.values()]),
-    ]);
+  const fast = fastByEndpoint(batch, carry);
+  if (fast.size === 0) return;
+  const passed = await queue.db.query<{ endpoint_id: string }>(queue.sql.paceOutcomes, [
+    perEndpoint,
+    pgArray([...fast.keys()]),
+    pgArray([...fast.values()]),
+  ]);
+  carry?.clear();
+  for (const { endpoint_id } of passed) carry?.set(endpoint_id, fast.get(endpoint_id) ?? 0);
 }
 
-/** Each endpoint's fast successes in a batch; none for an endpoint the batch found overloaded (its limit halves). */
-function fastByEndpoint(batch: readonly AttemptResult[]): Map<string, number> {
+/**
+ * Each endpoint's fast successes in a batch, with those carried from earlier batches; none for
+ * an endpoint the batch found overloaded (its limit halves, and what it carried is dropped).
+ */
+function fastByEndpoint(batch: readonly AttemptResult[], carry: ReadonlyMap<string, number> | undefined) {
   const congested = new Set(batch.filter((r) => r.congested).map((r) => r.row.endpoint_id));
   const fast = new Map<string, number>();
+  for (const [endpointId, n] of carry ?? []) if (!congested.has(endpointId)) fast.set(endpointId, n);
   for (const r of batch)
     if (r.fast && !congested.has(r.row.endpoint_id))
       fast.set(r.row.endpoint_id, (fast.get(r.row.endpoint_id) ?? 0) + 1);

@@ -4,8 +4,8 @@ import { createTestDatabase, realPostgres, type TestDatabase } from '@holdfast/p
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEndpoint, migrations } from '../src/index';
-import { leaseDue } from '../src/lease';
-import { writeOutcomes } from '../src/outcomes';
+import { type LeasedRow, leaseDue } from '../src/lease';
+import { type AttemptResult, writeOutcomes } from '../src/outcomes';
 import { type EndpointPacing, nextLimit, pickRound, roundCandidates, roundParts } from '../src/pacing';
 import { workerStatements } from '../src/sql/worker';
 import { endPools, pgQueue } from './fixtures/db';
@@ -312,36 +312,7 @@ describe('the outcome statement', () => {
   it.skipIf(!realPostgres)(
     'leases from an endpoint under its ceiling while a batch of its fast successes is being committed',
     async () => {
-      const [id] = await arrange({
-        ceiling: 8,
-        share: 8,
-        limit: 8,
-        endpoints: [
-          {
-            limit: 2,
-            charged: 0,
-            released: 0,
-            pausedMs: null,
-            maxPerSecond: null,
-            tokens: null,
-            tokensAgo: 0,
-            due: 3,
-            running: 0,
-            pausedHere: false,
-          },
-        ],
-      });
-      const round = (limit: number) =>
-        leaseDue(pgQueue(db), {
-          owner: 'wrk_rule',
-          limit,
-          perEndpoint: 8,
-          at: new Date(AT),
-          leaseMs: 60_000,
-          paused: [],
-          endpointShare: 8,
-          running: new Map(),
-        });
+      const id = await underCeiling();
       const [first] = await round(1);
       if (!first) throw new Error('nothing leased');
       const sql = workerStatements();
@@ -364,29 +335,105 @@ describe('the outcome statement', () => {
             owner: 'wrk_rule',
             stripe: 1,
             perEndpoint: 8,
-            batch: [
-              {
-                row: first,
-                status: 204,
-                error: null,
-                prefix: '',
-                outcome: 'succeeded',
-                nextStatus: 'succeeded',
-                nextAttemptAt: null,
-                started: AT,
-                finished: AT + 1,
-                congested: false,
-                fast: true,
-                pauseUntil: null,
-              },
-            ],
+            batch: [fastSuccess(first)],
           },
         );
       });
       expect(leasedMeanwhile).toBe(1);
       const [pacing] = await db.sql<{ limit: number }[]>`
-        select concurrency_limit as limit from holdfast_endpoint_pacing where endpoint_id = ${id ?? ''}`;
+        select concurrency_limit as limit from holdfast_endpoint_pacing where endpoint_id = ${id}`;
       expect(pacing?.limit).toBeCloseTo(nextLimit(2, 8, { congested: false, fast: 1 }), 5);
     },
   );
+
+  it.skipIf(!realPostgres)(
+    'carries an increase whose pacing row is locked to the next batch, without waiting for the lock',
+    async () => {
+      const id = await underCeiling();
+      const [first, second] = await round(2);
+      if (!first || !second) throw new Error('nothing leased');
+      const carry = new Map<string, number>();
+      // A lease round (or another worker) holds the row: the increase passes over it at once (a
+      // wait would hang here until the test times out) and keeps its count.
+      await db.sql.begin(async (tx) => {
+        await tx`select 1 from holdfast_endpoint_pacing where endpoint_id = ${id} for update`;
+        await writeOutcomes(pgQueue(db), {
+          owner: 'wrk_rule',
+          stripe: 1,
+          perEndpoint: 8,
+          batch: [fastSuccess(first)],
+          carry,
+        });
+      });
+      expect([...carry]).toEqual([[id, 1]]);
+      await writeOutcomes(pgQueue(db), {
+        owner: 'wrk_rule',
+        stripe: 1,
+        perEndpoint: 8,
+        batch: [fastSuccess(second)],
+        carry,
+      });
+      expect(carry.size).toBe(0);
+      const [pacing] = await db.sql<{ limit: number }[]>`
+        select concurrency_limit as limit from holdfast_endpoint_pacing where endpoint_id = ${id}`;
+      expect(pacing?.limit).toBeCloseTo(nextLimit(2, 8, { congested: false, fast: 2 }), 5);
+    },
+  );
 });
+
+/** One endpoint with three due deliveries, its limit 2 under its ceiling 8; answers its id. */
+async function underCeiling(): Promise<string> {
+  const [id] = await arrange({
+    ceiling: 8,
+    share: 8,
+    limit: 8,
+    endpoints: [
+      {
+        limit: 2,
+        charged: 0,
+        released: 0,
+        pausedMs: null,
+        maxPerSecond: null,
+        tokens: null,
+        tokensAgo: 0,
+        due: 3,
+        running: 0,
+        pausedHere: false,
+      },
+    ],
+  });
+  if (!id) throw new Error('no endpoint');
+  return id;
+}
+
+/** A lease round at AT with room for `limit`, on the worker's connection. */
+function round(limit: number) {
+  return leaseDue(pgQueue(db), {
+    owner: 'wrk_rule',
+    limit,
+    perEndpoint: 8,
+    at: new Date(AT),
+    leaseMs: 60_000,
+    paused: [],
+    endpointShare: 8,
+    running: new Map(),
+  });
+}
+
+/** A fast 204 for a leased row. */
+function fastSuccess(row: LeasedRow): AttemptResult {
+  return {
+    row,
+    status: 204,
+    error: null,
+    prefix: '',
+    outcome: 'succeeded',
+    nextStatus: 'succeeded',
+    nextAttemptAt: null,
+    started: AT,
+    finished: AT + 1,
+    congested: false,
+    fast: true,
+    pauseUntil: null,
+  };
+}

@@ -131,14 +131,15 @@ export function workerStatements(schema?: string) {
         p_pause_until => $17::timestamptz[])`,
     /**
      * $1 ceiling, $2 endpoint ids, $3 fast successes of each: the additive increase
-     * (`migrations/010_pacing.sql`), after the outcomes commit. It commits without waiting for
-     * the flush, so the pacing rows it locks, which lease rounds pass over while locked, are held
-     * for the statement only; a lost increase leaves a limit a little lower, nothing else.
+     * (`migrations/010_pacing.sql`), after the outcomes commit; answers the endpoints whose
+     * pacing row was locked (passed over, never waited for). It commits without waiting for the
+     * flush, so the rows it locks, which lease rounds pass over while locked, are held for the
+     * statement only; a lost increase leaves a limit a little lower, nothing else.
      */
     paceOutcomes: `
       with holdfast_async_commit as materialized (select set_config('synchronous_commit', 'off', true))
-      select 1 as paced from holdfast_async_commit,
-        ${q('holdfast_pace_outcomes')}(p_max => $1::int, p_endpoint_ids => $2::text[], p_fast => $3::int[])`,
+      select p.endpoint_id from holdfast_async_commit,
+        ${q('holdfast_pace_outcomes')}(p_max => $1::int, p_endpoint_ids => $2::text[], p_fast => $3::int[]) p`,
     /** $1 id, $2 account, $3 type, $4 endpoint, $5 message, $6 disable at, $7 created at. */
     notification: `
       insert into ${q('holdfast_notifications')} (id, account_id, type, endpoint_id, message, disable_at, created_at)
