@@ -10,7 +10,8 @@
 //   HISTORY_SIZES=10000000 HISTORY_MEASURES=lease npm run bench:history   # one measure, one size
 // HISTORY_MEASURES (throughput,latency,lease,reads,retention: all by default) runs only those;
 // the summary line is recorded (run.last.txt) only when all ran. HISTORY_WAIT_WHILE names a file
-// (a shared machine's "quiet, please") each size waits for to be gone before it starts.
+// (a shared machine's "quiet, please") each size waits for to be gone before it starts;
+// HISTORY_KEEP=1 keeps the last size's database (the next run drops it first).
 // DATABASE_URL names the server (default postgres://postgres@127.0.0.1:5432/postgres); the bench
 // creates a database of its own there, HISTORY_DB (default holdfast_bench_history), for each size
 // and drops it after, never the one DATABASE_URL names. Ends with
@@ -192,6 +193,19 @@ async function measure(rows: number): Promise<Result> {
     console.log(
       `  ${rows} rows: ${filled} each of events, deliveries, attempts in ${fillSeconds.toFixed(1)} s`,
     );
+    // What the history weighs on disk, heap and indexes, per table and per row (for the package
+    // README's scale model).
+    const sizes = await sql<{ parent: string; bytes: string }[]>`
+      select parent, sum(pg_total_relation_size(partition::regclass))::text as bytes
+      from holdfast_history_partitions() group by parent order by parent`;
+    console.log(
+      `  on disk: ${sizes
+        .map(
+          ({ parent, bytes }) =>
+            `${parent} ${(Number(bytes) / 2 ** 20).toFixed(0)} MiB${filled > 0 ? ` (${(Number(bytes) / filled).toFixed(0)} B a row)` : ''}`,
+        )
+        .join(', ')}`,
+    );
 
     const workerOptions = {
       db,
@@ -367,7 +381,8 @@ async function measure(rows: number): Promise<Result> {
   } finally {
     await listen.end();
     await sql.end();
-    await admin.unsafe(`drop database if exists ${dbName}`);
+    // HISTORY_KEEP=1 leaves the last size's database for a look (EXPLAIN of a read, sizes).
+    if (process.env.HISTORY_KEEP !== '1') await admin.unsafe(`drop database if exists ${dbName}`);
   }
 }
 
