@@ -3,14 +3,22 @@
 // a database of its own, one run measures: deliveries/s with one worker, outbox-insert-to-receipt
 // p99 at 200 events/s offered, one lease round (EXPLAIN ANALYZE BUFFERS of the statement the
 // worker sends) with 100,000 due over 1,000 endpoints, the deliveries list by endpoint and the
-// attempt log p99, and one day's retention. Usage:
+// attempt log p99, and one day's retention (the package's maintenance dropping the oldest day's
+// partitions). Usage:
 //   npm run bench:history                      # 0, 1M and 10M rows
 //   HISTORY_SIZES=0,100000 npm run bench:history
+//   HISTORY_SIZES=10000000 HISTORY_MEASURES=lease npm run bench:history   # one measure, one size
+// HISTORY_MEASURES (throughput,latency,lease,reads,retention: all by default) runs only those;
+// the summary line is recorded (run.last.txt) only when all ran. HISTORY_WAIT_WHILE names a file
+// (a shared machine's "quiet, please") each size waits for to be gone before it starts;
+// HISTORY_KEEP=1 keeps the last size's database (the next run drops it first).
 // DATABASE_URL names the server (default postgres://postgres@127.0.0.1:5432/postgres); the bench
 // creates a database of its own there, HISTORY_DB (default holdfast_bench_history), for each size
 // and drops it after, never the one DATABASE_URL names. Ends with
 //   history: <size> rows: delivery <x>x of empty, lease <ms> ms <buffers> buffers, list p99 <ms> ms, retention of a day <ms> ms
+import { existsSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { loadavg } from 'node:os';
 import { paginate } from '@holdfast/cursor-pagination';
 import type { Db } from '@holdfast/db';
 import { migrate } from '@holdfast/db/migrate';
@@ -19,7 +27,7 @@ import * as delivery from '@holdfast/webhook-delivery';
 import postgres from 'postgres';
 import { deliverySort } from '../../examples/reference-server/src/api/webhook-schemas';
 import { summary } from '../summary';
-import { fillHistory, HISTORY_ACCOUNT, HISTORY_TYPE, historyDeliveryId } from './fill';
+import { FILLED_DAYS, fillHistory, HISTORY_ACCOUNT, HISTORY_TYPE, historyDeliveryId, utcDay } from './fill';
 
 const DAY_MS = 86_400_000;
 const SIZES = (process.env.HISTORY_SIZES ?? '0,1000000,10000000').split(',').map((s) => Number(s.trim()));
@@ -42,6 +50,21 @@ const PER_ENDPOINT = 200;
  * A new lease function keeps working here as long as its name starts with `holdfast_lease_`.
  */
 const LEASE_STATEMENT = /holdfast_lease_\w+\s*\(/;
+const MEASURES = ['throughput', 'latency', 'lease', 'reads', 'retention'] as const;
+type Measure = (typeof MEASURES)[number];
+const measures = new Set(
+  (process.env.HISTORY_MEASURES ?? MEASURES.join(',')).split(',').map((s) => s.trim()),
+) as Set<string>;
+for (const m of measures) {
+  if (!(MEASURES as readonly string[]).includes(m)) {
+    console.error(
+      `bench/history: HISTORY_MEASURES holds ${JSON.stringify(m)}, not one of ${MEASURES.join(', ')}`,
+    );
+    process.exit(1);
+  }
+}
+const runs = (m: Measure) => measures.has(m);
+const allMeasures = MEASURES.every(runs);
 
 for (const size of SIZES) {
   if (!Number.isSafeInteger(size) || size < 0) {
@@ -94,18 +117,27 @@ function percentile(values: readonly number[], p: number): number {
 }
 const median = (values: readonly number[]) => percentile(values, 50);
 
-/** The retention function: the package's maintenance when it has one, else purgeDeliveryHistory. */
-function retentionFunction(): { name: string; run: (db: Db, now: number) => Promise<unknown> } {
-  const exports = delivery as unknown as Record<string, unknown>;
-  const name =
-    Object.keys(exports).find((key) => /^maintain/i.test(key) && typeof exports[key] === 'function') ??
-    'purgeDeliveryHistory';
-  const fn = exports[name] as (db: Db, options: Record<string, unknown>) => Promise<unknown>;
-  // Keeps 29 of the 30 filled days: the oldest day goes. The option names cover both.
-  return {
-    name,
-    run: (db, now) => fn(db, { now: () => now, olderThanMs: 29 * DAY_MS, retentionDays: 29 }),
-  };
+/**
+ * One day's retention: the package's maintenance, run at the end of the filled days keeping all
+ * but the oldest, must drop that day's partition of each history table (a drop, never a DELETE)
+ * and keep nothing else behind it.
+ */
+async function retainOneDay(db: Db, until: number): Promise<void> {
+  const done = await delivery.maintainDeliveryHistory(db, {
+    now: () => until,
+    retentionDays: FILLED_DAYS - 1,
+  });
+  const day = new Date(until - FILLED_DAYS * DAY_MS).toISOString().slice(0, 10).replaceAll('-', '');
+  const expected = ['holdfast_deliveries', 'holdfast_events', 'holdfast_delivery_attempts'].map(
+    (table) => `${table}_p${day}`,
+  );
+  if (
+    done.busy ||
+    done.kept.length > 0 ||
+    done.dropped.length !== expected.length ||
+    !expected.every((name) => done.dropped.includes(name))
+  )
+    throw new Error(`one day's retention did not drop ${expected.join(', ')}: ${JSON.stringify(done)}`);
 }
 
 interface Result {
@@ -119,7 +151,6 @@ interface Result {
   listP99: number;
   attemptsP99: number;
   retentionMs: number;
-  retentionName: string;
 }
 
 async function measure(rows: number): Promise<Result> {
@@ -153,13 +184,27 @@ async function measure(rows: number): Promise<Result> {
     void fast;
     void timed;
 
-    const filledAt = Date.now();
+    // The filled days end where today (UTC) begins; the bench's own deliveries are today's.
+    const until = utcDay(Date.now());
     const fillStart = performance.now();
-    const filled = await fillHistory(sql, { rows, endpoints: history, until: new Date(filledAt) });
+    const filled = await fillHistory(sql, db, { rows, endpoints: history, until });
     await sql.unsafe('vacuum analyze');
     const fillSeconds = (performance.now() - fillStart) / 1000;
     console.log(
       `  ${rows} rows: ${filled} each of events, deliveries, attempts in ${fillSeconds.toFixed(1)} s`,
+    );
+    // What the history weighs on disk, heap and indexes, per table and per row (for the package
+    // README's scale model).
+    const sizes = await sql<{ parent: string; bytes: string }[]>`
+      select parent, sum(pg_total_relation_size(partition::regclass))::text as bytes
+      from holdfast_history_partitions() group by parent order by parent`;
+    console.log(
+      `  on disk: ${sizes
+        .map(
+          ({ parent, bytes }) =>
+            `${parent} ${(Number(bytes) / 2 ** 20).toFixed(0)} MiB${filled > 0 ? ` (${(Number(bytes) / filled).toFixed(0)} B a row)` : ''}`,
+        )
+        .join(', ')}`,
     );
 
     const workerOptions = {
@@ -173,8 +218,8 @@ async function measure(rows: number): Promise<Result> {
     };
 
     // Deliveries per second, one worker: TP_EVENTS due in one commit, timed to the last arrival.
-    let perSecond = 0;
-    for (let round = 0; round < TP_ROUNDS; round += 1) {
+    let perSecond = Number.NaN;
+    for (let round = 0; runs('throughput') && round < TP_ROUNDS; round += 1) {
       const before = counts.get('/fast') ?? 0;
       await sql.begin(async (tx) => {
         for (let i = 0; i < TP_EVENTS; i += 1) {
@@ -194,84 +239,90 @@ async function measure(rows: number): Promise<Result> {
       while (delivered() < TP_EVENTS && performance.now() - start < 300_000) await sleep(5);
       const rate = delivered() / ((performance.now() - start) / 1000);
       await worker.stop();
-      perSecond = Math.max(perSecond, rate);
+      perSecond = Number.isNaN(perSecond) ? rate : Math.max(perSecond, rate);
     }
 
     // Outbox insert to receipt at RATE events/s offered, each event committed on its own.
-    arrivals.clear();
-    const sentAt = new Map<number, number>();
-    const worker = delivery.createDeliveryWorker(workerOptions);
-    worker.start();
-    const total = RATE * RATE_SECONDS;
-    const pacedStart = performance.now();
-    const inserts: Promise<unknown>[] = [];
-    for (let n = 0; n < total; n += 1) {
-      const due = pacedStart + (n * 1000) / RATE;
-      const wait = due - performance.now();
-      if (wait > 0) await sleep(wait);
-      sentAt.set(n, performance.now());
-      inserts.push(
-        delivery.enqueueEvent(db, {
-          account: 'acct_fast',
-          type: 'bench.latency',
-          resourceId: `lat_${n}`,
-          object: { n },
-        }),
-      );
+    let latencyP99 = Number.NaN;
+    if (runs('latency')) {
+      arrivals.clear();
+      const sentAt = new Map<number, number>();
+      const worker = delivery.createDeliveryWorker(workerOptions);
+      worker.start();
+      const total = RATE * RATE_SECONDS;
+      const pacedStart = performance.now();
+      const inserts: Promise<unknown>[] = [];
+      for (let n = 0; n < total; n += 1) {
+        const due = pacedStart + (n * 1000) / RATE;
+        const wait = due - performance.now();
+        if (wait > 0) await sleep(wait);
+        sentAt.set(n, performance.now());
+        inserts.push(
+          delivery.enqueueEvent(db, {
+            account: 'acct_fast',
+            type: 'bench.latency',
+            resourceId: `lat_${n}`,
+            object: { n },
+          }),
+        );
+      }
+      await Promise.all(inserts);
+      const deadline = performance.now() + 30_000;
+      while (arrivals.size < total && performance.now() < deadline) await sleep(10);
+      await worker.stop();
+      const latencies = [...sentAt].map(([n, at]) => (arrivals.get(n) ?? Number.POSITIVE_INFINITY) - at);
+      latencyP99 = percentile(latencies, 99);
     }
-    await Promise.all(inserts);
-    const deadline = performance.now() + 30_000;
-    while (arrivals.size < total && performance.now() < deadline) await sleep(10);
-    await worker.stop();
-    const latencies = [...sentAt].map(([n, at]) => (arrivals.get(n) ?? Number.POSITIVE_INFINITY) - at);
-    const latencyP99 = percentile(latencies, 99);
 
     // One lease round with 100,000 due over the 1,000 history endpoints: each lease statement the
     // worker sends is run as EXPLAIN (ANALYZE, BUFFERS) in a transaction rolled back, and the
     // worker is told nothing was due.
-    for (let i = 0; i < BACKLOG_PER_ENDPOINT; i += 1) {
-      await delivery.enqueueEvent(db, {
-        account: HISTORY_ACCOUNT,
-        type: 'backlog.due',
-        resourceId: `backlog_${i}`,
-        object: { id: i },
-      });
-    }
-    await sql.unsafe('analyze');
     const rounds: { ms: number; buffers: number; leased: number }[] = [];
-    const explaining: Db = {
-      async query<Row>(text: string, values?: readonly unknown[]): Promise<Row[]> {
-        if (!LEASE_STATEMENT.test(text) || rounds.length >= LEASE_ROUNDS) return db.query<Row>(text, values);
-        const rolledBack = new Error('rolled back');
-        try {
-          await sql.begin(async (tx) => {
-            const [plan] = await tx.unsafe(`explain (analyze, buffers, format json) ${text}`, [
-              ...(values ?? []),
-            ] as never[]);
-            const [root] = (
-              plan as unknown as {
-                'QUERY PLAN': { Plan: Record<string, number>; 'Execution Time': number }[];
+    if (runs('lease')) {
+      for (let i = 0; i < BACKLOG_PER_ENDPOINT; i += 1) {
+        await delivery.enqueueEvent(db, {
+          account: HISTORY_ACCOUNT,
+          type: 'backlog.due',
+          resourceId: `backlog_${i}`,
+          object: { id: i },
+        });
+      }
+      await sql.unsafe('analyze');
+      const explaining: Db = {
+        async query<Row>(text: string, values?: readonly unknown[]): Promise<Row[]> {
+          if (!LEASE_STATEMENT.test(text) || rounds.length >= LEASE_ROUNDS)
+            return db.query<Row>(text, values);
+          const rolledBack = new Error('rolled back');
+          try {
+            await sql.begin(async (tx) => {
+              const [plan] = await tx.unsafe(`explain (analyze, buffers, format json) ${text}`, [
+                ...(values ?? []),
+              ] as never[]);
+              const [root] = (
+                plan as unknown as {
+                  'QUERY PLAN': { Plan: Record<string, number>; 'Execution Time': number }[];
+                }
+              )['QUERY PLAN'];
+              if (root) {
+                rounds.push({
+                  ms: root['Execution Time'],
+                  buffers: (root.Plan['Shared Hit Blocks'] ?? 0) + (root.Plan['Shared Read Blocks'] ?? 0),
+                  leased: root.Plan['Actual Rows'] ?? 0,
+                });
               }
-            )['QUERY PLAN'];
-            if (root) {
-              rounds.push({
-                ms: root['Execution Time'],
-                buffers: (root.Plan['Shared Hit Blocks'] ?? 0) + (root.Plan['Shared Read Blocks'] ?? 0),
-                leased: root.Plan['Actual Rows'] ?? 0,
-              });
-            }
-            throw rolledBack;
-          });
-        } catch (error) {
-          if (error !== rolledBack) throw error;
-        }
-        return [];
-      },
-    };
-    const leaseWorker = delivery.createDeliveryWorker({ ...workerOptions, db: explaining, pollMs: 50 });
-    leaseWorker.start();
-    while (rounds.length < LEASE_ROUNDS) await sleep(20);
-    await leaseWorker.stop();
+              throw rolledBack;
+            });
+          } catch (error) {
+            if (error !== rolledBack) throw error;
+          }
+          return [];
+        },
+      };
+      const leaseWorker = delivery.createDeliveryWorker({ ...workerOptions, db: explaining, pollMs: 50 });
+      leaseWorker.start();
+      while (rounds.length < LEASE_ROUNDS) await sleep(20);
+      await leaseWorker.stop();
+    }
     const leaseMs = median(rounds.map((r) => r.ms));
     const leaseBuffers = median(rounds.map((r) => r.buffers));
     const leased = median(rounds.map((r) => r.leased));
@@ -281,7 +332,7 @@ async function measure(rows: number): Promise<Result> {
     const keyring = { current: 'k1', keys: { k1: 'bench-history-cursor-key-of-32-bytes!!' } };
     const listTimes: number[] = [];
     const attemptTimes: number[] = [];
-    for (let i = 0; i < READS; i += 1) {
+    for (let i = 0; runs('reads') && i < READS; i += 1) {
       const endpoint = history[Math.floor(Math.random() * history.length)] ?? '';
       let start = performance.now();
       await paginate(db, {
@@ -298,7 +349,7 @@ async function measure(rows: number): Promise<Result> {
       });
       listTimes.push(performance.now() - start);
       if (filled > 0) {
-        const id = historyDeliveryId(1 + Math.floor(Math.random() * filled));
+        const id = historyDeliveryId(1 + Math.floor(Math.random() * filled), filled, until);
         start = performance.now();
         const attempts = await delivery.listAttempts(db, { account: HISTORY_ACCOUNT, id });
         attemptTimes.push(performance.now() - start);
@@ -308,10 +359,12 @@ async function measure(rows: number): Promise<Result> {
     }
 
     // One day's retention: the oldest of the 30 filled days goes.
-    const retention = retentionFunction();
-    const retentionStart = performance.now();
-    await retention.run(db, filledAt);
-    const retentionMs = performance.now() - retentionStart;
+    let retentionMs = Number.NaN;
+    if (runs('retention')) {
+      const retentionStart = performance.now();
+      await retainOneDay(db, until);
+      retentionMs = performance.now() - retentionStart;
+    }
 
     return {
       rows,
@@ -321,15 +374,15 @@ async function measure(rows: number): Promise<Result> {
       leaseMs,
       leaseBuffers,
       leased,
-      listP99: percentile(listTimes, 99),
+      listP99: listTimes.length > 0 ? percentile(listTimes, 99) : Number.NaN,
       attemptsP99: attemptTimes.length > 0 ? percentile(attemptTimes, 99) : Number.NaN,
       retentionMs,
-      retentionName: retention.name,
     };
   } finally {
     await listen.end();
     await sql.end();
-    await admin.unsafe(`drop database if exists ${dbName}`);
+    // HISTORY_KEEP=1 leaves the last size's database for a look (EXPLAIN of a read, sizes).
+    if (process.env.HISTORY_KEEP !== '1') await admin.unsafe(`drop database if exists ${dbName}`);
   }
 }
 
@@ -343,7 +396,10 @@ const label = (rows: number) =>
 const results: Result[] = [];
 try {
   for (const rows of SIZES) {
-    console.log(`history: ${label(rows)} rows`);
+    // A shared machine's "quiet, please" file: each size waits while it exists.
+    const waitWhile = process.env.HISTORY_WAIT_WHILE;
+    while (waitWhile && existsSync(waitWhile)) await sleep(15_000);
+    console.log(`history: ${label(rows)} rows (load average ${loadavg()[0]?.toFixed(1)})`);
     results.push(await measure(rows));
   }
 } finally {
@@ -365,10 +421,9 @@ for (const r of results) {
 }
 const last = results.at(-1);
 if (last) {
-  console.log(`\nretention: ${last.retentionName}`);
-  summary(
-    import.meta.url,
-    `history: ${label(last.rows)} rows: delivery ${ratio(last).toFixed(2)}x of empty, lease ${last.leaseMs.toFixed(1)} ms ${last.leaseBuffers} buffers, list p99 ${last.listP99.toFixed(1)} ms, retention of a day ${last.retentionMs.toFixed(0)} ms`,
-  );
+  const line = `history: ${label(last.rows)} rows: delivery ${ratio(last).toFixed(2)}x of empty, lease ${last.leaseMs.toFixed(1)} ms ${last.leaseBuffers} buffers, list p99 ${last.listP99.toFixed(1)} ms, retention of a day ${last.retentionMs.toFixed(0)} ms`;
+  // Only a run of every measure is the bench's result.
+  if (allMeasures) summary(import.meta.url, line);
+  else console.log(`\n${line}`);
 }
 process.exit(0);
