@@ -76,7 +76,7 @@ begin
         for no key update of r skip locked) over
     ) w
     cross join lateral (
-      select p.endpoint_id, e.account_id, head.tid as head_tid, head.delivery_id as head_id,
+      select p.endpoint_id, e.account_id, p.ctid as pacing_tid, head.tid as head_tid, head.delivery_id as head_id,
              -- How many more this account takes within its share of this worker's slots.
              coalesce(p_account_share - coalesce((select b.n from busy b where b.account_id = e.account_id), 0),
                       2147483647) as account_room,
@@ -208,12 +208,25 @@ begin
     from leased group by leased.endpoint_id
   ),
   paced as (
+    -- By the ctid of the version locked; one rewritten after the snapshot (outcomes and the
+    -- limit's increase write pacing rows often) is not found by it, and is charged by `repaced`.
+    update holdfast_endpoint_pacing p set
+      in_flight = p.in_flight + charged.n,
+      tokens = case when c.tokens is null then null else c.tokens - charged.n end,
+      tokens_at = case when c.tokens is null then null else p_at end
+    from charged join candidates c on c.endpoint_id = charged.endpoint_id
+    where p.ctid = c.pacing_tid
+    returning p.endpoint_id
+  ),
+  repaced as (
+    -- Through the key, the version of the snapshot, which the update follows to the one locked.
     update holdfast_endpoint_pacing p set
       in_flight = p.in_flight + charged.n,
       tokens = case when c.tokens is null then null else c.tokens - charged.n end,
       tokens_at = case when c.tokens is null then null else p_at end
     from charged join candidates c on c.endpoint_id = charged.endpoint_id
     where p.endpoint_id = charged.endpoint_id
+      and charged.endpoint_id not in (select paced.endpoint_id from paced)
   ),
   turned as (
     update holdfast_endpoint_queue r set turn = p_at, shuffle = random()
