@@ -53,7 +53,8 @@ const sql = postgres(url.toString(), { max: 10, onnotice: () => {} });
 // earlier release (the scale model's baseline, `SCALE_BASELINE`).
 const upTo = Number(process.env.MIGRATIONS_UPTO ?? Number.POSITIVE_INFINITY);
 const migrationNumber = (id: string) => Number(/\/(\d{3})_/.exec(id)?.[1] ?? 0);
-for (const migration of migrations().filter((m) => migrationNumber(m.id) <= upTo)) await sql.unsafe(migration.sql);
+for (const migration of migrations().filter((m) => migrationNumber(m.id) <= upTo))
+  await sql.unsafe(migration.sql);
 await sql`create table bench_orders (id text primary key, body jsonb not null, created_at timestamptz not null)`;
 
 // The receiver: /fast/<key> answers 204 at once, /slow/<key> after 5 s. Counts per key, and
@@ -578,14 +579,14 @@ async function explainLease(due: number, endpoints: number): Promise<PlanSummary
   };
   const text = await run('text');
   // The time and buffers without auto_explain, which would explain every statement the round's
-  // triggers run too, and send each plan back as a notice.
-  // The time and buffers: the median of SCALE_REPEAT runs (5), each rolled back (one run on a
-  // shared machine is as likely as not a slow one).
+  // triggers run too, and send each plan back as a notice: the median of SCALE_REPEAT runs (5),
+  // each rolled back (one run on a shared machine is as likely as not a slow one).
   const plains: Awaited<ReturnType<typeof run>>[] = [];
   for (let i = 0; i < SCALE_REPEAT; i += 1) plains.push(await run('json', false));
   const executionMs = (r: Awaited<ReturnType<typeof run>>) =>
     ((r.rows[0]?.['QUERY PLAN'] ?? []) as { 'Execution Time': number }[])[0]?.['Execution Time'] ?? 0;
-  const plain = [...plains].sort((a, b) => executionMs(a) - executionMs(b))[Math.floor(plains.length / 2)] ?? plains[0]!;
+  const plain = [...plains].sort((a, b) => executionMs(a) - executionMs(b))[Math.floor(plains.length / 2)];
+  if (!plain) throw new Error('SCALE_REPEAT must be at least 1');
   await explainer.end();
   // PostgreSQL's JSON plan format: https://www.postgresql.org/docs/current/sql-explain.html
   const [outer] = (plain.rows[0]?.['QUERY PLAN'] ?? []) as {
@@ -651,10 +652,21 @@ async function scaleModel(): Promise<PlanSummary[]> {
 
 /** The scale model run by a child of this script on the schema of migrations up to `upTo`. */
 async function scaleBaseline(upTo: string): Promise<Omit<PlanSummary, 'text'>[]> {
-  const proc = spawn(process.execPath, ['--conditions=@holdfast/source', '--import', 'tsx', fileURLToPath(import.meta.url)], {
-    env: { ...process.env, BENCH_ONLY: 'scale', SCALE_JSON: '1', SCALE_BASELINE: '', BENCH_PLAN: '', MIGRATIONS_UPTO: upTo },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const proc = spawn(
+    process.execPath,
+    ['--conditions=@holdfast/source', '--import', 'tsx', fileURLToPath(import.meta.url)],
+    {
+      env: {
+        ...process.env,
+        BENCH_ONLY: 'scale',
+        SCALE_JSON: '1',
+        SCALE_BASELINE: '',
+        BENCH_PLAN: '',
+        MIGRATIONS_UPTO: upTo,
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   let out = '';
   proc.stdout?.on('data', (chunk: Buffer) => {
     out += chunk.toString();
@@ -666,10 +678,18 @@ async function scaleBaseline(upTo: string): Promise<Omit<PlanSummary, 'text'>[]>
 }
 
 /** The scale table, the baseline's columns beside this schema's, and its summary line. */
-function printScale(before: readonly Omit<PlanSummary, 'text'>[], after: readonly PlanSummary[], upTo: string): void {
+function printScale(
+  before: readonly Omit<PlanSummary, 'text'>[],
+  after: readonly PlanSummary[],
+  upTo: string,
+): void {
   const n = (x: number) => x.toLocaleString('en-US');
-  console.log(`\nOne lease round of at most ${CONCURRENCY}, rolled back, median of ${SCALE_REPEAT} runs: migrations up to ${upTo} (before) and all (after)\n`);
-  console.log('| endpoints with due work | due deliveries | leased | before ms | before buffers | after ms | after buffers | after buffers per leased |');
+  console.log(
+    `\nOne lease round of at most ${CONCURRENCY}, rolled back, median of ${SCALE_REPEAT} runs: migrations up to ${upTo} (before) and all (after)\n`,
+  );
+  console.log(
+    '| endpoints with due work | due deliveries | leased | before ms | before buffers | after ms | after buffers | after buffers per leased |',
+  );
   console.log('|--:|--:|--:|--:|--:|--:|--:|--:|');
   after.forEach((a, i) => {
     const b = before[i];
@@ -794,7 +814,8 @@ if (['fairness', 'backlog', 'scale'].includes(process.env.BENCH_ONLY ?? '')) {
         `scale: ${plan.endpoints} endpoints, ${plan.due} due: ${plan.leased} leased, ${plan.ms.toFixed(2)} ms, ${plan.buffers} buffers`,
       );
     }
-    if (process.env.SCALE_JSON) console.log(`SCALE_JSON ${JSON.stringify(plans.map(({ text, ...plan }) => plan))}`);
+    if (process.env.SCALE_JSON)
+      console.log(`SCALE_JSON ${JSON.stringify(plans.map(({ text, ...plan }) => plan))}`);
     if (baseline) printScale(baseline, plans, process.env.SCALE_BASELINE ?? '');
   } else if (process.env.BENCH_ONLY === 'fairness') {
     await fairnessPairs(ROUNDS, (alone, beside) =>
