@@ -145,8 +145,10 @@ begin
     from accounts a
   ),
   parted as materialized (
-    select x.id, x.endpoint_id, x.takeover, x.tid, x.account_id, x.account_room from (
-      select t.id, t.endpoint_id, true as takeover, t.tid, c.account_id, c.account_room
+    -- With the candidate's columns the rest of the round needs, so no later step joins
+    -- `candidates` again (a nested loop over two CTEs, `limit` squared comparisons).
+    select x.* from (
+      select t.id, t.endpoint_id, true as takeover, t.tid, c.account_id, c.account_room, c.tokens, c.pacing_tid, c.turn_tid, c.url, c.secret, c.previous_secret, c.previous_secret_expires_at
       from candidates c join share on share.account_id = c.account_id
       cross join lateral (
         select q.delivery_id as id, q.endpoint_id, q.ctid as tid from holdfast_delivery_queue q
@@ -155,7 +157,7 @@ begin
         for update of q skip locked
       ) t
       union all
-      select f.id, f.endpoint_id, false, f.tid, c.account_id, c.account_room
+      select f.id, f.endpoint_id, false, f.tid, c.account_id, c.account_room, c.tokens, c.pacing_tid, c.turn_tid, c.url, c.secret, c.previous_secret, c.previous_secret_expires_at
       from candidates c join share on share.account_id = c.account_id
       cross join lateral (
         select greatest(0, least(c.room, c.share_room, share.n, coalesce(floor(c.tokens)::int, share.n))) as n
@@ -185,8 +187,8 @@ begin
   ),
   picked as materialized (
     -- Within each account's share first; beyond it only the slots nobody under its share took.
-    select r.id, r.endpoint_id, r.takeover, r.tid from (
-      select x.id, x.endpoint_id, x.takeover, x.tid, x.account_room,
+    select r.* from (
+      select x.*,
              row_number() over (partition by x.account_id order by x.takeover desc, x.id) as rn
       from parted x
     ) r
@@ -201,10 +203,12 @@ begin
     from picked
     where q.ctid = picked.tid
     returning q.delivery_id as id, q.account_id, q.event_id, q.endpoint_id, q.event_type, q.attempt_count,
-              q.retry_base, q.created_at, picked.takeover
+              q.retry_base, q.created_at, picked.takeover, picked.tokens, picked.pacing_tid, picked.turn_tid,
+              picked.url, picked.secret, picked.previous_secret, picked.previous_secret_expires_at
   ),
   charged as (
-    select leased.endpoint_id, (count(*) filter (where not leased.takeover))::int as n
+    select leased.endpoint_id, (count(*) filter (where not leased.takeover))::int as n,
+           min(leased.tokens) as tokens, min(leased.pacing_tid) as pacing_tid, min(leased.turn_tid) as turn_tid
     from leased group by leased.endpoint_id
   ),
   paced as (
@@ -212,31 +216,30 @@ begin
     -- limit's increase write pacing rows often) is not found by it, and is charged by `repaced`.
     update holdfast_endpoint_pacing p set
       in_flight = p.in_flight + charged.n,
-      tokens = case when c.tokens is null then null else c.tokens - charged.n end,
-      tokens_at = case when c.tokens is null then null else p_at end
-    from charged join candidates c on c.endpoint_id = charged.endpoint_id
-    where p.ctid = c.pacing_tid
+      tokens = case when charged.tokens is null then null else charged.tokens - charged.n end,
+      tokens_at = case when charged.tokens is null then null else p_at end
+    from charged
+    where p.ctid = charged.pacing_tid
     returning p.endpoint_id
   ),
   repaced as (
     -- Through the key, the version of the snapshot, which the update follows to the one locked.
     update holdfast_endpoint_pacing p set
       in_flight = p.in_flight + charged.n,
-      tokens = case when c.tokens is null then null else c.tokens - charged.n end,
-      tokens_at = case when c.tokens is null then null else p_at end
-    from charged join candidates c on c.endpoint_id = charged.endpoint_id
+      tokens = case when charged.tokens is null then null else charged.tokens - charged.n end,
+      tokens_at = case when charged.tokens is null then null else p_at end
+    from charged
     where p.endpoint_id = charged.endpoint_id
       and charged.endpoint_id not in (select paced.endpoint_id from paced)
   ),
   turned as (
     update holdfast_endpoint_queue r set turn = p_at, shuffle = random()
-    from charged join candidates c on c.endpoint_id = charged.endpoint_id
-    where r.ctid = c.turn_tid and r.turn < p_at
+    from charged
+    where r.ctid = charged.turn_tid and r.turn < p_at
   )
   select l.id, l.account_id, l.event_id, l.endpoint_id, l.event_type, l.attempt_count, l.retry_base,
-         c.url, c.secret, c.previous_secret, c.previous_secret_expires_at::timestamptz, ev.payload
+         l.url, l.secret, l.previous_secret, l.previous_secret_expires_at::timestamptz, ev.payload
   from leased l
-  join candidates c on c.endpoint_id = l.endpoint_id
   -- The event's partition from the delivery's `created_at` (an event and its deliveries are
   -- written at one instant); an event written at another instant is looked up in every one.
   cross join lateral (
