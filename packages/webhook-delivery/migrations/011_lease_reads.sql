@@ -3,20 +3,29 @@
 -- The round of 009 found a row, then looked for it again to lock or write it: the due head an
 -- endpoint qualified by (an `exists` probe of the due index) was looked for again by the due
 -- part of the round, which locked it; each leased queue row was found again by its primary key
--- to write its lease; each served endpoint's turn was found again by its primary key, locked and
--- then moved. Now the walk locks the turns it visits (`for no key update skip locked`, as the
--- move did: writers hold turns `for key share`, which does not conflict) and the move writes
--- them by their ctid; the candidate keeps the ctid of the due head it found, and the due part
--- locks it by that ctid, going back to the index only when the endpoint may take more than one;
--- the lease is written by the ctid of the row locked. The pacing row is still written through
--- its key: it is often rewritten (outcomes, the limit's increase) between the statement's
--- snapshot and its lock, and such a row's new version is not found by its old ctid.
+-- to write its lease; each served endpoint's pacing row and turn were found again by their
+-- primary keys (the turn locked only then); and the charges, the turn moves and the result each
+-- joined the candidates again (nested loops over two CTEs: `p_limit` squared comparisons each,
+-- most of a round's time at 128). Now:
 --
--- A queue row rewritten by another transaction after the round's snapshot and still leasable
--- (locked in its new version) is not found by its ctid either: it is left unleased, and the
--- charges now count the rows leased, not the rows picked, so such a row is never charged.
+-- - the walk locks the turns it visits (`for no key update skip locked`, what the move took:
+--   writers hold turns `for key share`, which does not conflict), so the move writes them by
+--   ctid. A turn the walk passed over stays locked until the round commits, and a concurrent
+--   round walks past it to other endpoints;
+-- - the candidate keeps the ctid of the due head it found, and the due part locks it by that
+--   ctid, going back to the index only when the endpoint may take more than one;
+-- - leases are written by the ctid of the row locked, pacing rows by the ctid of the version
+--   locked; a row rewritten by another transaction after the round's snapshot and locked in its
+--   new version is not found by that ctid (the scan sees the snapshot's versions): a pacing row
+--   is then charged through its key (`repaced`, which follows the row to the version locked:
+--   outcomes and the limit's increase rewrite pacing rows all the time), and a queue row is left
+--   unleased, for a later round. Charges count the rows leased, not the rows picked, so such a
+--   row is never charged;
+-- - what the rest of the round needs of a candidate (its tokens, ctids, URL and secrets) rides
+--   along with its picked deliveries instead of being joined again.
 --
--- The locks and their order are 009's: every lock of a round is still taken `skip locked`.
+-- The locks, their order and the guarantees are 009's: every lock of a round is still taken
+-- `skip locked`, and nothing is written that was not locked by this statement.
 create or replace function holdfast_lease_deliveries(
   p_owner text, p_limit integer, p_max integer, p_at timestamptz, p_lease_until timestamptz,
   p_paused text[], p_share integer, p_running_ids text[], p_running_n integer[],
