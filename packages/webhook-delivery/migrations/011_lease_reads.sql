@@ -68,24 +68,36 @@ begin
     select acct.account_id, acct.n from unnest(p_account_ids, p_account_n) as acct (account_id, n)
   ),
   candidates as materialized (
-    select w.turn_tid, c.* from (
+    select c.* from (
       select * from (
         select r.endpoint_id, r.account_id, false as over, r.ctid as turn_tid from holdfast_endpoint_queue r
         where r.turn <= p_at
           and coalesce((select b.n from busy b where b.account_id = r.account_id), 0)
                 < coalesce(p_account_share, 2147483647)
-        order by r.turn, r.shuffle
-        for no key update of r skip locked) under
+        order by r.turn, r.shuffle) under
       union all
       select * from (
         select r.endpoint_id, r.account_id, true, r.ctid from holdfast_endpoint_queue r
         where r.turn <= p_at and p_account_share is not null
           and coalesce((select b.n from busy b where b.account_id = r.account_id), 0) >= p_account_share
-        order by r.turn, r.shuffle
-        for no key update of r skip locked) over
+        order by r.turn, r.shuffle) over
     ) w
+    -- The first due delivery heading its line, read once: the due part of the round locks it by
+    -- its ctid instead of looking for it again. Found before the endpoint's other rows are read,
+    -- so the conditions below that need only it and the turn gate the rest: an endpoint with
+    -- nothing to take costs its probes, not its pacing, endpoint and release rows.
+    left join lateral (
+      select q.ctid as tid, q.delivery_id from holdfast_delivery_queue q
+      where q.endpoint_id = w.endpoint_id and q.lease_expires_at is null and q.next_attempt_at <= p_at
+        and (q.ordering_key is null or not exists (
+          select 1 from holdfast_delivery_queue h
+          where h.endpoint_id = q.endpoint_id and h.ordering_key = q.ordering_key
+            and h.ordering_pos < q.ordering_pos))
+      order by q.next_attempt_at, q.delivery_id
+      limit 1
+    ) head on true
     cross join lateral (
-      select p.endpoint_id, e.account_id, p.ctid as pacing_tid, head.tid as head_tid, head.delivery_id as head_id,
+      select p.endpoint_id, e.account_id, p.ctid as pacing_tid, t.ctid as turn_tid, head.tid as head_tid, head.delivery_id as head_id,
              -- How many more this account takes within its share of this worker's slots.
              coalesce(p_account_share - coalesce((select b.n from busy b where b.account_id = e.account_id), 0),
                       2147483647) as account_room,
@@ -100,23 +112,13 @@ begin
              e.url, e.secret, e.previous_secret, e.previous_secret_expires_at
       from holdfast_endpoint_pacing p
       join holdfast_webhook_endpoints e on e.id = p.endpoint_id
+      -- The turn, locked only for an endpoint that qualifies, so the move writes it by ctid.
+      join holdfast_endpoint_queue t on t.ctid = w.turn_tid
       left join lateral (
         select sum(rl.released) as released from holdfast_endpoint_releases rl where rl.endpoint_id = p.endpoint_id
       ) rel on true
       left join settled st on st.endpoint_id = p.endpoint_id
-      -- The first due delivery heading its line, read once: the due part of the round locks it
-      -- by its ctid instead of looking for it again.
-      left join lateral (
-        select q.ctid as tid, q.delivery_id from holdfast_delivery_queue q
-        where q.endpoint_id = w.endpoint_id and q.lease_expires_at is null and q.next_attempt_at <= p_at
-          and (q.ordering_key is null or not exists (
-            select 1 from holdfast_delivery_queue h
-            where h.endpoint_id = q.endpoint_id and h.ordering_key = q.ordering_key
-              and h.ordering_pos < q.ordering_pos))
-        order by q.next_attempt_at, q.delivery_id
-        limit 1
-      ) head on true
-      where p.endpoint_id = w.endpoint_id
+      where p.endpoint_id = w.endpoint_id and t.endpoint_id = w.endpoint_id and t.turn <= p_at
         and e.status = 'active' and e.deleted_at is null
         and coalesce((select m.n from running m where m.endpoint_id = w.endpoint_id), 0) < p_share
         and (p.paused_until is null or p.paused_until <= p_at)
@@ -141,6 +143,7 @@ begin
                select 1 from holdfast_delivery_queue q
                where q.endpoint_id = w.endpoint_id and q.lease_expires_at < p_at))
       for update of p skip locked
+      for no key update of t skip locked
     ) c
     limit p_limit
   ),
