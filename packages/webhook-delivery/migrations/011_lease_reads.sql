@@ -8,12 +8,13 @@
 -- joined the candidates again (nested loops over two CTEs: `p_limit` squared comparisons each,
 -- most of a round's time at 128). Now:
 --
--- - the walk locks the turns it visits (`for no key update skip locked`, what the move took:
---   writers hold turns `for key share`, which does not conflict), so the move writes them by
---   ctid. A turn the walk passed over stays locked until the round commits, and a concurrent
---   round walks past it to other endpoints;
--- - the candidate keeps the ctid of the due head it found, and the due part locks it by that
---   ctid, going back to the index only when the endpoint may take more than one;
+-- - the turn of an endpoint that qualifies is locked with its pacing row, by the ctid the walk
+--   read (`for no key update skip locked`, what the move took: writers hold turns `for key
+--   share`, which does not conflict), and the move writes it by that ctid;
+-- - the candidate finds its due head first and keeps its ctid, and the due part locks it by that
+--   ctid, going back to the index only when the endpoint may take more than one. Found first, so
+--   an endpoint with nothing to take is passed over on its probes alone, before its pacing,
+--   endpoint and release rows are read, as in 009;
 -- - leases are written by the ctid of the row locked, pacing rows by the ctid of the version
 --   locked; a row rewritten by another transaction after the round's snapshot and locked in its
 --   new version is not found by that ctid (the scan sees the snapshot's versions): a pacing row
