@@ -32,6 +32,7 @@ const defaults = loadConfig({}).delivery;
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? defaults.concurrency);
 const PER_ENDPOINT = Number(process.env.PER_ENDPOINT ?? defaults.perEndpoint);
 const POLL_MS = Number(process.env.POLL_MS ?? defaults.pollMs);
+const SCALE_REPEAT = Number(process.env.SCALE_REPEAT ?? 5);
 const SLOW_MS = 5_000;
 /** Endpoints the spread case shares the throughput's deliveries among. */
 const SPREAD = 99;
@@ -48,7 +49,12 @@ url.searchParams.set('options', `-c search_path=${benchSchema}`);
 // Names this run's connections in pg_stat_activity (the lock-wait sampler below).
 url.searchParams.set('application_name', benchSchema);
 const sql = postgres(url.toString(), { max: 10, onnotice: () => {} });
-for (const migration of migrations()) await sql.unsafe(migration.sql);
+// MIGRATIONS_UPTO (e.g. 010): the package's migrations up to that number only, the schema of an
+// earlier release (the scale model's baseline, `SCALE_BASELINE`).
+const upTo = Number(process.env.MIGRATIONS_UPTO ?? Number.POSITIVE_INFINITY);
+const migrationNumber = (id: string) => Number(/\/(\d{3})_/.exec(id)?.[1] ?? 0);
+for (const migration of migrations().filter((m) => migrationNumber(m.id) <= upTo))
+  await sql.unsafe(migration.sql);
 await sql`create table bench_orders (id text primary key, body jsonb not null, created_at timestamptz not null)`;
 
 // The receiver: /fast/<key> answers 204 at once, /slow/<key> after 5 s. Counts per key, and
@@ -573,8 +579,14 @@ async function explainLease(due: number, endpoints: number): Promise<PlanSummary
   };
   const text = await run('text');
   // The time and buffers without auto_explain, which would explain every statement the round's
-  // triggers run too, and send each plan back as a notice.
-  const plain = await run('json', false);
+  // triggers run too, and send each plan back as a notice: the median of SCALE_REPEAT runs (5),
+  // each rolled back (one run on a shared machine is as likely as not a slow one).
+  const plains: Awaited<ReturnType<typeof run>>[] = [];
+  for (let i = 0; i < SCALE_REPEAT; i += 1) plains.push(await run('json', false));
+  const executionMs = (r: Awaited<ReturnType<typeof run>>) =>
+    ((r.rows[0]?.['QUERY PLAN'] ?? []) as { 'Execution Time': number }[])[0]?.['Execution Time'] ?? 0;
+  const plain = [...plains].sort((a, b) => executionMs(a) - executionMs(b))[Math.floor(plains.length / 2)];
+  if (!plain) throw new Error('SCALE_REPEAT must be at least 1');
   await explainer.end();
   // PostgreSQL's JSON plan format: https://www.postgresql.org/docs/current/sql-explain.html
   const [outer] = (plain.rows[0]?.['QUERY PLAN'] ?? []) as {
@@ -636,6 +648,64 @@ async function scaleModel(): Promise<PlanSummary[]> {
   plans.push(await explainLease(100_000, 1));
   await updateEndpoint(fromPostgres(sql), { account: 'acct_scale_one', id: one, status: 'disabled' });
   return plans;
+}
+
+/** The scale model run by a child of this script on the schema of migrations up to `upTo`. */
+async function scaleBaseline(upTo: string): Promise<Omit<PlanSummary, 'text'>[]> {
+  const proc = spawn(
+    process.execPath,
+    ['--conditions=@holdfast/source', '--import', 'tsx', fileURLToPath(import.meta.url)],
+    {
+      env: {
+        ...process.env,
+        BENCH_ONLY: 'scale',
+        SCALE_JSON: '1',
+        SCALE_BASELINE: '',
+        BENCH_PLAN: '',
+        MIGRATIONS_UPTO: upTo,
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  let out = '';
+  proc.stdout?.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+  });
+  await new Promise((resolve) => proc.on('exit', resolve));
+  const line = out.split('\n').find((l) => l.startsWith('SCALE_JSON '));
+  if (!line) throw new Error(`the baseline scale model printed nothing:\n${out}`);
+  return JSON.parse(line.slice('SCALE_JSON '.length));
+}
+
+/** The scale table, the baseline's columns beside this schema's, and its summary line. */
+function printScale(
+  before: readonly Omit<PlanSummary, 'text'>[],
+  after: readonly PlanSummary[],
+  upTo: string,
+): void {
+  const n = (x: number) => x.toLocaleString('en-US');
+  console.log(
+    `\nOne lease round of at most ${CONCURRENCY}, rolled back, median of ${SCALE_REPEAT} runs: migrations up to ${upTo} (before) and all (after)\n`,
+  );
+  console.log(
+    '| endpoints with due work | due deliveries | leased | before ms | before buffers | after ms | after buffers | after buffers per leased |',
+  );
+  console.log('|--:|--:|--:|--:|--:|--:|--:|--:|');
+  after.forEach((a, i) => {
+    const b = before[i];
+    console.log(
+      `| ${n(a.endpoints)} | ${n(a.due)} | ${a.leased} | ${b?.ms.toFixed(1) ?? ''} | ${b ? n(b.buffers) : ''} | ${a.ms.toFixed(1)} | ${n(a.buffers)} | ${(a.buffers / Math.max(1, a.leased)).toFixed(1)} |`,
+    );
+  });
+  const big = after.find((a) => a.endpoints === 1000 && a.due === 100_000);
+  const bigBefore = before.find((a) => a.endpoints === 1000 && a.due === 100_000);
+  if (big && bigBefore) {
+    summary(
+      import.meta.url,
+      `lease round: 100,000 due over 1,000 endpoints, ${big.leased} leased: ${big.ms.toFixed(1)} ms ${big.buffers} buffers (migrations to ${upTo}: ${bigBefore.ms.toFixed(1)} ms ${bigBefore.buffers} buffers; target 5 ms 1,000 buffers ${big.ms < 5 && big.buffers < 1000 ? 'met' : 'MISSED'})`,
+      'scale',
+    );
+  }
 }
 
 async function enqueueCost(): Promise<{ alone: number; withEvent: number }> {
@@ -734,6 +804,9 @@ if (process.env.BENCH_ONLY === 'ordered') {
 }
 if (['fairness', 'backlog', 'scale'].includes(process.env.BENCH_ONLY ?? '')) {
   if (process.env.BENCH_ONLY === 'scale') {
+    // SCALE_BASELINE=010: first the same model on the schema of migrations up to 010 (a child
+    // process of this script), then this one, printed side by side.
+    const baseline = process.env.SCALE_BASELINE ? await scaleBaseline(process.env.SCALE_BASELINE) : undefined;
     const plans = await scaleModel();
     if (process.env.BENCH_PLAN) console.log(plans.at(Number(process.env.BENCH_PLAN))?.text);
     for (const plan of plans) {
@@ -741,6 +814,9 @@ if (['fairness', 'backlog', 'scale'].includes(process.env.BENCH_ONLY ?? '')) {
         `scale: ${plan.endpoints} endpoints, ${plan.due} due: ${plan.leased} leased, ${plan.ms.toFixed(2)} ms, ${plan.buffers} buffers`,
       );
     }
+    if (process.env.SCALE_JSON)
+      console.log(`SCALE_JSON ${JSON.stringify(plans.map(({ text, ...plan }) => plan))}`);
+    if (baseline) printScale(baseline, plans, process.env.SCALE_BASELINE ?? '');
   } else if (process.env.BENCH_ONLY === 'fairness') {
     await fairnessPairs(ROUNDS, (alone, beside) =>
       progress(
