@@ -88,7 +88,11 @@ export async function writeOutcomes(
     }
   }
   const fast = fastByEndpoint(batch, carry);
-  if (fast.size === 0) return;
+  if (fast.size === 0) {
+    // Whatever was carried belonged to endpoints this batch found overloaded: dropped.
+    carry?.clear();
+    return;
+  }
   const passed = await queue.db.query<{ endpoint_id: string }>(queue.sql.paceOutcomes, [
     perEndpoint,
     pgArray([...fast.keys()]),
