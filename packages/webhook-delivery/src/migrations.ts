@@ -8,8 +8,9 @@ import { type Migration, sqlMigrations } from '@holdfast/db/migrate';
  * the hot statements call (`005_functions`), and the history tables partitioned by time with the
  * functions that keep their partitions (`007_partitions`, see `maintainDeliveryHistory`), those
  * functions' locks (`008_history_locks`), the queue of unfinished work that lease rounds read
- * (`009_queue`), the adaptive limit's increase out of the outcome statement (`010_pacing`), and a
- * lease round that reads each row it needs once (`011_lease_reads`). Ids are
+ * (`009_queue`), the adaptive limit's increase out of the outcome statement (`010_pacing`), a
+ * lease round that reads each row it needs once (`011_lease_reads`), and wakes applied by
+ * endpoint (`012_wakes`). Ids are
  * `@holdfast/webhook-delivery/NNN_name`.
  * `schema` puts every table in that schema (created when missing); give the same `schema` to
  * every function of the package and to the worker.
