@@ -76,8 +76,9 @@ export interface LeaseRequest {
  * answer arrives, not when its outcome commits, and never twice. The scans
  * it needs are index probes bounded by the limit, never by the backlog nor by the number of
  * endpoints with work. The statement is the
- * function `holdfast_lease_deliveries`, defined in `migrations/005_functions.sql` and replaced by `migrations/009_queue.sql`
- * and `migrations/011_lease_reads.sql` (each row it needs read once, what it locked written by ctid).
+ * function `holdfast_lease_deliveries`, defined in `migrations/005_functions.sql` and replaced by `migrations/009_queue.sql`,
+ * `migrations/011_lease_reads.sql` (each row it needs read once, what it locked written by ctid)
+ * and `migrations/013_turns_come.sql` (a turn another worker just moved has come).
  */
 export async function leaseDue(queue: QueueDb, request: LeaseRequest): Promise<LeasedRow[]> {
   const { text, values } = leaseStatement(queue, request);
@@ -90,7 +91,7 @@ export async function leaseDue(queue: QueueDb, request: LeaseRequest): Promise<L
 
 /**
  * The lease statement of {@link leaseDue} and its values, not yet run (for EXPLAIN):
- * `holdfast_lease_deliveries` (`migrations/011_lease_reads.sql`) with named arguments.
+ * `holdfast_lease_deliveries` (`migrations/013_turns_come.sql`) with named arguments.
  */
 export function leaseStatement(queue: QueueDb, request: LeaseRequest): { text: string; values: unknown[] } {
   const { at } = request;

@@ -18,7 +18,7 @@ export function workerStatements(schema?: string) {
   const queue = q('holdfast_delivery_queue');
   return {
     /**
-     * The lease function (`migrations/011_lease_reads.sql`) with named arguments; one round trip a round.
+     * The lease function (`migrations/013_turns_come.sql`) with named arguments; one round trip a round.
      * It commits without waiting for its WAL to reach disk (`synchronous_commit` off for this
      * transaction only): it is on every webhook's path, between the outbox's commit and the
      * send, and a flush there adds the disk's fsync, and its stalls, to every delivery. Losing it
