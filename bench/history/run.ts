@@ -280,7 +280,7 @@ async function measure(rows: number): Promise<Result> {
     // counted: a session's first call of the lease function compiles and plans it, which a
     // worker's connections, warm, do not pay each round.
     const rounds: { ms: number; buffers: number; leased: number }[] = [];
-    let firstRound: { ms: number; buffers: number } | undefined;
+    let firstRound: { ms: number; buffers: number; leased: number } | undefined;
     if (runs('lease')) {
       for (let i = 0; i < BACKLOG_PER_ENDPOINT; i += 1) {
         await delivery.enqueueEvent(db, {
@@ -323,17 +323,14 @@ async function measure(rows: number): Promise<Result> {
                   'QUERY PLAN': { Plan: Record<string, number>; 'Execution Time': number }[];
                 }
               )['QUERY PLAN'];
-              if (root && !firstRound) {
-                firstRound = {
-                  ms: root['Execution Time'],
-                  buffers: (root.Plan['Shared Hit Blocks'] ?? 0) + (root.Plan['Shared Read Blocks'] ?? 0),
-                };
-              } else if (root) {
-                rounds.push({
+              if (root) {
+                const round = {
                   ms: root['Execution Time'],
                   buffers: (root.Plan['Shared Hit Blocks'] ?? 0) + (root.Plan['Shared Read Blocks'] ?? 0),
                   leased: root.Plan['Actual Rows'] ?? 0,
-                });
+                };
+                if (firstRound) rounds.push(round);
+                else firstRound = round;
               }
               throw rolledBack;
             });

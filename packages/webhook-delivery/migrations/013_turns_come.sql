@@ -4,8 +4,8 @@
 -- when it planned the round, and visits only endpoints whose turn is at or before its own
 -- `p_at`. A round of another worker that planned a moment earlier, or whose clock is a little
 -- behind, and sees that move committed, found the turn still to come and passed the endpoint
--- over: two workers whose work is on a few endpoints came back empty from about four rounds in
--- ten, each served only after its next round, so two workers delivered less than one. Now a turn
+-- over, and leased nothing there until its next round: a worker whose clock is behind the
+-- others' never served the endpoints they kept serving. Now a turn
 -- has come when it is at or before the later of `p_at` and the database's clock as the round
 -- starts: a move is committed before a round that sees it starts, and was made at its worker's
 -- time, so it has come for that round whenever the clocks agree, and whatever the workers'

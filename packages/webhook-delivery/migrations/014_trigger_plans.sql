@@ -6,9 +6,8 @@
 -- endpoint's turn. A session keeps the plan each statement of a function got the first times it
 -- ran; made while the queue table was empty and analyzed so (an idle deployment, where
 -- autovacuum analyzes it empty), that plan is a sequential scan, and the session kept scanning
--- the whole queue for every delivery it wrote until the next ANALYZE of the table: a fan-out of
--- 1,000 deliveries into a backlog of 50,000 took 3 s instead of about 100 ms, each write slower
--- than the last. As the hot functions already do (see the package README's "Plans"), the
+-- the whole queue for every delivery it wrote until the next ANALYZE of the table, each write
+-- slower than the last (the package README's migration list has the figures). As the hot functions already do (see the package README's "Plans"), the
 -- functions' own settings now rule out sequential and bitmap scans, and JIT, which a disabled
 -- plan's cost would otherwise set off. Altering a function makes every session plan it again.
 alter function holdfast_delivery_queued() set enable_seqscan = off;
