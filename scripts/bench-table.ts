@@ -37,6 +37,11 @@ const ROWS: readonly { readonly bench: string; readonly script: string; readonly
     what: 'deliveries/s to a per-resource endpoint vs an unordered one, and beside a stuck resource',
   },
   {
+    bench: 'delivery',
+    script: 'idle',
+    what: "a webhook's insert-to-receipt at 200/s beside 1,000 endpoints with nothing to send vs alone",
+  },
+  {
     bench: 'history',
     script: 'run',
     what: '10 million rows of finished history vs none: throughput, a lease round, the lists, a day of retention',

@@ -1,6 +1,6 @@
 import { type Listener, unlessRunning } from '@holdfast/db';
 import { type AttemptContext, sendAttempt } from './attempt';
-import { type LeasedRow, leaseDue, reconcileInFlight, releaseLease, renewLeases } from './lease';
+import { type LeasedRow, leaseDue, reconcileInFlight, releaseLease, renewLeases, settleTurns } from './lease';
 import type { OutcomeWriter } from './outcome-writer';
 import { pgArray } from './pg-array';
 import type { Scheduler } from './scheduler';
@@ -10,6 +10,12 @@ import { listenForWork, type WakeSubscription, wakeChannelName } from './wake';
 
 /** How often a worker recounts in-flight leases (repairing counts changed by hand). */
 const RECONCILE_MS = 10_000;
+/**
+ * How often a worker moves later the turns of endpoints with nothing to lease now: until then
+ * every round visits each of them (a few index probes), so an endpoint that went idle costs every
+ * round of every worker for up to this long.
+ */
+const SETTLE_MS = 500;
 /**
  * How often a worker looks whether the endpoints of its attempts running longer than this were
  * deleted or disabled meanwhile (their attempts are then aborted).
@@ -120,10 +126,23 @@ export class DeliveryLoop {
     );
     const abortGone = unlessRunning(() => this.abortGone(), onError);
     const check = setInterval(() => abortGone.tick(), ENDPOINT_CHECK_MS);
+    // Reported once per run of failures: it runs twice a second, and rounds report an outage too.
+    let settleFailing = false;
+    const settle = unlessRunning(async () => {
+      try {
+        await settleTurns(this.#o.queue);
+        settleFailing = false;
+      } catch (error) {
+        if (!settleFailing) onError(error);
+        settleFailing = true;
+      }
+    }, onError);
+    const settling = setInterval(() => settle.tick(), SETTLE_MS);
     this.#loop = this.#run().finally(async () => {
       clearInterval(renewal);
       clearInterval(check);
-      await Promise.all([renew.idle(), reconcile.idle(), abortGone.idle()]);
+      clearInterval(settling);
+      await Promise.all([renew.idle(), reconcile.idle(), abortGone.idle(), settle.idle()]);
     });
   }
 

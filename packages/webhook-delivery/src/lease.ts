@@ -163,6 +163,21 @@ export async function reconcileInFlight(queue: QueueDb): Promise<void> {
   await queue.db.query(queue.sql.reconcile, []);
 }
 
+/** Turns the repair looks at in one run, first come first. */
+const SETTLE_LIMIT = 1_000;
+
+/**
+ * Moves later the turns of endpoints a round would visit for nothing (no delivery leasable now:
+ * all leased or retrying later, none queued, or the endpoint disabled): to when their first
+ * delivery can be leased, or never. Only those turns are locked, `skip locked`, so a writer to an
+ * endpoint with work never waits for it. Every worker runs it every `SETTLE_MS`; resolves with
+ * how many turns it moved.
+ */
+export async function settleTurns(queue: QueueDb): Promise<number> {
+  const [row] = await queue.db.query<{ moved: number }>(queue.sql.settle, [SETTLE_LIMIT]);
+  return Number(row?.moved ?? 0);
+}
+
 /**
  * Makes due the head of every line of an ordered endpoint that waits with nothing ahead of it:
  * a delivery created behind one that finished while its creating statement ran, after the

@@ -92,6 +92,14 @@ export function workerStatements(schema?: string) {
         where p.endpoint_id = any(locked);
       end
       $reconcile$`,
+    /**
+     * $1 limit: moves later the turns of endpoints with nothing to lease now
+     * (`migrations/015_settle_idle.sql`), answers how many. Its commit does not wait for the
+     * WAL flush: a turn a crash puts back is visited for nothing until the next run moves it.
+     */
+    settle: `
+      with holdfast_async_commit as materialized (select set_config('synchronous_commit', 'off', true))
+      select ${q('holdfast_queue_settle')}(now(), $1::int) as moved from holdfast_async_commit`,
     /** Makes due each waiting line's head (see `resumeWaitingLines`); answers how many. */
     resumeLines: `
       with recursive line as (
