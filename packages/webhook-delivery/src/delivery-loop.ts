@@ -11,9 +11,10 @@ import { listenForWork, type WakeSubscription, wakeChannelName } from './wake';
 /** How often a worker recounts in-flight leases (repairing counts changed by hand). */
 const RECONCILE_MS = 10_000;
 /**
- * How often a worker moves later the turns of endpoints with nothing to lease now: until then
- * every round visits each of them (a few index probes), so an endpoint that went idle costs every
- * round of every worker for up to this long.
+ * How often a worker moves later the turns of endpoints with nothing to lease now, after a round
+ * that leased less than it asked for: until then every round visits each of them (a few index
+ * probes), so an endpoint that went idle costs every round of every worker for up to this long.
+ * A full round stopped once it had its endpoints; the turns behind them wait for the recount.
  */
 const SETTLE_MS = 500;
 /**
@@ -69,6 +70,8 @@ export class DeliveryLoop {
   #subscribing = false;
   #lastSubscribe = Number.NEGATIVE_INFINITY;
   #lastReconcile = 0;
+  /** A round leased less than it asked for since the last repair of idle turns. */
+  #short = false;
 
   constructor(options: DeliveryLoopOptions) {
     this.#o = options;
@@ -100,6 +103,8 @@ export class DeliveryLoop {
         account: r.account_id,
       })),
     );
+    // Its walk may have run out of turns that have come, visiting those with nothing to lease.
+    if (rows.length < plan.limit) this.#short = true;
     for (const row of rows) this.#launch(row);
     return rows.length;
   }
@@ -129,6 +134,8 @@ export class DeliveryLoop {
     // Reported once per run of failures: it runs twice a second, and rounds report an outage too.
     let settleFailing = false;
     const settle = unlessRunning(async () => {
+      if (!this.#short) return;
+      this.#short = false;
       try {
         await settleTurns(this.#o.queue);
         settleFailing = false;

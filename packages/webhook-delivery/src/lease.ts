@@ -170,8 +170,9 @@ const SETTLE_LIMIT = 1_000;
  * Moves later the turns of endpoints a round would visit for nothing (no delivery leasable now:
  * all leased or retrying later, none queued, or the endpoint disabled): to when their first
  * delivery can be leased, or never. Only those turns are locked, `skip locked`, so a writer to an
- * endpoint with work never waits for it. Every worker runs it every `SETTLE_MS`; resolves with
- * how many turns it moved.
+ * endpoint with work never waits for it. A worker runs it at most every half second after a
+ * round that leased less than it asked for, and with its recount; resolves with how many turns
+ * it moved.
  */
 export async function settleTurns(queue: QueueDb): Promise<number> {
   const [row] = await queue.db.query<{ moved: number }>(queue.sql.settle, [SETTLE_LIMIT]);
