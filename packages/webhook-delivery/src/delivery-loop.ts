@@ -131,7 +131,7 @@ export class DeliveryLoop {
     );
     const abortGone = unlessRunning(() => this.abortGone(), onError);
     const check = setInterval(() => abortGone.tick(), ENDPOINT_CHECK_MS);
-    // Reported once per run of failures: it runs twice a second, and rounds report an outage too.
+    // Reported once per run of failures: it may run twice a second, and rounds report an outage too.
     let settleFailing = false;
     const settle = unlessRunning(async () => {
       if (!this.#short) return;
