@@ -131,18 +131,11 @@ export class DeliveryLoop {
     );
     const abortGone = unlessRunning(() => this.abortGone(), onError);
     const check = setInterval(() => abortGone.tick(), ENDPOINT_CHECK_MS);
-    // Reported once per run of failures: it may run twice a second, and rounds report an outage too.
-    let settleFailing = false;
+    // Only after a round that succeeded: an outage fails the rounds, and never starts this.
     const settle = unlessRunning(async () => {
       if (!this.#short) return;
       this.#short = false;
-      try {
-        await settleTurns(this.#o.queue);
-        settleFailing = false;
-      } catch (error) {
-        if (!settleFailing) onError(error);
-        settleFailing = true;
-      }
+      await settleTurns(this.#o.queue);
     }, onError);
     const settling = setInterval(() => settle.tick(), SETTLE_MS);
     this.#loop = this.#run().finally(async () => {
