@@ -156,10 +156,11 @@ export async function releaseLease(
  * released in one statement): `in_flight` becomes the leases counted plus the releases counted,
  * and a release committed later lowers the count by exactly what it cleared. Both steps are one
  * statement (a PL/pgSQL block), so no transaction spans two round trips. Cheap and rare (every
- * few seconds); it first runs {@link resumeWaitingLines}.
+ * few seconds); it first runs {@link resumeWaitingLines} and {@link settleTurns}.
  */
 export async function reconcileInFlight(queue: QueueDb): Promise<void> {
   await resumeWaitingLines(queue);
+  await settleTurns(queue);
   await queue.db.query(queue.sql.reconcile, []);
 }
 

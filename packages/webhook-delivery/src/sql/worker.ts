@@ -77,7 +77,6 @@ export function workerStatements(schema?: string) {
       declare locked text[];
       begin
         perform set_config('synchronous_commit', 'off', true);
-        perform ${q('holdfast_queue_settle')}(now(), 1000);
         select array_agg(l.endpoint_id) into locked from (
           select p.endpoint_id from ${pacing} p
           where p.in_flight <> coalesce(
