@@ -184,8 +184,8 @@ export async function settleTurns(queue: QueueDb): Promise<number> {
  * Makes due the head of every line of an ordered endpoint that waits with nothing ahead of it:
  * a delivery created behind one that finished while its creating statement ran, after the
  * finishing outcome's trigger looked for the next one (it could not see it yet). Each line is
- * visited once, by a skip scan of `holdfast_deliveries_ordered` (one probe per line, never per
- * delivery waiting); part of {@link reconcileInFlight}, so every worker runs it every few seconds,
+ * visited once, by a skip scan of the queue's line index (one probe per line, never per delivery
+ * waiting; `holdfast_queue_resume_lines`, migration 016); part of {@link reconcileInFlight}, so every worker runs it every few seconds,
  * never two at once in one worker. Resolves with how many heads it made due.
  */
 export async function resumeWaitingLines(queue: QueueDb): Promise<number> {

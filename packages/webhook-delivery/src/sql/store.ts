@@ -12,8 +12,10 @@ import { wakeChannelSql } from '../wake';
  * A delivery of an ordered endpoint (`ordering = 'per-resource'`) joins its resource's line: its
  * place is taken after the sequence row's lock, so places follow the sequence. Behind an
  * unfinished delivery of its line it waits undue until the ordering trigger (migration 003)
- * makes it due as the one before it finishes. The `for key share` lock reads the newest version
- * of the line's head, so a head finished after this statement's snapshot counts as finished (one
+ * makes it due as the one before it finishes. The line is read in the queue and its head locked
+ * in its own partition (`holdfast_line_unfinished`, migration 016), so the statement plans and
+ * locks no history partition but today's; the `for key share` lock reads the newest version of
+ * the line's head, so a head finished after this statement's snapshot counts as finished (one
  * finishing before this commits is left to the workers' repair of waiting lines).
  */
 function fanOut(t: Tables, p: (n: number) => string, when: string): string {
@@ -37,10 +39,7 @@ holdfast_event_fan as (
   select ${deliveryId(`${p(7)}::timestamptz`)}, ${p(3)}::text, ev.id, e.id, ${p(4)}::text,
          'pending',
          case when e.ordering <> 'per-resource' then ${p(7)}::timestamptz
-              when exists (
-                select 1 from ${t.deliveries} x
-                where x.endpoint_id = e.id and x.ordering_key = ${p(1)}::text and x.status in ('pending', 'failed')
-                for key share) then null
+              when ${t.lineUnfinished}(e.id, ${p(1)}::text) then null
               else ${p(7)}::timestamptz end,
          ${p(7)}::timestamptz, ${p(7)}::timestamptz,
          case when e.ordering = 'per-resource' then ${p(1)}::text end,
@@ -90,6 +89,8 @@ interface Tables {
   /** `nextval`'s argument: the ordering sequence's name as a string literal. */
   readonly orderSequence: string;
   readonly filterMatch: string;
+  /** Whether a line has an unfinished delivery, which it locks (migration 016). */
+  readonly lineUnfinished: string;
   /** When a delivery id says it was made (migration 007), null for ids that do not say. */
   readonly createdAt: string;
   readonly historyPrepare: string;
@@ -120,6 +121,7 @@ function tables(schema: string | undefined): Tables {
     queue: q('holdfast_delivery_queue'),
     orderSequence: literal(q('holdfast_delivery_order')),
     filterMatch: q('holdfast_filter_match'),
+    lineUnfinished: q('holdfast_line_unfinished'),
     createdAt: q('holdfast_delivery_created_at'),
     historyPrepare: q('holdfast_history_prepare'),
     historyExpire: q('holdfast_history_expire'),
@@ -320,16 +322,14 @@ select sequence::text as sequence from holdfast_event_seq`,
     replayed as (
       update ${t.deliveries} d set
         status = 'pending', retry_base = d.attempt_count,
-        next_attempt_at = case when old.finished and old.ordering_key is not null and exists (
-            select 1 from ${t.deliveries} x
-            where x.endpoint_id = old.endpoint_id and x.ordering_key = old.ordering_key
-              and x.status in ('pending', 'failed')
-            for key share) then null else $3::timestamptz end,
+        next_attempt_at = case when old.finished and old.ordering_key is not null
+            and ${t.lineUnfinished}(old.endpoint_id, old.ordering_key) then null else $3::timestamptz end,
         lease_owner = null, lease_expires_at = null, updated_at = $3::timestamptz,
         ordering_pos = case when old.finished and old.ordering_key is not null then coalesce(
           (select nextval(${t.orderSequence}) from line), nextval(${t.orderSequence}))
           else d.ordering_pos end
       from old where d.id = old.id and d.created_at = old.created_at and not old.in_flight
+        and ${createdAtOf(t, 'd.created_at', '$1::text')}
       returning d.*
     )
     select old.in_flight as replay_in_flight,
@@ -380,11 +380,7 @@ select sequence::text as sequence from holdfast_event_seq`,
     places as (
       select f.id, nextval(${t.orderSequence}) as pos,
              row_number() over (partition by f.ordering_key order by f.ordering_pos) = 1
-               and not exists (
-                 select 1 from ${t.deliveries} x
-                 where x.endpoint_id = $2::text and x.ordering_key = f.ordering_key
-                   and x.status in ('pending', 'failed')
-                 for key share) as due
+               and not ${t.lineUnfinished}($2::text, f.ordering_key) as due
       from found f
       -- The count (an init plan, run before any row) takes the locks before the first place.
       where f.rejoins and (select count(*) from lines) >= 0

@@ -100,29 +100,7 @@ export function workerStatements(schema?: string) {
       with holdfast_async_commit as materialized (select set_config('synchronous_commit', 'off', true))
       select ${q('holdfast_queue_settle')}(now(), $1::int) as moved from holdfast_async_commit`,
     /** Makes due each waiting line's head (see `resumeWaitingLines`); answers how many. */
-    resumeLines: `
-      with recursive line as (
-        (select x.endpoint_id, x.ordering_key from ${deliveries} x
-         where x.ordering_key is not null and x.status in ('pending', 'failed')
-         order by x.endpoint_id, x.ordering_key limit 1)
-        union all
-        select n.endpoint_id, n.ordering_key from line l cross join lateral (
-          select x.endpoint_id, x.ordering_key from ${deliveries} x
-          where x.ordering_key is not null and x.status in ('pending', 'failed')
-            and (x.endpoint_id, x.ordering_key) > (l.endpoint_id, l.ordering_key)
-          order by x.endpoint_id, x.ordering_key limit 1) n
-      ),
-      resumed as (
-        update ${deliveries} d set next_attempt_at = d.created_at
-        from line l cross join lateral (
-          select x.id from ${deliveries} x
-          where x.endpoint_id = l.endpoint_id and x.ordering_key = l.ordering_key
-            and x.status in ('pending', 'failed')
-          order by x.ordering_pos limit 1) head
-        where d.id = head.id and d.next_attempt_at is null
-        returning d.id
-      )
-      select count(*)::int as resumed from resumed`,
+    resumeLines: `select ${q('holdfast_queue_resume_lines')}() as resumed`,
     /** $1 endpoint ids: those deleted or disabled. */
     goneEndpoints: `
       select id from ${endpoints}
