@@ -185,8 +185,9 @@ export async function settleTurns(queue: QueueDb): Promise<number> {
  * a delivery created behind one that finished while its creating statement ran, after the
  * finishing outcome's trigger looked for the next one (it could not see it yet). Each line is
  * visited once, by a skip scan of the queue's line index (one probe per line, never per delivery
- * waiting; `holdfast_queue_resume_lines`, migration 016); part of {@link reconcileInFlight}, so every worker runs it every few seconds,
- * never two at once in one worker. Resolves with how many heads it made due.
+ * waiting; `holdfast_queue_resume_lines`, migration 016); part of {@link reconcileInFlight}, so
+ * every worker runs it every few seconds, never two at once in one worker. Resolves with how
+ * many heads it made due.
  */
 export async function resumeWaitingLines(queue: QueueDb): Promise<number> {
   const [row] = await queue.db.query<{ resumed: number }>(queue.sql.resumeLines, []);
