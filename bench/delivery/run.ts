@@ -8,7 +8,8 @@
 // Workers run as child processes with the reference server's defaults, read from its config
 // (concurrency 128, perEndpointConcurrency 200, pollMs 100); the receiver (204 at once) and the
 // loader run here.
-// Runs in a fresh schema, dropped at the end. Ends with
+// Runs in a fresh schema, dropped at the end (BENCH_PARTITIONS=1: with a month of daily history
+// partitions). Ends with
 //   delivery: 1 process <n>/s, 2 processes <m>/s, bare limit <b>/s
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -55,6 +56,12 @@ const upTo = Number(process.env.MIGRATIONS_UPTO ?? Number.POSITIVE_INFINITY);
 const migrationNumber = (id: string) => Number(/\/(\d{3})_/.exec(id)?.[1] ?? 0);
 for (const migration of migrations().filter((m) => migrationNumber(m.id) <= upTo))
   await sql.unsafe(migration.sql);
+// BENCH_PARTITIONS=1: the daily history partitions of a deployment a month old (30 days behind,
+// today, 7 ahead, as the maintenance keeps them) instead of the default partition alone, for
+// statements whose cost follows the number of partitions.
+if (process.env.BENCH_PARTITIONS === '1')
+  for (const table of ['holdfast_events', 'holdfast_deliveries', 'holdfast_delivery_attempts'])
+    await sql`select holdfast_history_ensure(${table}, now() - interval '30 days', now() + interval '7 days', 1)`;
 await sql`create table bench_orders (id text primary key, body jsonb not null, created_at timestamptz not null)`;
 
 // The receiver: /fast/<key> answers 204 at once, /slow/<key> after 5 s. Counts per key, and
