@@ -9,13 +9,16 @@
 -- lock on any old partition (an operator moving or repacking it) held up every event written.
 -- The queue holds exactly the unfinished deliveries with their line and `created_at`, so the
 -- line is read there and each delivery row is then reached by its id and `created_at`, by an
--- `execute` planned with those values: one partition, pruned before it is opened (a cached
--- generic plan would lock every partition each time it ran). The queue is one table, so its
--- reads keep the plans the session cached: planning every statement on every call cost ordered
--- endpoints much of their rate. These lookups never name the unfinished statuses: the partial
--- index of unfinished deliveries by `created_at` (migration 007) would then tie with the primary
--- key in a partition not yet analyzed (a day's new one), and win, reading every delivery created
--- in the same millisecond (one event's fan-out, a batch) to find one.
+-- `execute` of a statement holding those values as literals, planned with them: one partition,
+-- pruned before it is opened (a cached generic plan would lock every partition each time it
+-- ran). Literals, not `using` and numbered parameters: an adapter that binds numbered
+-- placeholders found in a statement's text, as the Drizzle one does, would bind them here too.
+-- The queue is one table, so its reads keep the plans the session cached: planning every
+-- statement on every call cost ordered endpoints much of their rate. These lookups never name
+-- the unfinished statuses: the partial index of unfinished deliveries by `created_at` (migration
+-- 007) would then tie with the primary key in a partition not yet analyzed (a day's new one), and
+-- win, reading every delivery created in the same millisecond (one event's fan-out, a batch) to
+-- find one.
 
 -- Whether the line of `p_key` at `p_endpoint` has an unfinished delivery: the fan-out's, a
 -- replay's and a recovery's check before a delivery joins the line due. The delivery found is
@@ -41,9 +44,10 @@ begin
     where u.endpoint_id = p_endpoint and u.ordering_key = p_key
     order by u.ordering_pos
   loop
-    execute 'select x.status from holdfast_deliveries x where x.id = $1 and x.created_at = $2
-             for key share'
-      into state using q.delivery_id, q.created_at;
+    execute format('select x.status from holdfast_deliveries x
+                    where x.id = %L and x.created_at = %L::timestamptz for key share',
+                   q.delivery_id, q.created_at)
+      into state;
     if state in ('pending', 'failed') then
       return true;
     end if;
@@ -77,9 +81,11 @@ begin
     if q.next_attempt_at is not null then
       return null;
     end if;
-    execute 'update holdfast_deliveries d set next_attempt_at = coalesce(d.next_attempt_at, $1)
-             where d.id = $2 and d.created_at = $3 and d.status not in (''succeeded'', ''dead'')'
-      using new.updated_at, q.delivery_id, q.created_at;
+    execute format('update holdfast_deliveries d
+                    set next_attempt_at = coalesce(d.next_attempt_at, %L::timestamptz)
+                    where d.id = %L and d.created_at = %L::timestamptz
+                      and d.status not in (''succeeded'', ''dead'')',
+                   new.updated_at, q.delivery_id, q.created_at);
     get diagnostics written = row_count;
     if written > 0 then
       return null;
@@ -125,10 +131,10 @@ begin
       order by u.ordering_pos limit 1) head
     where head.next_attempt_at is null
   loop
-    execute 'update holdfast_deliveries d set next_attempt_at = d.created_at
-             where d.id = $1 and d.created_at = $2 and d.status not in (''succeeded'', ''dead'')
-               and d.next_attempt_at is null'
-      using h.delivery_id, h.created_at;
+    execute format('update holdfast_deliveries d set next_attempt_at = d.created_at
+                    where d.id = %L and d.created_at = %L::timestamptz
+                      and d.status not in (''succeeded'', ''dead'') and d.next_attempt_at is null',
+                   h.delivery_id, h.created_at);
     get diagnostics written = row_count;
     resumed := resumed + written;
   end loop;
