@@ -24,17 +24,76 @@ export interface DrizzleDatabaseLike<Tx> {
   transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
 }
 
-// `$1..$n` outside quotes; Holdfast statements hold no `$` in literals or dollar quotes.
-const PLACEHOLDER = /\$(\d+)/g;
+const IDENTIFIER_CHAR = /[\p{L}\p{N}_$]/u;
+const DOLLAR_TAG = /^\$(?:[\p{L}_][\p{L}\p{N}_]*)?\$/u;
 
+/**
+ * The text between the numbered placeholders (`$1`, `$2`, ...) of a statement, and each
+ * placeholder's index, found as PostgreSQL's lexer finds them: not inside a string, a quoted
+ * identifier, a comment or a dollar-quoted body (a function's, whose own `$1` is its argument),
+ * nor in an identifier that holds a `$`.
+ */
 function splitPlaceholders(text: string): { parts: string[]; indexes: number[] } {
   const parts: string[] = [];
   const indexes: number[] = [];
   let last = 0;
-  for (const match of text.matchAll(PLACEHOLDER)) {
-    parts.push(text.slice(last, match.index));
-    indexes.push(Number(match[1]) - 1);
-    last = match.index + match[0].length;
+  let i = 0;
+  /** Index just past `close`, searched from `from` (the end of the text if it never comes). */
+  const after = (close: string, from: number) => {
+    const at = text.indexOf(close, from);
+    return at < 0 ? text.length : at + close.length;
+  };
+  while (i < text.length) {
+    const c = text[i] as string;
+    const next = text[i + 1];
+    if (c === "'") {
+      // A string; `E'...'` strings escape with backslashes, the others only double quotes.
+      const escapes = /[eE]/.test(text[i - 1] ?? '') && !IDENTIFIER_CHAR.test(text[i - 2] ?? '');
+      i += 1;
+      while (i < text.length) {
+        if (escapes && text[i] === '\\') i += 2;
+        else if (text[i] !== "'") i += 1;
+        else if (text[i + 1] === "'")
+          i += 2; // '' inside the string
+        else break;
+      }
+      i += 1;
+    } else if (c === '"') {
+      i = after('"', i + 1);
+    } else if (c === '-' && next === '-') {
+      i = after('\n', i + 2);
+    } else if (c === '/' && next === '*') {
+      // Block comments nest.
+      let depth = 1;
+      i += 2;
+      while (i < text.length && depth > 0) {
+        if (text.startsWith('/*', i)) depth += 1;
+        else if (text.startsWith('*/', i)) depth -= 1;
+        else {
+          i += 1;
+          continue;
+        }
+        i += 2;
+      }
+    } else if (c === '$' && !IDENTIFIER_CHAR.test(text[i - 1] ?? '')) {
+      const number = /^\$(\d+)/.exec(text.slice(i, i + 12));
+      const tag = number ? undefined : DOLLAR_TAG.exec(text.slice(i, i + 64))?.[0];
+      if (number) {
+        parts.push(text.slice(last, i));
+        indexes.push(Number(number[1]) - 1);
+        i += number[0].length;
+        last = i;
+      } else if (tag) {
+        i = after(tag, i + tag.length);
+      } else {
+        i += 1;
+      }
+    } else if (IDENTIFIER_CHAR.test(c)) {
+      // A word: a `$` inside it (`a$1`) is part of it.
+      while (i < text.length && IDENTIFIER_CHAR.test(text[i] as string)) i += 1;
+    } else {
+      i += 1;
+    }
   }
   parts.push(text.slice(last));
   return { parts, indexes };

@@ -232,6 +232,84 @@ describe.runIf(realPostgres)(
       expect(left?.n).toBe(0);
     });
 
+    it('a write of a day being attached waits for the attach and lands in the new partition, for every history table', async () => {
+      // A write whose statement began before an attach committed would route its row on the
+      // partitions it saw then: to the default, for a day the attach gives a partition. Here the
+      // attach is held open (its transaction not yet committed) while a write of that day starts,
+      // then committed: the write must not fail the default's new constraint.
+      const day = (d: number) => new Date(Date.UTC(2040, 2, d)).toISOString();
+      const at = (d: number) => new Date(Date.UTC(2040, 2, d, 12)).toISOString();
+      const ymd = (d: number) => day(d).slice(0, 10).replaceAll('-', '');
+      const { endpoint } = await createEndpoint(
+        sql,
+        { account: ACCOUNT, url: `${base}/attach` },
+        { allowPrivateDestinations: true },
+      );
+      const writer = fromPg(pgPool(db, 1));
+      const writes: Record<string, (d: number) => Promise<unknown>> = {
+        holdfast_events: (d) =>
+          writer.query(
+            `insert into holdfast_events (id, account_id, type, resource_id, sequence, payload, created_at)
+             values ($1, $2, 'order.created', 'ord_attach', 1, '{}', $3)`,
+            [`evt_attach_${d}`, ACCOUNT, at(d)],
+          ),
+        holdfast_deliveries: (d) =>
+          writer.query(
+            `insert into holdfast_deliveries (id, account_id, event_id, endpoint_id, event_type, status, created_at, updated_at)
+             values ($1, $2, $3, $4, 'order.created', 'succeeded', $5, $5)`,
+            [`dlv_attach_${d}`, ACCOUNT, `evt_attach_${d}`, endpoint.id, at(d)],
+          ),
+        holdfast_delivery_attempts: (d) =>
+          writer.query(
+            `insert into holdfast_delivery_attempts (id, delivery_id, account_id, endpoint_id, status, latency_ms, created_at)
+             values ($1, $2, $3, $4, 204, 1, $5)`,
+            [`att_attach_${d}`, `dlv_attach_${d}`, ACCOUNT, endpoint.id, at(d)],
+          ),
+      };
+      let d = 1;
+      for (const [table, write] of Object.entries(writes)) {
+        // The day before is covered, so only the days after are missing (and are attached).
+        await db.sql`select holdfast_history_ensure(${table}, ${day(d)}, ${day(d + 1)}, 1)`;
+        let attached = () => {};
+        const open = new Promise<void>((resolve) => {
+          attached = resolve;
+        });
+        let commit = () => {};
+        const held = new Promise<void>((resolve) => {
+          commit = resolve;
+        });
+        const attach = db.sql.begin(async (tx) => {
+          const made = await tx<{ p: string }[]>`
+            select holdfast_history_ensure(${table}, ${day(d)}, ${day(d + 3)}, 1) as p`;
+          expect(made).toHaveLength(2);
+          attached();
+          await held;
+        });
+        await open;
+        const written = write(d + 2).then(
+          () => 'written',
+          (error: unknown) => `${code(error)} ${String(error)}`,
+        );
+        // The write is waiting for a lock the attach holds (on the table, or on its default).
+        for (let i = 0; i < 500; i++) {
+          const [waiting] = await db.sql<{ n: number }[]>`
+            select count(*)::int as n from pg_locks l join pg_stat_activity a on a.pid = l.pid
+            where not l.granted and a.query like 'insert into holdfast_%'`;
+          if ((waiting?.n ?? 0) > 0) break;
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+        commit();
+        await attach;
+        expect(await written).toBe('written');
+        const [home] = await db.sql.unsafe<{ relation: string }[]>(
+          `select tableoid::regclass::text as relation from ${table} where created_at = $1`,
+          [at(d + 2)],
+        );
+        expect(home?.relation).toBe(`${table}_p${ymd(d + 2)}`);
+        d += 10;
+      }
+    });
+
     it('takes no lock a reader or writer holds when the partitions ahead exist and the defaults are empty; gives up busy when it must wait', async () => {
       const now = () => Date.parse('2035-01-10T12:00:00.000Z');
       const first = await maintainDeliveryHistory(sql, { now, retentionDays: 30, aheadDays: 3 });
