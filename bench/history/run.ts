@@ -42,6 +42,9 @@ const RATE_SECONDS = Number(process.env.RATE_SECONDS ?? 10);
 const BACKLOG_PER_ENDPOINT = Number(process.env.BACKLOG_PER_ENDPOINT ?? 100);
 const LEASE_ROUNDS = Number(process.env.LEASE_ROUNDS ?? 5);
 const READS = Number(process.env.READS ?? 300);
+/** Untimed reads on each pooled connection before the timed ones (see the reads). */
+const WARM_READS = Number(process.env.WARM_READS ?? 6);
+const POOL = 10;
 /** The worker as the reference server runs it by default. */
 const CONCURRENCY = 128;
 const PER_ENDPOINT = 200;
@@ -157,7 +160,7 @@ interface Result {
 async function measure(rows: number): Promise<Result> {
   await admin.unsafe(`drop database if exists ${dbName}`);
   await admin.unsafe(`create database ${dbName}`);
-  const sql = postgres(target.toString(), { max: 10, onnotice: () => {} });
+  const sql = postgres(target.toString(), { max: POOL, onnotice: () => {} });
   const listen = postgres(target.toString(), { max: 1, onnotice: () => {} });
   const db = fromPostgres(sql);
   try {
@@ -191,6 +194,9 @@ async function measure(rows: number): Promise<Result> {
     const filled = await fillHistory(sql, db, { rows, endpoints: history, until });
     await sql.unsafe('vacuum analyze');
     const fillSeconds = (performance.now() - fillStart) / 1000;
+    // The fill's gigabytes are written in minutes, a deployment's over 30 days: flushed here, not
+    // by a checkpoint in the middle of a measure (the commits at 200/s wait on its writes).
+    await sql.unsafe('checkpoint');
     console.log(
       `  ${rows} rows: ${filled} each of events, deliveries, attempts in ${fillSeconds.toFixed(1)} s`,
     );
@@ -363,12 +369,10 @@ async function measure(rows: number): Promise<Result> {
     // The deliveries list of one endpoint (GET /v1/deliveries?endpoint=, first page, as the
     // reference server runs it) and the attempt log of one delivery (listAttempts).
     const keyring = { current: 'k1', keys: { k1: 'bench-history-cursor-key-of-32-bytes!!' } };
-    const listTimes: number[] = [];
-    const attemptTimes: number[] = [];
-    for (let i = 0; runs('reads') && i < READS; i += 1) {
+    const read = async (on: Db): Promise<{ list: number; attempts?: number }> => {
       const endpoint = history[Math.floor(Math.random() * history.length)] ?? '';
       let start = performance.now();
-      await paginate(db, {
+      await paginate(on, {
         from: 'holdfast_deliveries',
         where: {
           text: 'account_id = $1 and event_type = any($2::text[])',
@@ -380,16 +384,47 @@ async function measure(rows: number): Promise<Result> {
         binding: { account: HISTORY_ACCOUNT, resource: 'deliveries' },
         keyring,
       });
-      listTimes.push(performance.now() - start);
-      if (filled > 0) {
-        const id = historyDeliveryId(1 + Math.floor(Math.random() * filled), filled, until);
-        start = performance.now();
-        const attempts = await delivery.listAttempts(db, { account: HISTORY_ACCOUNT, id });
-        attemptTimes.push(performance.now() - start);
-        if (attempts?.length !== 1)
-          throw new Error(`the attempt log of ${id} holds ${attempts?.length} attempts`);
+      const list = performance.now() - start;
+      if (filled === 0) return { list };
+      const id = historyDeliveryId(1 + Math.floor(Math.random() * filled), filled, until);
+      start = performance.now();
+      const attempts = await delivery.listAttempts(on, { account: HISTORY_ACCOUNT, id });
+      if (attempts?.length !== 1)
+        throw new Error(`the attempt log of ${id} holds ${attempts?.length} attempts`);
+      return { list, attempts: performance.now() - start };
+    };
+    // A service's pooled connections live long. A connection's first runs of a statement read the
+    // catalog entries of every partition it plans over and of their indexes (the list has no time
+    // range: all of them), which a service pays once per connection: each of the pool's
+    // connections first runs both reads WARM_READS times, printed apart and not counted, as the
+    // lease round's first call on its connection is not.
+    const coldList: number[] = [];
+    const coldAttempts: number[] = [];
+    if (runs('reads')) {
+      const connections = await Promise.all(Array.from({ length: POOL }, () => sql.reserve()));
+      for (const connection of connections) {
+        for (let i = 0; i < WARM_READS; i += 1) {
+          const t = await read(fromPostgres(connection));
+          coldList.push(t.list);
+          if (t.attempts !== undefined) coldAttempts.push(t.attempts);
+        }
       }
+      for (const connection of connections) connection.release();
+      console.log(
+        `  reads: the first ${WARM_READS} on each of ${POOL} connections (not counted): list p50 ${percentile(coldList, 50).toFixed(1)} p99 ${percentile(coldList, 99).toFixed(1)} ms, attempt log p99 ${coldAttempts.length > 0 ? percentile(coldAttempts, 99).toFixed(1) : '-'} ms`,
+      );
     }
+    const listTimes: number[] = [];
+    const attemptTimes: number[] = [];
+    for (let i = 0; runs('reads') && i < READS; i += 1) {
+      const t = await read(db);
+      listTimes.push(t.list);
+      if (t.attempts !== undefined) attemptTimes.push(t.attempts);
+    }
+    if (listTimes.length > 0)
+      console.log(
+        `  reads: list p50 ${percentile(listTimes, 50).toFixed(1)} p99 ${percentile(listTimes, 99).toFixed(1)} ms${attemptTimes.length > 0 ? `, attempt log p50 ${percentile(attemptTimes, 50).toFixed(1)} p99 ${percentile(attemptTimes, 99).toFixed(1)} ms` : ''}`,
+      );
 
     // One day's retention: the oldest of the 30 filled days goes.
     let retentionMs = Number.NaN;
