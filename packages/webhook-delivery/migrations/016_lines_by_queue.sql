@@ -59,12 +59,8 @@ $fn$;
 -- Makes the line's next unfinished delivery due when one finishes, as before: its head is the
 -- lowest place among the line's other queue rows (the finished one's own is deleted by the queue
 -- trigger, which fires after this one) whose delivery is still unfinished. The queue row says
--- whether that delivery waits, so one that is due already is not written (and the loop stops
--- there). One that finished in the same statement (its queue row not yet deleted) is passed
--- over when its queue row says it waited; when it was due, the loop stops at it, and the line
--- moves on with that delivery's own trigger, or the workers' repair. Only a statement finishing
--- several deliveries of one line reaches this; outcomes never do (one delivery of a line is in
--- flight at a time).
+-- whether that delivery waits, so one that is due already is not written; one that finished in
+-- the same statement (its queue row not yet deleted) is passed over.
 create or replace function holdfast_ordering_next() returns trigger
 language plpgsql volatile
 set search_path from current
