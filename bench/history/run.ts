@@ -8,7 +8,7 @@
 //   npm run bench:history                      # 0, 1M and 10M rows
 //   HISTORY_SIZES=0,100000 npm run bench:history
 //   HISTORY_SIZES=10000000 HISTORY_MEASURES=lease npm run bench:history   # one measure, one size
-// HISTORY_MEASURES (throughput,latency,lease,reads,retention: all by default) runs only those;
+// HISTORY_MEASURES (throughput,latency,lease,reads,depth,retention: all by default) runs only those;
 // the summary line is recorded (run.last.txt) only when all ran. HISTORY_WAIT_WHILE names a file
 // (a shared machine's "quiet, please") each size waits for to be gone before it starts;
 // HISTORY_KEEP=1 keeps the last size's database (the next run drops it first).
@@ -24,6 +24,7 @@ import type { Db } from '@holdfast/db';
 import { migrate } from '@holdfast/db/migrate';
 import { fromPostgres, postgresListener } from '@holdfast/db/postgres';
 import * as delivery from '@holdfast/webhook-delivery';
+import { queueDepth } from '@holdfast/webhook-delivery/prometheus';
 import postgres from 'postgres';
 import { deliverySort } from '../../examples/reference-server/src/api/webhook-schemas';
 import { summary } from '../summary';
@@ -45,6 +46,7 @@ const READS = Number(process.env.READS ?? 300);
 /** Untimed reads on each pooled connection before the timed ones (see the reads). */
 const WARM_READS = Number(process.env.WARM_READS ?? 6);
 const POOL = 10;
+const DEPTH_READS = Number(process.env.DEPTH_READS ?? 20);
 /** The worker as the reference server runs it by default. */
 const CONCURRENCY = 128;
 const PER_ENDPOINT = 200;
@@ -53,7 +55,7 @@ const PER_ENDPOINT = 200;
  * A new lease function keeps working here as long as its name starts with `holdfast_lease_`.
  */
 const LEASE_STATEMENT = /holdfast_lease_\w+\s*\(/;
-const MEASURES = ['throughput', 'latency', 'lease', 'reads', 'retention'] as const;
+const MEASURES = ['throughput', 'latency', 'lease', 'reads', 'depth', 'retention'] as const;
 type Measure = (typeof MEASURES)[number];
 const measures = new Set(
   (process.env.HISTORY_MEASURES ?? MEASURES.join(',')).split(',').map((s) => s.trim()),
@@ -425,6 +427,21 @@ async function measure(rows: number): Promise<Result> {
       console.log(
         `  reads: list p50 ${percentile(listTimes, 50).toFixed(1)} p99 ${percentile(listTimes, 99).toFixed(1)} ms${attemptTimes.length > 0 ? `, attempt log p50 ${percentile(attemptTimes, 50).toFixed(1)} p99 ${percentile(attemptTimes, 99).toFixed(1)} ms` : ''}`,
       );
+
+    // The queue's depth as a metrics scrape reads it (`queueDepth`, the Prometheus gauges): a new
+    // reader each time, so no call shares another's result.
+    if (runs('depth')) {
+      const depths: number[] = [];
+      let dead = 0;
+      for (let i = 0; i < DEPTH_READS; i += 1) {
+        const start = performance.now();
+        dead = (await queueDepth(db)()).dead;
+        depths.push(performance.now() - start);
+      }
+      console.log(
+        `  queue depth (a metrics scrape): median ${percentile(depths, 50).toFixed(1)} ms, p99 ${percentile(depths, 99).toFixed(1)} ms over ${DEPTH_READS} (${dead} dead)`,
+      );
+    }
 
     // One day's retention: the oldest of the 30 filled days goes.
     let retentionMs = Number.NaN;

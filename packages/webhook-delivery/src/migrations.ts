@@ -12,11 +12,11 @@ import { type Migration, sqlMigrations } from '@holdfast/db/migrate';
  * lease round that reads each row it needs once (`011_lease_reads`), wakes applied by
  * endpoint (`012_wakes`), turns another worker moved seen as come (`013_turns_come`), and the
  * queue triggers' plans kept on their indexes (`014_trigger_plans`), a repair of idle turns
- * that locks only the turns it may move (`015_settle_idle`), and ordered lines read in the queue,
- * so the outbox write plans and locks one history partition (`016_lines_by_queue`), and writes
- * held back while a partition is attached, so none fails on the partitions it saw before
- * (`017_attach_blocks_writers`). Ids are
- * `@holdfast/webhook-delivery/NNN_name`.
+ * that locks only the turns it may move (`015_settle_idle`), ordered lines read in the queue,
+ * so the outbox write plans and locks one history partition (`016_lines_by_queue`), writes held
+ * back while a partition is attached, so none fails on the partitions it saw before
+ * (`017_attach_blocks_writers`), and the dead deliveries indexed, so counting them reads them
+ * alone (`018_dead_letters`). Ids are `@holdfast/webhook-delivery/NNN_name`.
  * `schema` puts every table in that schema (created when missing); give the same `schema` to
  * every function of the package and to the worker.
  *

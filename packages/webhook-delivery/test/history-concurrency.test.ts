@@ -268,7 +268,8 @@ describe.runIf(realPostgres)(
       };
       let d = 1;
       for (const [table, write] of Object.entries(writes)) {
-        // The day before is covered, so only the days after are missing (and are attached).
+        // Day d has its partition (the maintenance's own day), so only the two after it are
+        // missing, and the attach below makes them.
         await db.sql`select holdfast_history_ensure(${table}, ${day(d)}, ${day(d + 1)}, 1)`;
         let attached = () => {};
         const open = new Promise<void>((resolve) => {

@@ -38,6 +38,31 @@ describe('queueDepth', () => {
     expect(fresh.due).toBe(1);
     expect(fresh.oldestDueSeconds).toBeGreaterThanOrEqual(0);
   });
+
+  it('counts the dead deliveries of every partition of the history, and only those', async () => {
+    const { endpoint } = await createEndpoint(
+      fromPostgres(db.sql),
+      { account: 'acct_dead', url: 'http://127.0.0.1:1024/dead' },
+      { allowPrivateDestinations: true },
+    );
+    const before = (await queueDepth(pgDb(db))()).dead;
+    // Days of their own (partitions made for them) and the default partition (a day with none).
+    await db.sql`select holdfast_history_ensure('holdfast_deliveries', '2031-01-01', '2031-01-03', 1)`;
+    const rows: [string, string][] = [
+      ['dead', '2031-01-01T10:00:00Z'],
+      ['dead', '2031-01-02T10:00:00Z'],
+      ['succeeded', '2031-01-02T11:00:00Z'],
+      ['dead', '2032-06-01T10:00:00Z'],
+    ];
+    for (const [i, [status, at]] of rows.entries()) {
+      await db.sql`
+        insert into holdfast_deliveries (id, account_id, event_id, endpoint_id, event_type, status, attempt_count, created_at, updated_at)
+        values (${`dlv_dead_${i}`}, 'acct_dead', ${`evt_dead_${i}`}, ${endpoint.id}, 'order.created', ${status}, 8, ${at}, ${at})`;
+    }
+    expect((await queueDepth(pgDb(db))()).dead).toBe(before + 3);
+    // The other tests of this file count from an empty history.
+    await db.sql`delete from holdfast_deliveries where account_id = 'acct_dead'`;
+  });
 });
 
 describe('deliveryMetrics', () => {
