@@ -63,8 +63,8 @@ begin
       -- new constraint after the attach commits.
       execute format('lock table only %I.%I in share row exclusive mode', current_schema(), p_table);
     end if;
-    -- No row lands in the default partition meanwhile (rows of other partitions go on being
-    -- written): an attached partition's range must hold no row of the default.
+    -- The default, which the attach and the rehoming lock anyway, taken here in the lease's order
+    -- (the table first): an attached partition's range must hold no row of the default.
     execute format('lock table only %I.%I in access exclusive mode', current_schema(), p_table || '_default');
     if not moving then
       execute format('select exists (select 1 from %I.%I)', current_schema(), p_table || '_default')
