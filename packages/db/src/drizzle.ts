@@ -47,7 +47,8 @@ function splitPlaceholders(text: string): { parts: string[]; indexes: number[] }
     const c = text[i] as string;
     const next = text[i + 1];
     if (c === "'") {
-      // A string; `E'...'` strings escape with backslashes, the others only double quotes.
+      // A string: a quote inside it is doubled (`''`); in an `E'...'` string a backslash
+      // escapes the next character too.
       const escapes = /[eE]/.test(text[i - 1] ?? '') && !IDENTIFIER_CHAR.test(text[i - 2] ?? '');
       i += 1;
       while (i < text.length) {
