@@ -15,8 +15,9 @@ import { type Migration, sqlMigrations } from '@holdfast/db/migrate';
  * that locks only the turns it may move (`015_settle_idle`), ordered lines read in the queue,
  * so the outbox write plans and locks one history partition (`016_lines_by_queue`), writes held
  * back while a partition is attached, so none fails on the partitions it saw before
- * (`017_attach_blocks_writers`), and the dead deliveries indexed, so counting them reads them
- * alone (`018_dead_letters`). Ids are `@holdfast/webhook-delivery/NNN_name`.
+ * (`017_attach_blocks_writers`), the dead deliveries indexed, so counting them reads them
+ * alone (`018_dead_letters`), and the deliveries' indexes nothing reads since the queue dropped
+ * (`019_unread_indexes`). Ids are `@holdfast/webhook-delivery/NNN_name`.
  * `schema` puts every table in that schema (created when missing); give the same `schema` to
  * every function of the package and to the worker.
  *
