@@ -137,9 +137,15 @@ export async function planPage<H>(request: PageRequest, source: PageSource<H>): 
   const helperNames = helperNamesOf(terms.length);
   const whereOf = (list: Statement<H>[]) => (list.length > 0 ? join<H>(list, ' and ') : raw<H>('true'));
   const select = source.select ?? raw<H>('*');
-  // One row more than the limit tells whether another page exists.
+  // One row more than the limit tells whether another page exists. The limit is written as a
+  // literal (an integer from clampLimit, 2 to 101), not a parameter: with `limit $n` the plan a
+  // prepared statement would keep for every call is costed as if it returned a tenth of the
+  // rows, so PostgreSQL planned the list afresh on every call, which over a table of many
+  // partitions costs several times its execution. With the literal it keeps one plan per page
+  // size once its cost matches the fresh plans' (after five calls on a connection).
+  const limitText = raw<H>(String(limit + 1));
   const pageOf = (conditions: Statement<H>[]) =>
-    statement<H>`select ${select}, ${helpers} from ${source.from} where ${whereOf(conditions)} order by ${raw(order)} limit ${new Param(limit + 1)}::int`;
+    statement<H>`select ${select}, ${helpers} from ${source.from} where ${whereOf(conditions)} order by ${raw(order)} limit ${limitText}`;
   // Several keyset branches (see keysetBranches): each branch's first rows, in order, merged;
   // every branch is an index range scan that stops after `limit + 1` rows.
   const page =
@@ -147,10 +153,10 @@ export async function planPage<H>(request: PageRequest, source: PageSource<H>): 
       ? statement<H>`select * from (${join<H>(
           branches.map((branch) => statement<H>`(${pageOf([...base, branch])})`),
           ' union all ',
-        )}) as _hf_page order by ${raw(order)} limit ${new Param(limit + 1)}::int`
+        )}) as _hf_page order by ${raw(order)} limit ${limitText}`
       : pageOf([...base, ...branches]);
   const count = include.total
-    ? statement<H>`select count(*)::int as count from (select 1 from ${source.from} where ${whereOf(base)} limit ${new Param(TOTAL_COUNT_CAP + 1)}::int) as capped`
+    ? statement<H>`select count(*)::int as count from (select 1 from ${source.from} where ${whereOf(base)} limit ${raw<H>(String(TOTAL_COUNT_CAP + 1))}) as capped`
     : undefined;
 
   return {
