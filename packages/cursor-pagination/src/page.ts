@@ -5,9 +5,16 @@ import { cappedTotal, type Page, pageEnvelope, TOTAL_COUNT_CAP, type TotalCount 
 import { parseInclude } from './include';
 import { checkKeyring } from './keyring';
 import { ident, keysetBranches, sortTerms, type Term } from './keyset';
-import { clampLimit } from './limit';
+import { clampLimit, MAX_LIMIT } from './limit';
 import type { PaginateOptions } from './paginate';
 import { type Arg, join, Param, raw, type Statement, statement } from './statement';
+
+/** The row counts a page's statement asks for: the smallest that holds `limit + 1` is used. */
+const FETCH_SIZES = [11, 21, 51, MAX_LIMIT + 1] as const;
+
+function fetchSize(limit: number): number {
+  return FETCH_SIZES.find((size) => size > limit) ?? MAX_LIMIT + 1;
+}
 
 type Row = Record<string, unknown>;
 
@@ -23,7 +30,7 @@ export interface PageSource<H> {
 
 /** The statements of one page, built once for every driver, and what reads their rows. */
 export interface PagePlan<H> {
-  /** `limit + 1` rows in a total order, with the helper columns. */
+  /** At least `limit + 1` rows in a total order (see FETCH_SIZES), with the helper columns. */
   readonly page: Statement<H>;
   /** The capped count, with `include=total`. */
   readonly count: Statement<H> | undefined;
@@ -137,17 +144,19 @@ export async function planPage<H>(request: PageRequest, source: PageSource<H>): 
   const helperNames = helperNamesOf(terms.length);
   const whereOf = (list: Statement<H>[]) => (list.length > 0 ? join<H>(list, ' and ') : raw<H>('true'));
   const select = source.select ?? raw<H>('*');
-  // One row more than the limit tells whether another page exists. The limit is written as a
-  // literal (an integer from clampLimit, 2 to 101), not a parameter: with `limit $n` the plan a
-  // prepared statement would keep for every call is costed as if it returned a tenth of the
-  // rows, so PostgreSQL planned the list afresh on every call, which over a table of many
-  // partitions costs several times its execution. With the literal it keeps one plan per page
-  // size once its cost matches the fresh plans' (after five calls on a connection).
-  const limitText = raw<H>(String(limit + 1));
+  // One row more than the limit tells whether another page exists. The count is written as a
+  // literal, not a parameter: with `limit $n` the plan a prepared statement would keep for every
+  // call is costed as if it returned a tenth of the rows, so PostgreSQL planned the list afresh
+  // on every call, which over a table of many partitions costs several times its execution.
+  // With a literal it keeps one plan per statement once its cost matches the fresh plans' (after
+  // five calls on a connection). Each literal is a statement of its own that every connection
+  // prepares and keeps, so a page asks for one of FETCH_SIZES rows, never one statement per
+  // page size a client can ask for; the rows beyond `limit + 1` are not used.
+  const limitText = raw<H>(String(fetchSize(limit)));
   const pageOf = (conditions: Statement<H>[]) =>
     statement<H>`select ${select}, ${helpers} from ${source.from} where ${whereOf(conditions)} order by ${raw(order)} limit ${limitText}`;
   // Several keyset branches (see keysetBranches): each branch's first rows, in order, merged;
-  // every branch is an index range scan that stops after `limit + 1` rows.
+  // every branch is an index range scan that stops after that many rows.
   const page =
     branches.length > 1
       ? statement<H>`select * from (${join<H>(

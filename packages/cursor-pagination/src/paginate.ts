@@ -45,7 +45,7 @@ export interface PaginateOptions<T = Row> {
 /**
  * One call for a list endpoint, on any driver: parses `sort` against the allowlist, clamps
  * `limit`, verifies the signed cursor against the sort, filters and scope, runs one keyset
- * query for `limit + 1` rows in a total order (the sort keys, then id descending, NULLS LAST),
+ * query for `limit + 1` rows or a few more in a total order (the sort keys, then id descending, NULLS LAST),
  * counts with `include=total`, and returns the `{ data, pageInfo }` envelope with the next
  * signed cursor. The statements are text with `$1..$n` values, run through `db` (the pool, or
  * the caller's transaction: `fromPg(pool)`, `fromPostgres(sql)`, `fromDrizzle(tx, sql)`,

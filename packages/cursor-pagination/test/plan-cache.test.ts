@@ -80,6 +80,47 @@ async function planCounts(
 }
 
 describe.runIf(realPostgres)('a list over many partitions, called again on one connection', () => {
+  it('makes at most four statements per list whatever page sizes are asked for, each page holding the right rows', async () => {
+    const connection = await db.connectAgain(1);
+    try {
+      const on = fromPostgres(connection.sql);
+      const expected = (
+        await on.query<{ id: string }>(
+          `select id from history where account_id = 'acct_a' and endpoint_id = 'ep_3'
+           order by created_at desc, id desc limit 200`,
+        )
+      ).map((row) => row.id);
+      const list = (limit: number, cursor?: string | null) =>
+        paginate(on, {
+          from: 'history',
+          where: { text: 'account_id = $1', values: ['acct_a'] },
+          allowlist: sort,
+          filterColumns: { endpoint: 'endpoint_id' },
+          filter: { endpoint: 'ep_3' },
+          limit: String(limit),
+          cursor,
+          binding: { account: 'acct_a', resource: 'history' },
+          keyring,
+        });
+      for (let limit = 1; limit <= 100; limit += 1) {
+        const first = await list(limit);
+        const second = await list(limit, first.pageInfo.nextCursor);
+        expect([...first.data, ...second.data].map((row) => row.id)).toEqual(expected.slice(0, 2 * limit));
+        expect(first.pageInfo.hasMore && second.pageInfo.hasMore).toBe(true);
+      }
+      const [statements] = await on.query<{ n: number }>(
+        `select count(*)::int as n from pg_prepared_statements
+         where statement like '%from history where%' and statement not like '%pg_prepared_statements%'`,
+      );
+      // A first page and a page after a cursor: each prepared once per size a page asks for,
+      // not once per page size (a client's choice, from 1 to 100).
+      expect(statements?.n).toBeGreaterThan(0);
+      expect(statements?.n).toBeLessThanOrEqual(8);
+    } finally {
+      await connection.close();
+    }
+  });
+
   it('keeps one plan instead of planning every call (postgres.js)', async () => {
     const connection = await db.connectAgain(1);
     try {
