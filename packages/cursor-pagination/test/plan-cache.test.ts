@@ -49,7 +49,7 @@ afterAll(async () => {
   await db.close();
 });
 
-/** Lists first pages of random endpoints on one connection; answers the statement's plan counts. */
+/** Lists first pages of several endpoints on one connection; answers the statement's plan counts. */
 async function planCounts(
   connection: Database | pg.Client,
 ): Promise<{ generic: number; custom: number; pages: number }> {
