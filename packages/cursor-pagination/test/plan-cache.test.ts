@@ -1,6 +1,13 @@
+import type { Db } from '@holdfast/db';
 import { fromPg } from '@holdfast/db/pg';
 import { fromPostgres } from '@holdfast/db/postgres';
-import { createTestDatabase, type Database, realPostgres, type TestDatabase } from '@holdfast/pg/testing';
+import {
+  childDatabaseUrl,
+  createTestDatabase,
+  type Database,
+  realPostgres,
+  type TestDatabase,
+} from '@holdfast/pg/testing';
 import { defineSortAllowlist } from '@holdfast/sort-allowlist';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -49,6 +56,21 @@ afterAll(async () => {
   await db.close();
 });
 
+/** One page of an endpoint's history, newest first. */
+function listHistory(on: Db, endpoint: string, limit: number, cursor?: string | null) {
+  return paginate(on, {
+    from: 'history',
+    where: { text: 'account_id = $1', values: ['acct_a'] },
+    allowlist: sort,
+    filterColumns: { endpoint: 'endpoint_id' },
+    filter: { endpoint },
+    limit: String(limit),
+    cursor,
+    binding: { account: 'acct_a', resource: 'history' },
+    keyring,
+  });
+}
+
 /** Lists first pages of several endpoints on one connection; answers the statement's plan counts. */
 async function planCounts(
   connection: Database | pg.Client,
@@ -57,16 +79,7 @@ async function planCounts(
   let pages = 0;
   for (let call = 0; call < CALLS; call += 1) {
     const endpoint = `ep_${(call * 7) % ENDPOINTS}`;
-    const page = await paginate(on, {
-      from: 'history',
-      where: { text: 'account_id = $1', values: ['acct_a'] },
-      allowlist: sort,
-      filterColumns: { endpoint: 'endpoint_id' },
-      filter: { endpoint },
-      limit: '20',
-      binding: { account: 'acct_a', resource: 'history' },
-      keyring,
-    });
+    const page = await listHistory(on, endpoint, 20);
     expect(page.data).toHaveLength(20);
     expect(page.data.every((row) => row.endpoint_id === endpoint)).toBe(true);
     pages += 1;
@@ -90,21 +103,9 @@ describe.runIf(realPostgres)('a list over many partitions, called again on one c
            order by created_at desc, id desc limit 200`,
         )
       ).map((row) => row.id);
-      const list = (limit: number, cursor?: string | null) =>
-        paginate(on, {
-          from: 'history',
-          where: { text: 'account_id = $1', values: ['acct_a'] },
-          allowlist: sort,
-          filterColumns: { endpoint: 'endpoint_id' },
-          filter: { endpoint: 'ep_3' },
-          limit: String(limit),
-          cursor,
-          binding: { account: 'acct_a', resource: 'history' },
-          keyring,
-        });
       for (let limit = 1; limit <= 100; limit += 1) {
-        const first = await list(limit);
-        const second = await list(limit, first.pageInfo.nextCursor);
+        const first = await listHistory(on, 'ep_3', limit);
+        const second = await listHistory(on, 'ep_3', limit, first.pageInfo.nextCursor);
         expect([...first.data, ...second.data].map((row) => row.id)).toEqual(expected.slice(0, 2 * limit));
         expect(first.pageInfo.hasMore && second.pageInfo.hasMore).toBe(true);
       }
@@ -136,9 +137,7 @@ describe.runIf(realPostgres)('a list over many partitions, called again on one c
   });
 
   it('keeps one plan instead of planning every call (node-postgres)', async () => {
-    const url = new URL(process.env.DATABASE_URL ?? '');
-    url.searchParams.set('options', `-c search_path=${db.schema}`);
-    const client = new pg.Client({ connectionString: url.toString() });
+    const client = new pg.Client({ connectionString: childDatabaseUrl(db) });
     await client.connect();
     try {
       const counts = await planCounts(client);
